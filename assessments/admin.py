@@ -1,0 +1,219 @@
+"""Admin pages for the test collection, usable by organisers: search, filters, counts."""
+
+from django.contrib import admin
+
+from assessments.models import (
+    CandidateSource,
+    Facet,
+    Judgement,
+    JudgementChange,
+    Pool,
+    PoolCandidate,
+    Qrel,
+    QrelSet,
+    Run,
+    RunEntry,
+    Topic,
+)
+
+
+class FacetInline(admin.TabularInline):
+    model = Facet
+    extra = 0
+    fields = ["position", "heading_id", "heading", "notes"]
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    """Topics with facet, run-entry and ground-truth counts."""
+
+    list_display = ["external_id", "title", "kind", "collection", "facets", "entries", "ground_truth_chunks"]
+    list_filter = ["kind", "collection"]
+    search_fields = ["external_id", "title", "text"]
+    list_select_related = ["collection"]
+    inlines = [FacetInline]
+    raw_id_fields = ["book"]
+    filter_horizontal = []
+    autocomplete_fields = ["ground_truth"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_counts()
+
+    @admin.display(ordering="facet_count")
+    def facets(self, obj):
+        return obj.facet_count
+
+    @admin.display(ordering="entry_count", description="run entries")
+    def entries(self, obj):
+        return obj.entry_count
+
+    @admin.display(ordering="ground_truth_count", description="ground truth")
+    def ground_truth_chunks(self, obj):
+        return obj.ground_truth_count
+
+
+@admin.register(Facet)
+class FacetAdmin(admin.ModelAdmin):
+    """Facets (outline headings) in order."""
+
+    list_display = ["heading", "heading_id", "topic", "position"]
+    search_fields = ["heading", "heading_id", "topic__external_id"]
+    list_select_related = ["topic"]
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    """Runs with entry and topic counts."""
+
+    list_display = ["name", "collection", "source", "owner", "track", "topics", "entries", "created_at"]
+    list_filter = ["source", "collection", "track"]
+    search_fields = ["name", "description", "owner__username"]
+    list_select_related = ["collection", "owner"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_counts()
+
+    @admin.display(ordering="topic_count")
+    def topics(self, obj):
+        return obj.topic_count
+
+    @admin.display(ordering="entry_count")
+    def entries(self, obj):
+        return obj.entry_count
+
+
+@admin.register(RunEntry)
+class RunEntryAdmin(admin.ModelAdmin):
+    """Ranked entries of runs."""
+
+    list_display = ["run", "topic", "rank", "passage", "score"]
+    list_filter = ["run"]
+    search_fields = ["topic__external_id", "passage__external_id", "run__name"]
+    list_select_related = ["run", "topic", "passage"]
+    raw_id_fields = ["passage", "topic"]
+    show_full_result_count = False
+
+
+class CandidateSourceInline(admin.TabularInline):
+    model = CandidateSource
+    extra = 0
+    readonly_fields = ["run", "rank", "score"]
+
+
+@admin.register(Pool)
+class PoolAdmin(admin.ModelAdmin):
+    """Pools with their status and counts."""
+
+    list_display = ["name", "collection", "strategy", "depth", "per_topic", "status", "topics", "runs_used", "candidates"]
+    list_filter = ["status", "strategy", "collection"]
+    search_fields = ["name"]
+    filter_horizontal = ["topics", "runs"]
+    readonly_fields = ["status", "error", "built_at", "created_at"]
+    actions = ["build"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_counts()
+
+    @admin.display(ordering="topic_count")
+    def topics(self, obj):
+        return obj.topic_count
+
+    @admin.display(ordering="run_count", description="runs")
+    def runs_used(self, obj):
+        return obj.run_count
+
+    @admin.display(ordering="candidate_count")
+    def candidates(self, obj):
+        return obj.candidate_count
+
+    @admin.action(description="Build the selected pools")
+    def build(self, request, queryset):
+        from assessments.tasks import build_pool
+
+        for pool in queryset:
+            build_pool.delay_on_commit(pool.pk)
+        self.message_user(request, f"Queued {queryset.count()} pool build(s).")
+
+
+@admin.register(PoolCandidate)
+class PoolCandidateAdmin(admin.ModelAdmin):
+    """Pool candidates with the runs that brought them."""
+
+    list_display = ["pool", "topic", "rank", "passage", "score"]
+    list_filter = ["pool"]
+    search_fields = ["topic__external_id", "passage__external_id"]
+    list_select_related = ["pool", "topic", "passage"]
+    raw_id_fields = ["passage", "topic"]
+    inlines = [CandidateSourceInline]
+    show_full_result_count = False
+
+
+@admin.register(Judgement)
+class JudgementAdmin(admin.ModelAdmin):
+    """Current judgement values; history is read-only."""
+
+    list_display = ["assessor", "layer", "topic", "passage", "passage2", "value", "grade", "client_time"]
+    list_filter = ["layer", "assessor", "topic__collection"]
+    search_fields = ["topic__external_id", "passage__external_id", "assessor__username"]
+    list_select_related = ["assessor", "topic", "passage", "passage2"]
+    readonly_fields = [f.name for f in Judgement._meta.fields]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(JudgementChange)
+class JudgementChangeAdmin(admin.ModelAdmin):
+    """Every change ever made, never edited."""
+
+    list_display = ["assessor", "layer", "value", "client_time", "received_at", "session_id", "run_ids", "source"]
+    list_filter = ["layer", "source", "assessor"]
+    search_fields = ["assessor__username", "session_id", "change_id"]
+    list_select_related = ["assessor"]
+    readonly_fields = [f.name for f in JudgementChange._meta.fields]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(QrelSet)
+class QrelSetAdmin(admin.ModelAdmin):
+    """Qrel sets with counts."""
+
+    list_display = ["name", "collection", "qrels", "topics", "created_at"]
+    list_filter = ["collection"]
+    search_fields = ["name", "description"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_counts()
+
+    @admin.display(ordering="qrel_count")
+    def qrels(self, obj):
+        return obj.qrel_count
+
+    @admin.display(ordering="topic_count")
+    def topics(self, obj):
+        return obj.topic_count
+
+
+@admin.register(Qrel)
+class QrelAdmin(admin.ModelAdmin):
+    """Individual qrels."""
+
+    list_display = ["qrel_set", "topic", "passage", "subtopic", "grade"]
+    list_filter = ["qrel_set", "grade"]
+    search_fields = ["topic__external_id", "passage__external_id"]
+    list_select_related = ["qrel_set", "topic", "passage"]
+    raw_id_fields = ["topic", "passage"]
+    show_full_result_count = False

@@ -1,0 +1,25 @@
+"""The test collection's data: topics, runs, pools, judgements and qrels."""
+
+from assessments.models.judgements import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Transition
+from assessments.models.pools import CandidateSource, Pool, PoolCandidate
+from assessments.models.qrels import Qrel, QrelSet
+from assessments.models.runs import Run, RunEntry
+from assessments.models.topics import Facet, Topic
+
+__all__ = [
+    "CandidateSource",
+    "Facet",
+    "Judgement",
+    "JudgementChange",
+    "Layer",
+    "Pool",
+    "PoolCandidate",
+    "Qrel",
+    "QrelSet",
+    "Relevance",
+    "Run",
+    "RunEntry",
+    "SpecialFacet",
+    "Topic",
+    "Transition",
+]

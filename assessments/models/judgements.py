@@ -1,0 +1,140 @@
+"""Judgements: the current value per (assessor, layer, key) and the append-only history of every change.
+
+A key is (topic, passage) for per-passage layers, (topic, passage, passage2) for
+transitions and pair ratings, plus an optional `item` for study items (a
+forced-choice set). Every change is kept in JudgementChange with the assessor,
+the assessor's clock, the server's clock, the session and the runs it was made
+under; Judgement holds the value of the latest change in the assessor's own
+clock order. Wire names of external formats (MustLabel, SameTransition...)
+live in the import/export modules, not here.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from assessments.models.topics import Topic
+from retrieval.models import Passage
+
+
+class Layer(models.TextChoices):
+    """What a judgement is about; each layer has its own value shape (assessments.judging.validate_value)."""
+
+    NOTES = "notes", "Notes"
+    FACET = "facet", "Facet and relevance"
+    REMOVAL = "removal", "Removed as non-relevant"
+    TRANSITION = "transition", "Transition"
+    PLOT_GRADE = "plot_grade", "Plot grade"
+    PLOT_SPANS = "plot_spans", "Query spans describing the plot"
+    CHOICE = "choice", "Forced choice"
+    RATING = "rating", "Pair rating (1-10)"
+
+
+class Relevance(models.TextChoices):
+    """CAR Y3 relevance of a passage for a facet; qrels grades MUST 3, SHOULD 2, CAN 1."""
+
+    MUST = "must", "MUST"
+    SHOULD = "should", "SHOULD"
+    CAN = "can", "CAN"
+
+
+RELEVANCE_GRADE = {Relevance.MUST: 3, Relevance.SHOULD: 2, Relevance.CAN: 1}
+
+
+class SpecialFacet(models.TextChoices):
+    """Facet choices beside the topic's own headings."""
+
+    OTHER = "other", "OTHER RELEVANT FACET"
+    GENERAL = "general", "GENERAL/INTRODUCTION"
+
+
+class Transition(models.TextChoices):
+    """How two consecutive kept passages connect."""
+
+    SAME = "same", "SAME TOPIC"
+    COHERENT = "coherent", "COHERENT TRANSITION"
+    SWITCH = "switch", "TOPIC SWITCH"
+
+
+class JudgementQuerySet(models.QuerySet):
+    def by(self, user):
+        """Judgements made by `user`."""
+        return self.filter(assessor=user)
+
+    def of_layer(self, layer):
+        """Judgements of one layer."""
+        return self.filter(layer=layer)
+
+
+class Judgement(models.Model):
+    """The current value of one assessor's label for one key."""
+
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
+    layer = models.CharField(max_length=20, choices=Layer.choices)
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judgements", null=True, blank=True)
+    passage = models.ForeignKey(
+        Passage, on_delete=models.CASCADE, related_name="judgements", null=True, blank=True,
+        help_text="Null only for forced choice, whose key is (topic, item).",
+    )
+    passage2 = models.ForeignKey(
+        Passage, on_delete=models.CASCADE, related_name="judgements_as_second", null=True, blank=True
+    )
+    item = models.CharField(max_length=200, blank=True, default="", help_text="Study item key (forced-choice set).")
+    key = models.CharField(max_length=400, editable=False, help_text="layer|topic|passage|passage2|item, unique per assessor.")
+    value = models.JSONField(null=True, blank=True, help_text="Null when the assessor cleared the label.")
+    grade = models.SmallIntegerField(null=True, blank=True, help_text="Numeric grade derived from the value, if any.")
+    run_ids = models.JSONField(default=list, blank=True, help_text="All runs this key was judged under.")
+    latest_change = models.ForeignKey(
+        "JudgementChange", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    client_time = models.DateTimeField(help_text="Assessor's clock at the latest change.")
+    client_seq = models.BigIntegerField(default=0, help_text="Assessor's counter, breaks ties of client_time.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JudgementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["topic", "layer", "passage"]
+        constraints = [models.UniqueConstraint(fields=["assessor", "key"], name="unique_judgement_key")]
+        indexes = [
+            models.Index(fields=["topic", "layer"], name="judgement_topic_layer"),
+            models.Index(fields=["assessor", "topic"], name="judgement_assessor_topic"),
+        ]
+
+    def __str__(self):
+        return f"{self.assessor} {self.key} = {self.value!r}"
+
+    @staticmethod
+    def make_key(layer, topic_id, passage_id, passage2_id=None, item=""):
+        """The unique key string of a judgement (per assessor)."""
+        return f"{layer}|{topic_id or ''}|{passage_id}|{passage2_id or ''}|{item or ''}"
+
+
+class JudgementChange(models.Model):
+    """One change of one label, never updated or deleted: who, when, in which session, under which runs."""
+
+    class Source(models.TextChoices):
+        WEB = "web", "Assessor page"
+        API = "api", "REST API"
+        IMPORT = "import", "Imported file"
+        ADJUDICATION = "adjudication", "Adjudication"
+
+    change_id = models.UUIDField(default=uuid.uuid4, unique=True, help_text="Client-made id: a resent change is stored once.")
+    judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="changes")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgement_changes")
+    layer = models.CharField(max_length=20, choices=Layer.choices)
+    value = models.JSONField(null=True, blank=True)
+    client_time = models.DateTimeField()
+    client_seq = models.BigIntegerField(default=0)
+    received_at = models.DateTimeField(auto_now_add=True)
+    session_id = models.CharField(max_length=200, blank=True)
+    run_ids = models.JSONField(default=list, blank=True)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.WEB)
+
+    class Meta:
+        ordering = ["judgement", "client_time", "client_seq", "id"]
+        indexes = [models.Index(fields=["assessor", "received_at"], name="change_assessor_received")]
+
+    def __str__(self):
+        return f"{self.assessor} {self.layer} @ {self.client_time:%Y-%m-%d %H:%M:%S}"

@@ -1,0 +1,74 @@
+"""Runs: ranked passages per topic, uploaded by participants or made by our retrievers."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count
+
+from assessments.models.topics import Topic
+from retrieval.models import Collection, Passage
+
+
+class RunQuerySet(models.QuerySet):
+    def owned_by(self, user):
+        """Runs whose owner is `user`."""
+        return self.filter(owner=user)
+
+    def with_counts(self):
+        """Annotate entry and topic counts (one query)."""
+        return self.annotate(
+            entry_count=Count("entries", distinct=True),
+            topic_count=Count("entries__topic", distinct=True),
+        )
+
+
+class Run(models.Model):
+    """A system's output over a collection's topics."""
+
+    class Source(models.TextChoices):
+        UPLOADED = "uploaded", "Uploaded by a participant"
+        IMPORTED = "imported", "Imported from a file"
+        RETRIEVER = "retriever", "Made by a retriever"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=100, help_text="Run tag (TREC column 6, CAR run_id).")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.IMPORTED)
+    track = models.CharField(max_length=100, blank=True, help_text="Campaign or track the run was submitted to.")
+    retriever = models.JSONField(default=dict, blank=True, help_text="Retriever and parameters, for retriever runs.")
+    description = models.TextField(blank=True)
+    source_file = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["collection", "name"]
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name")]
+
+    def __str__(self):
+        return self.name
+
+
+class RunEntry(models.Model):
+    """One ranked passage of a run for a topic; for CAR articles the rank is the article order."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="run_entries")
+    passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="run_entries")
+    rank = models.PositiveIntegerField()
+    score = models.FloatField(null=True, blank=True)
+    origin = models.JSONField(default=dict, blank=True, help_text="CAR paragraph_origins: section path, rank score.")
+
+    class Meta:
+        ordering = ["run", "topic", "rank"]
+        verbose_name_plural = "run entries"
+        constraints = [
+            models.UniqueConstraint(fields=["run", "topic", "passage"], name="unique_run_topic_passage"),
+            models.UniqueConstraint(fields=["run", "topic", "rank"], name="unique_run_topic_rank"),
+        ]
+        indexes = [models.Index(fields=["topic", "run", "rank"], name="runentry_topic_run_rank")]
+
+    def __str__(self):
+        return f"{self.run.name} {self.topic.external_id} #{self.rank}"

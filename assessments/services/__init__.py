@@ -1,0 +1,1 @@
+"""Write operations on the test collection: plain functions that own their transaction."""

@@ -1,0 +1,212 @@
+"""Recording judgements: every change kept, each change stored once, the latest by the assessor's clock wins."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from assessments.models import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition
+from assessments.models.judgements import RELEVANCE_GRADE
+
+RATING_MIN, RATING_MAX = 1, 10
+
+
+class JudgementInvalid(ValueError):
+    """A judgement whose value or key does not fit its layer; the message says which field and why."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What record_judgement did: the judgement, the change, whether the change was new and became current."""
+
+    judgement: Judgement
+    change: JudgementChange
+    duplicate: bool
+    current: bool
+
+
+def validate_value(layer, value, *, topic=None, passage=None, passage2=None, item=""):
+    """Check a value and key against the layer's shape; return the numeric grade it implies (or None)."""
+    if layer not in Layer.values:
+        raise JudgementInvalid(f"layer: unknown layer {layer!r}; expected one of {', '.join(Layer.values)}")
+    needs_pair = layer in (Layer.TRANSITION, Layer.RATING)
+    if needs_pair and passage2 is None:
+        raise JudgementInvalid(f"passage2: a {layer} judgement is about two passages")
+    if not needs_pair and passage2 is not None:
+        raise JudgementInvalid(f"passage2: a {layer} judgement is about one passage")
+    if needs_pair and passage is not None and passage2 is not None and passage.pk == passage2.pk:
+        raise JudgementInvalid("passage2: the two passages of a pair must differ")
+    if layer == Layer.CHOICE:
+        if topic is None or not item:
+            raise JudgementInvalid("item: a forced choice is keyed on a topic and a study item")
+    elif passage is None:
+        raise JudgementInvalid(f"passage: a {layer} judgement needs a passage")
+    if layer != Layer.RATING and topic is None:
+        raise JudgementInvalid(f"topic: a {layer} judgement needs a topic")
+    if value is None:
+        return None
+    return _VALIDATORS[layer](value, topic)
+
+
+def _notes(value, topic):
+    if not isinstance(value, str):
+        raise JudgementInvalid("value: notes must be text")
+    return None
+
+
+def _facet(value, topic):
+    if not isinstance(value, list):
+        raise JudgementInvalid("value: a facet judgement is a list of {facet, relevance}")
+    known = set(topic.facets.values_list("heading_id", flat=True)) | set(SpecialFacet.values)
+    seen = set()
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict) or set(entry) != {"facet", "relevance"}:
+            raise JudgementInvalid(f"value[{i}]: expected {{facet, relevance}}")
+        if entry["facet"] not in known:
+            raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is not a facet of topic {topic.external_id}")
+        if entry["relevance"] not in Relevance.values:
+            raise JudgementInvalid(f"value[{i}].relevance: {entry['relevance']!r} is not one of {Relevance.values}")
+        if entry["facet"] in seen:
+            raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is given twice")
+        seen.add(entry["facet"])
+    return max((RELEVANCE_GRADE[Relevance(e["relevance"])] for e in value), default=None)
+
+
+def _removal(value, topic):
+    if not isinstance(value, bool):
+        raise JudgementInvalid("value: removal is true or false")
+    return 0 if value else None
+
+
+def _transition(value, topic):
+    if value not in Transition.values:
+        raise JudgementInvalid(f"value: {value!r} is not one of {Transition.values}")
+    return None
+
+
+def _plot_grade(value, topic):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise JudgementInvalid("value: a plot grade is a whole number, 0 or more")
+    return value
+
+
+def _plot_spans(value, topic):
+    if not isinstance(value, list):
+        raise JudgementInvalid("value: spans are a list of [start, end] character offsets")
+    length = len(topic.text)
+    for i, span in enumerate(value):
+        ok = (
+            isinstance(span, list)
+            and len(span) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in span)
+            and 0 <= span[0] < span[1] <= length
+        )
+        if not ok:
+            raise JudgementInvalid(f"value[{i}]: expected [start, end] with 0 <= start < end <= {length}")
+    return None
+
+
+def _choice(value, topic):
+    if not isinstance(value, str) or not value:
+        raise JudgementInvalid("value: a forced choice names the chosen passage's external id")
+    return None
+
+
+def _rating(value, topic):
+    if not isinstance(value, int) or isinstance(value, bool) or not RATING_MIN <= value <= RATING_MAX:
+        raise JudgementInvalid(f"value: a rating is a whole number from {RATING_MIN} to {RATING_MAX}")
+    return value
+
+
+_VALIDATORS = {
+    Layer.NOTES: _notes,
+    Layer.FACET: _facet,
+    Layer.REMOVAL: _removal,
+    Layer.TRANSITION: _transition,
+    Layer.PLOT_GRADE: _plot_grade,
+    Layer.PLOT_SPANS: _plot_spans,
+    Layer.CHOICE: _choice,
+    Layer.RATING: _rating,
+}
+
+
+def record_judgement(
+    *,
+    assessor,
+    layer: str,
+    value,
+    topic: Topic | None = None,
+    passage=None,
+    passage2=None,
+    item: str = "",
+    client_time: datetime | None = None,
+    client_seq: int = 0,
+    session_id: str = "",
+    run_ids=(),
+    change_id: uuid.UUID | str | None = None,
+    source: str = JudgementChange.Source.WEB,
+) -> Recorded:
+    """Store one change of a label and make it current if it is the assessor's latest.
+
+    A change whose change_id is already stored is not stored again (the stored one is
+    returned with duplicate=True). The current value is that of the change latest by
+    (client_time, client_seq), whatever order changes arrive in. Raises JudgementInvalid.
+    """
+    grade = validate_value(layer, value, topic=topic, passage=passage, passage2=passage2, item=item)
+    change_id = uuid.UUID(str(change_id)) if change_id else uuid.uuid4()
+    client_time = client_time or timezone.now()
+    run_ids = sorted({str(r) for r in run_ids})
+    key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item)
+
+    for attempt in range(3):
+        existing = _existing_change(change_id, assessor)
+        if existing:
+            return existing
+        try:
+            return _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
+                          client_time, client_seq, session_id, run_ids, change_id, source)
+        except IntegrityError:
+            # A concurrent request stored this change, or created the judgement row first: look again.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
+           client_time, client_seq, session_id, run_ids, change_id, source) -> Recorded:
+    judgement, created = Judgement.objects.select_for_update().get_or_create(
+        assessor=assessor,
+        key=key,
+        defaults=dict(
+            layer=layer, topic=topic, passage=passage, passage2=passage2, item=item,
+            value=value, grade=grade, client_time=client_time, client_seq=client_seq, run_ids=run_ids,
+        ),
+    )
+    change = JudgementChange.objects.create(
+        change_id=change_id, judgement=judgement, assessor=assessor, layer=layer, value=value,
+        client_time=client_time, client_seq=client_seq, session_id=session_id, run_ids=run_ids, source=source,
+    )
+    is_latest = created or (client_time, client_seq) >= (judgement.client_time, judgement.client_seq)
+    fields = ["run_ids", "updated_at"]
+    judgement.run_ids = sorted(set(judgement.run_ids) | set(run_ids))
+    if is_latest:
+        judgement.value, judgement.grade = value, grade
+        judgement.client_time, judgement.client_seq = client_time, client_seq
+        judgement.latest_change = change
+        fields += ["value", "grade", "client_time", "client_seq", "latest_change"]
+    judgement.save(update_fields=fields)
+    return Recorded(judgement=judgement, change=change, duplicate=False, current=is_latest)
+
+
+def _existing_change(change_id, assessor) -> Recorded | None:
+    change = JudgementChange.objects.select_related("judgement").filter(change_id=change_id).first()
+    if change is None:
+        return None
+    if change.assessor_id != assessor.pk:
+        raise JudgementInvalid("change_id: this id belongs to another assessor's change")
+    return Recorded(
+        judgement=change.judgement, change=change, duplicate=True, current=change.judgement.latest_change_id == change.pk
+    )
