@@ -1,0 +1,1 @@
+"""Importers of external file formats: parse and check the whole input, then write it in one transaction."""
