@@ -1,0 +1,70 @@
+"""Settings come from the environment; production mode refuses to start without its secrets."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD_KEY = "k" * 20 + "-production-secret-key-0123456789abcdef"
+
+
+def manage(*args, **env):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_it_refuses_to_start_in_production_mode_without_a_secret_key():
+    result = manage("check", DJANGO_DEBUG="0", DJANGO_ALLOWED_HOSTS="judge.example.org")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_it_refuses_to_start_in_production_mode_without_allowed_hosts():
+    result = manage("check", DJANGO_DEBUG="0", DJANGO_SECRET_KEY=GOOD_KEY)
+    assert result.returncode != 0
+    assert "DJANGO_ALLOWED_HOSTS must be set" in result.stderr
+
+
+def test_it_rejects_a_debug_value_that_is_not_yes_or_no():
+    result = manage("check", DJANGO_DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DJANGO_DEBUG='maybe' is not a yes/no value" in result.stderr
+
+
+def test_check_deploy_passes_in_production_mode():
+    result = manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        DJANGO_DEBUG="0", DJANGO_SECRET_KEY=GOOD_KEY, DJANGO_ALLOWED_HOSTS="judge.example.org",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_wsgi_entry_point_is_production_mode_by_default():
+    code = "import config.wsgi"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_database_url_selects_the_database(settings):
+    import dj_database_url
+
+    parsed = dj_database_url.parse("postgres://pj@127.0.0.1:5432/pooljudge")
+    assert parsed["ENGINE"] == "django.db.backends.postgresql"
+    expected = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite3"
+    assert settings.DATABASES["default"]["ENGINE"].endswith(expected)
+
+
+def test_without_a_broker_tasks_run_eagerly_in_process(settings):
+    from config.celery import app
+
+    if os.environ.get("CELERY_BROKER_URL"):
+        assert app.conf.task_always_eager is False
+    else:
+        assert app.conf.task_always_eager is True
