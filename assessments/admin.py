@@ -217,3 +217,15 @@ class QrelAdmin(admin.ModelAdmin):
     list_select_related = ["qrel_set", "topic", "passage"]
     raw_id_fields = ["topic", "passage"]
     show_full_result_count = False
+
+
+@admin.register(CandidateSource)
+class CandidateSourceAdmin(admin.ModelAdmin):
+    """Provenance of pool candidates: which run brought which passage at which rank."""
+
+    list_display = ["candidate", "run", "rank", "score"]
+    list_filter = ["run", "candidate__pool"]
+    search_fields = ["run__name", "candidate__passage__external_id", "candidate__topic__external_id"]
+    list_select_related = ["run", "candidate__pool", "candidate__topic", "candidate__passage"]
+    raw_id_fields = ["candidate"]
+    show_full_result_count = False

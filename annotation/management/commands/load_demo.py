@@ -1,0 +1,94 @@
+"""manage.py load_demo: the sample data, an organiser and three assessors, and a pool ready to judge."""
+
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import BaseCommand, call_command
+from django.db import transaction
+
+from annotation.roles import Role, ensure_groups
+from assessments.models import Pool, Run, Topic
+from assessments.services.pooling import build_pool
+from retrieval.models import Book, Collection
+
+BOOKS = [
+    ("call-of-the-wild", "The Call of the Wild"),
+    ("tom-sawyer", "The Adventures of Tom Sawyer"),
+    ("moby-dick", "Moby Dick"),
+    ("a-tale-of-two-cities", "A Tale of Two Cities"),
+]
+CAR_COLLECTION = "car-y3"
+DEMO_POOL = "car-trial-union"
+PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the sample data (CAR Y3 topics and trial runs, four books with sample plot queries, Cranfield), create "
+        "an organiser and three assessors with new passwords (printed), and build a CAR pool from the trial runs. "
+        "Parts already loaded are skipped, so it can run again."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-progress", action="store_true", help="Do not show progress bars.")
+
+    def handle(self, *args, **options):
+        data = settings.SAMPLE_DATA_DIR
+        quiet = ["--no-progress"] if options["no_progress"] else []
+        self.step("CAR Y3 outlines", not Topic.objects.filter(collection__name=CAR_COLLECTION, external_id__startswith="tqa2:").exists(),
+                  lambda: call_command("import_car_outlines", str(data / "car-y3" / "tqa-heading-cast-and-more-6.json"), *quiet))
+        runs = sorted(str(p) for p in (data / "car-y3" / "runs").glob("*.json"))
+        self.step("CAR trial runs", not Run.objects.filter(collection__name=CAR_COLLECTION).exists(),
+                  lambda: call_command("import_car_run", *runs, "--create-topics", *quiet))
+        for slug, title in BOOKS:
+            self.step(f"book {title}", not Book.objects.filter(slug=slug).exists(),
+                      lambda slug=slug, title=title: call_command("import_book", str(data / "books" / f"{slug}.txt"), "--title", title, "--slug", slug, *quiet))
+        self.step("sample plot queries", not Topic.objects.filter(kind=Topic.Kind.PLOT).exists(),
+                  lambda: call_command("import_plot_queries", str(data / "plot" / "sample-queries.jsonl"), *quiet))
+        self.step("Cranfield", not Collection.objects.filter(name="cranfield").exists(),
+                  lambda: call_command("import_cranfield", str(data / "cranfield"), *quiet))
+        pool = self.demo_pool()
+        self.stdout.write(
+            f"Pool {pool.name}: {pool.candidates.count()} candidates over {pool.topics.count()} topics "
+            f"from {pool.runs.count()} runs ({pool.get_status_display()})."
+        )
+        self.people()
+
+    def step(self, what, needed, action):
+        if needed:
+            self.stdout.write(f"Loading {what}…")
+            action()
+        else:
+            self.stdout.write(f"Already loaded: {what}.")
+
+    def demo_pool(self):
+        """A depth-20 union pool over every CAR trial run, for the topics those runs cover."""
+        with transaction.atomic():
+            collection = Collection.objects.get(name=CAR_COLLECTION)
+            runs = Run.objects.filter(collection=collection)
+            topics = Topic.objects.filter(run_entries__run__in=runs).distinct()
+            pool, created = Pool.objects.get_or_create(
+                name=DEMO_POOL, defaults=dict(collection=collection, strategy=Pool.Strategy.UNION, depth=20)
+            )
+            if created:
+                pool.topics.set(topics)
+                pool.runs.set(runs)
+        if pool.status != Pool.Status.READY:
+            build_pool(pool.pk)
+            pool.refresh_from_db()
+        return pool
+
+    def people(self):
+        """Create (or reset) the demo accounts with fresh random passwords and print them."""
+        groups = ensure_groups()
+        User = get_user_model()
+        self.stdout.write("\nDemo accounts (passwords are new each time this runs):")
+        for username, role in PEOPLE:
+            user, _ = User.objects.get_or_create(username=username)
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+            user.is_staff = role == Role.ORGANISER
+            user.save()
+            user.groups.add(groups[role])
+            self.stdout.write(f"  {role.label:<10} {username:<10} {password}")
