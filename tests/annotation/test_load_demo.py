@@ -1,0 +1,36 @@
+"""The demo loader brings in all the sample data, the demo accounts and a ready pool, and can run again."""
+
+import re
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from assessments.models import Pool, Run, Topic
+from retrieval.models import Book, Collection
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_loads_everything_and_prints_working_passwords_and_can_run_again():
+    out = StringIO()
+    call_command("load_demo", "--no-progress", stdout=out)
+    text = out.getvalue()
+
+    assert Topic.objects.filter(kind=Topic.Kind.OUTLINE, external_id__startswith="tqa2:").count() == 132
+    assert Run.objects.filter(collection__name="car-y3").count() == 5
+    assert Book.objects.count() == 4
+    assert Topic.objects.filter(kind=Topic.Kind.PLOT).count() == 6
+    assert Collection.objects.get(name="cranfield").passages.count() == 1400
+    pool = Pool.objects.get(name="car-trial-union")
+    assert pool.status == Pool.Status.READY and pool.candidates.exists()
+
+    accounts = dict(re.findall(r"^\s+\w+\s+(organiser|assessor\d)\s+(\S+)$", text, re.M))
+    assert set(accounts) == {"organiser", "assessor1", "assessor2", "assessor3"}
+    assert all(authenticate(username=u, password=p) for u, p in accounts.items())
+
+    again = StringIO()
+    call_command("load_demo", "--no-progress", stdout=again)
+    assert "Already loaded: CAR trial runs." in again.getvalue()
+    assert Pool.objects.get(name="car-trial-union").candidates.count() == pool.candidates.count()
