@@ -104,7 +104,7 @@ class CandidateSourceInline(admin.TabularInline):
 class PoolAdmin(admin.ModelAdmin):
     """Pools with their status and counts."""
 
-    list_display = ["name", "collection", "strategy", "depth", "per_topic", "status", "topics", "runs_used", "candidates"]
+    list_display = ["name", "collection", "strategy", "depth", "per_topic", "status", "topic_total", "runs_used", "candidates"]
     list_filter = ["status", "strategy", "collection"]
     search_fields = ["name"]
     filter_horizontal = ["topics", "runs"]
@@ -114,8 +114,8 @@ class PoolAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).with_counts()
 
-    @admin.display(ordering="topic_count")
-    def topics(self, obj):
+    @admin.display(ordering="topic_count", description="topics")
+    def topic_total(self, obj):
         return obj.topic_count
 
     @admin.display(ordering="run_count", description="runs")

@@ -46,7 +46,9 @@ def test_an_organiser_can_open_every_list_and_search_it(client, organiser, some_
     client.force_login(organiser)
     for model in project_models():
         url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
-        assert client.get(url).status_code == 200, url
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert ".None<" not in response.content.decode(), f"{url} shows a related manager instead of a value"
         assert client.get(url, {"q": "water"}).status_code == 200, url
 
 
