@@ -835,12 +835,17 @@ def parse_article(obj, line, source, problems) -> Article | None:
 
 def read_articles(path, problems, progress=no_progress) -> list[Article]:
     """The checked pages of one submission file (problems go to `problems`); one file holds one run."""
-    source = problems.source
     try:
         text = read_text(path)
     except ImportFailed as exc:
         merge_failure(exc, problems)
         return []
+    return parse_articles(text, problems, progress)
+
+
+def parse_articles(text, problems, progress=no_progress) -> list[Article]:
+    """The checked pages of one submission's text (problems go to `problems`); one submission holds one run."""
+    source = problems.source
     articles, run_line = [], {}
     records = json_records(text, problems)
     for line, obj in progress(records, desc=Path(source).name, unit="page"):
@@ -895,8 +900,12 @@ def passage_texts(collection, para_ids) -> dict[str, str]:
     return found
 
 
-def check_articles(articles, collection, collection_name, create_topics):
-    """Cross-page and database checks; returns (new topics {squid: article}, passages to create {id: text})."""
+def check_articles(articles, collection, collection_name, create_topics, *, create_passages=True, extend_runs=True):
+    """Cross-page and database checks; returns (new topics {squid: article}, passages to create {id: text}).
+
+    Without `create_passages` a paragraph the collection lacks is an unknown document even with a para_body;
+    without `extend_runs` a run_id that already names a run of the collection is a problem.
+    """
     # One article per run and topic, and one text per paragraph id, across all files.
     first_article, bodies = {}, {}
     for article in articles:
@@ -950,7 +959,13 @@ def check_articles(articles, collection, collection_name, create_topics):
         for paragraph in article.paragraphs:
             pid, place = paragraph.para_id, f"paragraphs[{paragraph.index}]"
             if paragraph.text is not None:
-                if pid in stored and stored[pid] != paragraph.text and pid not in reported:
+                if pid not in stored:
+                    if not create_passages:
+                        article.add(
+                            f"unknown document {pid!r}: collection {collection_name!r} has no such passage",
+                            f"{place}.para_id",
+                        )
+                elif stored[pid] != paragraph.text and pid not in reported:
                     reported.add(pid)
                     article.add(
                         f"passage {pid!r} already exists in collection {collection_name!r} with a different text",
@@ -963,8 +978,17 @@ def check_articles(articles, collection, collection_name, create_topics):
                 )
     new_passages = {pid: text for pid, (text, _, _) in bodies.items() if pid not in stored}
 
-    # Runs already holding an article for a topic.
-    if collection is not None:
+    # Runs already holding an article for a topic (or, without extend_runs, runs that exist at all).
+    if collection is not None and not extend_runs:
+        existing = set(
+            Run.objects.filter(collection=collection, name__in={a.run_id for a in articles})
+            .values_list("name", flat=True)
+        )
+        for article in articles:
+            if article.run_id in existing:
+                existing.discard(article.run_id)  # said once per run
+                article.add(f"collection {collection_name!r} already has a run named {article.run_id!r}", "run_id")
+    elif collection is not None:
         run_ids = {a.run_id for a in articles}
         taken = set(
             RunEntry.objects.filter(run__collection=collection, run__name__in=run_ids, topic__external_id__in=squids)
@@ -986,6 +1010,20 @@ def import_car_runs(
         problems = Problems(str(path))
         collectors.append(problems)
         articles.extend(read_articles(path, problems, progress))
+    return import_articles(articles, collectors, collection_name, create_topics=create_topics, progress=progress)
+
+
+def import_articles(
+    articles, collectors, collection_name=DEFAULT_COLLECTION, *, create_topics=False, create_passages=True,
+    extend_runs=True, run_fields=None, progress=no_progress,
+) -> RunsImport:
+    """Check parsed pages together and against the database, then write them, in one transaction.
+
+    `collectors` are the Problems of the parsed inputs (a caller may have added its own checks to them); if
+    any holds anything, or these checks find anything, ImportFailed lists it all and nothing is written.
+    `create_passages` and `extend_runs` are as in check_articles; `run_fields` are further fields of the
+    runs created (owner, source, track, source_file); the source defaults to IMPORTED.
+    """
     general = Problems(f"--collection {collection_name}")
     check_slug(collection_name, "collection name", general, field=None)
 
@@ -994,7 +1032,10 @@ def import_car_runs(
             # The well-formed pages are checked against each other and the database even when other pages
             # had problems, so that one rejection lists everything.
             collection = find_collection(collection_name, general)
-            new_topics, new_passages = check_articles(articles, collection, collection_name, create_topics)
+            new_topics, new_passages = check_articles(
+                articles, collection, collection_name, create_topics,
+                create_passages=create_passages, extend_runs=extend_runs,
+            )
             raise_if_any(general, *collectors)
 
             if collection is None:
@@ -1031,12 +1072,10 @@ def import_car_runs(
             for article in articles:
                 if article.run_id in runs:
                     continue
-                run = Run.objects.filter(collection=collection, name=article.run_id).first()
+                run = Run.objects.filter(collection=collection, name=article.run_id).first() if extend_runs else None
                 if run is None:
-                    run = Run.objects.create(
-                        collection=collection, name=article.run_id, source=Run.Source.IMPORTED,
-                        source_file=article.source,
-                    )
+                    fields = {"source": Run.Source.IMPORTED, "source_file": article.source, **(run_fields or {})}
+                    run = Run.objects.create(collection=collection, name=article.run_id, **fields)
                     new_runs += 1
                 runs[article.run_id] = run
             entries = [
@@ -1050,7 +1089,7 @@ def import_car_runs(
             ]
             bulk_insert(RunEntry, entries, progress, "run entries")
     except IntegrityError as exc:
-        raise refused(", ".join(str(p) for p in paths), exc) from exc
+        raise refused(", ".join(c.source for c in collectors), exc) from exc
     return RunsImport(
         collection=collection_name,
         files=len(collectors),

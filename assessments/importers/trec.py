@@ -265,6 +265,22 @@ def import_run(path, collection_name, *, name=None, create_missing=False, progre
     text = read_text(path)
     problems = Problems(source)
     rows, tags = parse_run(text, problems, progress)
+    return import_parsed_run(
+        rows, tags, problems, collection_name, name=name, create_missing=create_missing,
+        run_fields={"source_file": source}, progress=progress,
+    )
+
+
+def import_parsed_run(
+    rows, tags, problems, collection_name, *, name=None, create_missing=False, run_fields=None, progress=no_progress
+) -> RunImport:
+    """Check the lines parse_run gave against the database and write them as one Run, in one transaction.
+
+    `problems` is the collector parse_run filled (a caller may have added its own checks to it); if it holds
+    anything, or these checks find anything, ImportFailed lists it all and nothing is written. `run_fields`
+    are further Run fields (owner, source, track, source_file); the source defaults to IMPORTED.
+    """
+    source = problems.source
     if not rows and not problems:
         problems.add("no run lines in the file")
 
@@ -305,10 +321,8 @@ def import_run(path, collection_name, *, name=None, create_missing=False, progre
             created = collection is None
             collection = create_collection_and_references(collection, collection_name, refs, progress)
             description = f"Run tags in the file: {', '.join(tags)}." if mixed else ""
-            run = Run.objects.create(
-                collection=collection, name=run_name, source=Run.Source.IMPORTED, source_file=source,
-                description=description,
-            )
+            fields = {"source": Run.Source.IMPORTED, "description": description, **(run_fields or {})}
+            run = Run.objects.create(collection=collection, name=run_name, **fields)
             entries = []
             for qid, topic_rows in by_topic.items():
                 topic_id = refs.topics[qid]
