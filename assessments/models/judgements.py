@@ -32,14 +32,38 @@ class Layer(models.TextChoices):
 
 
 class Relevance(models.TextChoices):
-    """CAR Y3 relevance of a passage for a facet; qrels grades MUST 3, SHOULD 2, CAN 1."""
+    """CAR Y3 relevance of a passage for a facet; qrels grades MUST 3, SHOULD 2, CAN 1.
+
+    The page offers MUST / SHOULD / CAN only (Relevance.offered()). The other members are the
+    original CAR assessment tool's labels, kept so that its files import and export unchanged:
+    TOPIC and NONREL grade 0, TRASH grades -2, DUPLICATE and UNSET have no grade (dropped from qrels).
+    """
 
     MUST = "must", "MUST"
     SHOULD = "should", "SHOULD"
     CAN = "can", "CAN"
+    # Legacy: imported from the original tool's files, never offered on the page.
+    TOPIC = "topic", "TOPIC (legacy)"
+    NONREL = "nonrel", "NON-RELEVANT (legacy)"
+    TRASH = "trash", "TRASH (legacy)"
+    DUPLICATE = "duplicate", "DUPLICATE (legacy)"
+    UNSET = "unset", "UNSET (legacy)"
+
+    @classmethod
+    def offered(cls):
+        """The labels an assessor chooses from; the others are accepted only from imports."""
+        return [cls.MUST, cls.SHOULD, cls.CAN]
 
 
-RELEVANCE_GRADE = {Relevance.MUST: 3, Relevance.SHOULD: 2, Relevance.CAN: 1}
+# qrels grade of each relevance; a label missing here (DUPLICATE, UNSET) gives no qrels line.
+RELEVANCE_GRADE = {
+    Relevance.MUST: 3,
+    Relevance.SHOULD: 2,
+    Relevance.CAN: 1,
+    Relevance.TOPIC: 0,
+    Relevance.NONREL: 0,
+    Relevance.TRASH: -2,
+}
 
 
 class SpecialFacet(models.TextChoices):
@@ -50,11 +74,28 @@ class SpecialFacet(models.TextChoices):
 
 
 class Transition(models.TextChoices):
-    """How two consecutive kept passages connect."""
+    """How two consecutive kept passages connect.
+
+    The page offers SAME / COHERENT / SWITCH (Transition.offered()). The other members are the
+    original CAR assessment tool's labels, imported and exported unchanged, never offered: its
+    CoherentTransition (distinct from AppropriateTransition, which is our COHERENT), Offtopic,
+    ToNonRel, Redundant and Unset.
+    """
 
     SAME = "same", "SAME TOPIC"
     COHERENT = "coherent", "COHERENT TRANSITION"
     SWITCH = "switch", "TOPIC SWITCH"
+    # Legacy: imported from the original tool's files, never offered on the page.
+    LEGACY_COHERENT = "legacy_coherent", "COHERENT (legacy)"
+    OFFTOPIC = "offtopic", "OFF TOPIC (legacy)"
+    TO_NONREL = "to_nonrel", "TO NON-RELEVANT (legacy)"
+    REDUNDANT = "redundant", "REDUNDANT (legacy)"
+    UNSET = "unset", "UNSET (legacy)"
+
+    @classmethod
+    def offered(cls):
+        """The labels an assessor chooses from; the others are accepted only from imports."""
+        return [cls.SAME, cls.COHERENT, cls.SWITCH]
 
 
 class JudgementQuerySet(models.QuerySet):

@@ -27,8 +27,12 @@ class Recorded:
     current: bool
 
 
-def validate_value(layer, value, *, topic=None, passage=None, passage2=None, item=""):
-    """Check a value and key against the layer's shape; return the numeric grade it implies (or None)."""
+def validate_value(layer, value, *, topic=None, passage=None, passage2=None, item="", allow_legacy=False):
+    """Check a value and key against the layer's shape; return the numeric grade it implies (or None).
+
+    Legacy labels of the original CAR tool (Relevance and Transition members not offered on the
+    page) pass only with allow_legacy, which record_judgement sets for imports.
+    """
     if layer not in Layer.values:
         raise JudgementInvalid(f"layer: unknown layer {layer!r}; expected one of {', '.join(Layer.values)}")
     needs_pair = layer in (Layer.TRANSITION, Layer.RATING)
@@ -47,6 +51,10 @@ def validate_value(layer, value, *, topic=None, passage=None, passage2=None, ite
         raise JudgementInvalid(f"topic: a {layer} judgement needs a topic")
     if value is None:
         return None
+    if layer == Layer.FACET:
+        return _facet(value, topic, allow_legacy)
+    if layer == Layer.TRANSITION:
+        return _transition(value, allow_legacy)
     return _VALIDATORS[layer](value, topic)
 
 
@@ -56,7 +64,7 @@ def _notes(value, topic):
     return None
 
 
-def _facet(value, topic):
+def _facet(value, topic, allow_legacy=False):
     if not isinstance(value, list):
         raise JudgementInvalid("value: a facet judgement is a list of {facet, relevance}")
     known = set(topic.facets.values_list("heading_id", flat=True)) | set(SpecialFacet.values)
@@ -66,12 +74,12 @@ def _facet(value, topic):
             raise JudgementInvalid(f"value[{i}]: expected {{facet, relevance}}")
         if entry["facet"] not in known:
             raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is not a facet of topic {topic.external_id}")
-        if entry["relevance"] not in Relevance.values:
-            raise JudgementInvalid(f"value[{i}].relevance: {entry['relevance']!r} is not one of {Relevance.values}")
+        _check_label(entry["relevance"], Relevance, allow_legacy, f"value[{i}].relevance")
         if entry["facet"] in seen:
             raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is given twice")
         seen.add(entry["facet"])
-    return max((RELEVANCE_GRADE[Relevance(e["relevance"])] for e in value), default=None)
+    grades = (RELEVANCE_GRADE.get(Relevance(e["relevance"])) for e in value)
+    return max((g for g in grades if g is not None), default=None)
 
 
 def _removal(value, topic):
@@ -80,10 +88,20 @@ def _removal(value, topic):
     return 0 if value else None
 
 
-def _transition(value, topic):
-    if value not in Transition.values:
-        raise JudgementInvalid(f"value: {value!r} is not one of {Transition.values}")
+def _transition(value, allow_legacy=False):
+    _check_label(value, Transition, allow_legacy, "value")
     return None
+
+
+def _check_label(value, choices, allow_legacy, place):
+    offered = [str(c) for c in choices.offered()]
+    if allow_legacy and value in choices.values or value in offered:
+        return
+    if value in choices.values:
+        raise JudgementInvalid(
+            f"{place}: {value!r} is a legacy label of the original CAR tool, accepted only from imports"
+        )
+    raise JudgementInvalid(f"{place}: {value!r} is not one of {offered}")
 
 
 def _plot_grade(value, topic):
@@ -122,9 +140,7 @@ def _rating(value, topic):
 
 _VALIDATORS = {
     Layer.NOTES: _notes,
-    Layer.FACET: _facet,
     Layer.REMOVAL: _removal,
-    Layer.TRANSITION: _transition,
     Layer.PLOT_GRADE: _plot_grade,
     Layer.PLOT_SPANS: _plot_spans,
     Layer.CHOICE: _choice,
@@ -152,9 +168,13 @@ def record_judgement(
 
     A change whose change_id is already stored is not stored again (the stored one is
     returned with duplicate=True). The current value is that of the change latest by
-    (client_time, client_seq), whatever order changes arrive in. Raises JudgementInvalid.
+    (client_time, client_seq), whatever order changes arrive in. The original CAR tool's legacy
+    labels are accepted only with source=IMPORT. Raises JudgementInvalid.
     """
-    grade = validate_value(layer, value, topic=topic, passage=passage, passage2=passage2, item=item)
+    grade = validate_value(
+        layer, value, topic=topic, passage=passage, passage2=passage2, item=item,
+        allow_legacy=source == JudgementChange.Source.IMPORT,
+    )
     change_id = uuid.UUID(str(change_id)) if change_id else uuid.uuid4()
     client_time = client_time or timezone.now()
     run_ids = sorted({str(r) for r in run_ids})
