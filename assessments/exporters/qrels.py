@@ -1,0 +1,252 @@
+"""TREC qrels (`topic 0 docid grade`) from judgements, aggregated over assessors, or from a stored qrel set.
+
+Grades of one assessor for one (topic, passage):
+- CAR outlines: MUST 3, SHOULD 2, CAN 1 (and the original tool's TOPIC/NONREL 0, TRASH -2; its
+  DUPLICATE and UNSET give nothing); a removed passage is 0 whatever facets it still carries. A
+  passage that is neither removed nor given a graded facet (only notes, or no facet chosen yet)
+  has no line: the assessor has not said how relevant it is.
+- Page level: the maximum over the passage's facets. Section level: one line per facet, its topic
+  column the section path `topic/heading` (a facet's heading_id, e.g. tqa2:L_0257/T_1512, already
+  is that path; a bare id such as the trial pages' H1 is prefixed with the topic); a removed
+  passage is 0 for every heading of the topic. The special
+  facets (OTHER RELEVANT FACET, GENERAL/INTRODUCTION) name no section, so they give no
+  section-level line (they do count at page level).
+- Plot and other topics: the plot grade (Layer.PLOT_GRADE) as it is, at either level.
+
+Aggregation over the assessors who graded the same line:
+- `one`: a single assessor's grades (`--assessor`).
+- `majority`: the most frequent grade; a tie goes to the higher grade (as lenient as `max` when
+  two assessors disagree).
+- `mean`: the arithmetic mean rounded half up (toward the higher grade: 2.5 -> 3, -0.5 -> 0).
+- `max`: the highest grade.
+- `adjudicated`: not available yet (it comes with review and adjudication in campaigns).
+
+Lines come sorted by topic id, then docid, both by their bytes (code points); at section level the
+lines of one topic are sorted by `topic/heading_id` then docid. One database query is streamed with
+iterator() (sorted by the database); only one topic's lines are held at a time (section level), so
+memory does not grow with the number of judgements.
+"""
+
+import sys
+from collections import Counter
+
+from assessments.exporters.common import ExportFailed, atomic_file, byte_order
+from assessments.models import Facet, Layer, Qrel, QrelSet, SpecialFacet
+from assessments.models.judgements import RELEVANCE_GRADE
+
+AGGREGATES = ("one", "majority", "mean", "max", "adjudicated")
+LEVELS = ("page", "section")
+CHUNK = 2000  # rows fetched per round trip
+WRITE_BATCH = 4096  # lines written at once
+
+_GRADE = {str(label.value): grade for label, grade in RELEVANCE_GRADE.items()}
+_SPECIAL = frozenset(SpecialFacet.values)
+_FACET, _REMOVAL, _PLOT = str(Layer.FACET.value), str(Layer.REMOVAL.value), str(Layer.PLOT_GRADE.value)
+
+
+# --- aggregation -------------------------------------------------------------------------------------------
+
+
+def _majority(grades):
+    counts = Counter(grades)
+    best = max(counts.values())
+    return max(grade for grade, count in counts.items() if count == best)
+
+
+def _mean(grades):
+    # floor(sum / n + 1/2) in integers: rounds half up, for negative grades too.
+    return (2 * sum(grades) + len(grades)) // (2 * len(grades))
+
+
+AGGREGATORS = {"one": max, "majority": _majority, "mean": _mean, "max": max}
+
+
+def aggregate_grades(grades, how):
+    """One grade from the assessors' grades of a line (see the module docstring for each rule)."""
+    return AGGREGATORS[how](grades)
+
+
+def check_aggregate(how, scope):
+    """ExportFailed unless `how` can be computed for `scope`."""
+    if how == "adjudicated":
+        raise ExportFailed(
+            "--aggregate adjudicated: not available yet; adjudicated qrels come with review and adjudication "
+            "in campaigns. Use one, majority, mean or max."
+        )
+    if how not in AGGREGATORS:
+        raise ExportFailed(f"--aggregate: {how!r} is not one of {', '.join(AGGREGATES)}")
+    if how == "one" and scope.assessor is None:
+        raise ExportFailed("--aggregate one: name the assessor with --assessor")
+    if how != "one" and scope.assessor is not None:
+        raise ExportFailed(f"--assessor: qrels of one assessor are --aggregate one, not {how}")
+
+
+# --- qrels from judgements ---------------------------------------------------------------------------------
+
+
+def judgement_qrels(scope, *, aggregate="majority", level="page"):
+    """Yield (topic column, docid, grade) for the judgements in `scope`, sorted (see the module docstring)."""
+    check_aggregate(aggregate, scope)
+    if level not in LEVELS:
+        raise ExportFailed(f"--level: {level!r} is not one of {', '.join(LEVELS)}")
+    combine = AGGREGATORS[aggregate]
+    if level == "page":
+        return _page_level(scope, combine)
+    return _section_level(scope, combine)
+
+
+def _ordered(rows):
+    return rows.order_by(
+        byte_order("topic__external_id"), "topic_id", byte_order("passage__external_id"), "passage_id"
+    )
+
+
+def page_level_rows(scope):
+    """The rows page-level qrels read: (topic id, topic, passage id, docid, assessor id, layer, grade), sorted.
+
+    Judgement.grade already holds what a row says: the highest graded facet, 0 for removed, the plot grade.
+    """
+    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
+    return _ordered(rows).values_list(
+        "topic_id", "topic__external_id", "passage_id", "passage__external_id", "assessor_id", "layer", "grade"
+    )
+
+
+def _page_level(scope, combine):
+    current_topic = current_passage = None
+    removed, graded = set(), {}  # assessors who removed the passage; assessor -> highest grade
+    for topic_id, topic, passage_id, docid, assessor, layer, grade in page_level_rows(scope).iterator(CHUNK):
+        if passage_id != current_passage or topic_id != current_topic:
+            if removed or graded:
+                yield line_topic, line_doc, _combine_page(removed, graded, combine)
+                removed, graded = set(), {}
+            current_topic, current_passage, line_topic, line_doc = topic_id, passage_id, topic, docid
+        if layer == _REMOVAL:
+            if grade == 0:
+                removed.add(assessor)
+        elif grade is not None:
+            graded[assessor] = max(grade, graded.get(assessor, grade))
+    if removed or graded:
+        yield line_topic, line_doc, _combine_page(removed, graded, combine)
+
+
+def _combine_page(removed, graded, combine):
+    if not removed:
+        return combine(list(graded.values()))
+    return combine([0] * len(removed) + [grade for assessor, grade in graded.items() if assessor not in removed])
+
+
+def _section_level(scope, combine):
+    headings = {}
+    facets = Facet.objects.filter(topic__in=scope.topics()).order_by("topic_id", "position")
+    for topic_id, heading_id in facets.values_list("topic_id", "heading_id").iterator(CHUNK):
+        headings.setdefault(topic_id, []).append(heading_id)
+
+    rows = _ordered(scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))).values_list(
+        "topic_id", "topic__external_id", "passage_id", "passage__external_id", "assessor_id", "layer", "grade", "value"
+    )
+    key, topic_lines = None, []
+    marks = {}  # assessor -> [removed, {heading id: grade}, plot grade]
+    for topic_id, topic, passage_id, docid, assessor, layer, grade, value in rows.iterator(CHUNK):
+        if (topic_id, passage_id) != key:
+            if marks:
+                topic_lines += _section_lines(line_topic, line_doc, marks, headings.get(key[0], ()), combine)
+                marks = {}
+            if key is not None and topic_id != key[0]:
+                yield from sorted(topic_lines)  # one topic's lines at a time
+                topic_lines = []
+            key, line_topic, line_doc = (topic_id, passage_id), topic, docid
+        mark = marks.get(assessor)
+        if mark is None:
+            mark = marks[assessor] = [False, {}, None]
+        if layer == _REMOVAL:
+            mark[0] = mark[0] or grade == 0
+        elif layer == _PLOT:
+            mark[2] = grade
+        elif value:
+            for entry in value:
+                entry_grade = _GRADE.get(entry["relevance"])
+                if entry_grade is not None and entry["facet"] not in _SPECIAL:
+                    mark[1][entry["facet"]] = entry_grade
+    if marks:
+        topic_lines += _section_lines(line_topic, line_doc, marks, headings.get(key[0], ()), combine)
+    yield from sorted(topic_lines)
+
+
+def section_id(topic, heading_id):
+    """The topic column of a section-level line: the heading's section path `topic/heading`.
+
+    Facet ids are usually that path already (tqa2:L_0257/T_1512); a bare id (the trial pages' H1) is prefixed.
+    """
+    return heading_id if heading_id.startswith(f"{topic}/") else f"{topic}/{heading_id}"
+
+
+def _section_lines(topic, docid, marks, topic_headings, combine):
+    """The section-level lines of one passage from each assessor's marks."""
+    by_line = {}
+    for removed, facets, plot in marks.values():
+        for heading, grade in (dict.fromkeys(topic_headings, 0) if removed else facets).items():
+            by_line.setdefault(section_id(topic, heading), []).append(grade)
+        if plot is not None:
+            by_line.setdefault(topic, []).append(plot)
+    return [(line, docid, combine(grades)) for line, grades in by_line.items()]
+
+
+# --- a stored qrel set -------------------------------------------------------------------------------------
+
+
+def qrel_set_lines(name, topic_ids=None):
+    """(topic, column 2, docid, grade) of the stored qrel set `name`, sorted, as an iterator.
+
+    Column 2 is the subtopic, or 0 for none: the form import_qrels reads back. ExportFailed at once
+    if there is no such set.
+    """
+    qrel_set = QrelSet.objects.filter(name=name).first()
+    if qrel_set is None:
+        raise ExportFailed(f"--qrel-set: no qrel set named {name!r}")
+    return _qrel_rows(qrel_set, topic_ids)
+
+
+def _qrel_rows(qrel_set, topic_ids):
+    rows = Qrel.objects.filter(qrel_set=qrel_set).order_by()
+    if topic_ids is not None:
+        rows = rows.filter(topic_id__in=topic_ids)
+    rows = rows.order_by(
+        byte_order("topic__external_id"), "topic_id", byte_order("subtopic"),
+        byte_order("passage__external_id"), "passage_id",
+    ).values_list("topic__external_id", "subtopic", "passage__external_id", "grade")
+    for topic, subtopic, docid, grade in rows.iterator(CHUNK):
+        yield topic, subtopic or "0", docid, grade
+
+
+# --- writing -----------------------------------------------------------------------------------------------
+
+
+def format_lines(qrels):
+    """TREC qrels lines from (topic, docid, grade) triples or (topic, column 2, docid, grade) quadruples."""
+    for row in qrels:
+        if len(row) == 3:
+            yield f"{row[0]} 0 {row[1]} {row[2]}\n"
+        else:
+            yield f"{row[0]} {row[1]} {row[2]} {row[3]}\n"
+
+
+def write_lines(lines, out=None, stream=None) -> int:
+    """Write lines to the file `out` atomically (all of them or nothing), or to `stream`; return how many."""
+    if out is None:
+        return _write(lines, stream or sys.stdout)
+    with atomic_file(out) as handle:
+        return _write(lines, handle)
+
+
+def _write(lines, handle):
+    count, batch = 0, []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= WRITE_BATCH:
+            handle.write("".join(batch))
+            count += len(batch)
+            batch = []
+    if batch:
+        handle.write("".join(batch))
+    return count + len(batch)
