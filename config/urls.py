@@ -1,8 +1,8 @@
 """URL configuration."""
 
 from django.contrib import admin
-from django.urls import path
-from django.views.generic import RedirectView
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 
 admin.site.site_header = "Pooljudge"
 admin.site.site_title = "Pooljudge"
@@ -10,5 +10,11 @@ admin.site.index_title = "Test collections: corpora, topics, runs, pools, judgem
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True, next_page="annotation:home"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("", include("annotation.urls")),
 ]

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from assessments.models import Pool, Run, Topic
+from annotation.models import Assignment
+from assessments.models import Pool, Run, RunEntry, Topic
 from retrieval.models import Book, Collection
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,16 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again():
     assert set(accounts) == {"organiser", "assessor1", "assessor2", "assessor3"}
     assert all(authenticate(username=u, password=p) for u, p in accounts.items())
 
+    articles = set(RunEntry.objects.filter(run__in=pool.runs.all()).values_list("topic_id", "run_id"))
+    for name in ("assessor1", "assessor2", "assessor3"):
+        queue = Assignment.objects.filter(assessor__username=name)
+        assert set(queue.values_list("topic_id", "run_id")) == articles
+        assert list(queue.values_list("position", flat=True)) == list(range(len(articles)))
+    assert not Assignment.objects.filter(assessor__username="organiser").exists()
+    assignments = Assignment.objects.count()
+
     again = StringIO()
     call_command("load_demo", "--no-progress", stdout=again)
     assert "Already loaded: CAR trial runs." in again.getvalue()
     assert Pool.objects.get(name="car-trial-union").candidates.count() == pool.candidates.count()
+    assert Assignment.objects.count() == assignments

@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, call_command
 from django.db import transaction
 
+from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
-from assessments.models import Pool, Run, Topic
+from assessments.models import Pool, Run, RunEntry, Topic
 from assessments.services.pooling import build_pool
 from retrieval.models import Book, Collection
 
@@ -20,6 +21,7 @@ BOOKS = [
 ]
 CAR_COLLECTION = "car-y3"
 DEMO_POOL = "car-trial-union"
+DEMO_CAMPAIGN = "car-trial"
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
 
 
@@ -54,6 +56,7 @@ class Command(BaseCommand):
             f"from {pool.runs.count()} runs ({pool.get_status_display()})."
         )
         self.people()
+        self.assignments(pool)
 
     def step(self, what, needed, action):
         if needed:
@@ -92,3 +95,31 @@ class Command(BaseCommand):
             user.save()
             user.groups.add(groups[role])
             self.stdout.write(f"  {role.label:<10} {username:<10} {password}")
+
+    def assignments(self, pool):
+        """Give every demo assessor every (topic, run) article of the demo pool, topic by topic (already there: kept)."""
+        User = get_user_model()
+        assessors = list(User.objects.filter(username__in=[u for u, role in PEOPLE if role == Role.ASSESSOR]).order_by("username"))
+        articles = list(
+            RunEntry.objects.filter(run__in=pool.runs.all(), topic__in=pool.topics.all())
+            .values_list("topic_id", "run_id").distinct().order_by("topic__external_id", "run__name")
+        )
+        with transaction.atomic():
+            campaign, _ = Campaign.objects.get_or_create(
+                name=DEMO_CAMPAIGN,
+                defaults=dict(title="CAR Y3 trial articles", task=Campaign.Task.OUTLINE,
+                              guidelines="Read the gold article first, then judge the article from top to bottom."),
+            )
+            campaign.pools.add(pool)
+            created = 0
+            for assessor in assessors:
+                for position, (topic_id, run_id) in enumerate(articles):
+                    _, made = Assignment.objects.get_or_create(
+                        assessor=assessor, topic_id=topic_id, run_id=run_id,
+                        defaults=dict(campaign=campaign, position=position),
+                    )
+                    created += made
+        self.stdout.write(
+            f"Campaign {campaign.name}: {len(articles)} articles for each of {len(assessors)} assessors "
+            f"({created} assignments new)."
+        )

@@ -1,0 +1,134 @@
+"""Assessor pages: the queue, the outline judging page, and its JSON endpoints (save a change, mark done)."""
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import services
+from annotation.models import Assignment
+
+page_login_required = login_required(login_url="login")
+
+
+def _json_login_required(view):
+    """Like login_required, but answers a script with 403 JSON instead of a redirect to the login page."""
+
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return JsonResponse({"field": None, "message": "signed out: sign in again", "signed_out": True}, status=403)
+        return view(request, *args, **kwargs)
+
+    wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
+    return wrapped
+
+
+def _own_assignment(request, token):
+    """The assignment with this token if it is the user's own; 404 for anyone else."""
+    try:
+        return Assignment.objects.select_related("topic", "run").get(
+            token=token, assessor=request.user, run__isnull=False
+        )
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
+
+
+@require_GET
+@page_login_required
+def home(request):
+    """The assessor's own queue with progress; the next open assignment is one key away."""
+    items = services.queue(request.user)
+    next_item = next(((a, p) for a, p in items if a.status != Assignment.Status.DONE and not p.complete), None)
+    return render(request, "annotation/home.html", {
+        "items": items,
+        "next_item": next_item,
+        "done_count": sum(1 for a, p in items if a.status == Assignment.Status.DONE or p.complete),
+        "can_review": services.can_review(request.user),
+    })
+
+
+@require_GET
+@page_login_required
+def next_assignment(request):
+    """Go to the first assignment in the queue that is not done (other than `after`), or home when none is left."""
+    after = Assignment.objects.filter(token=request.GET.get("after", ""), assessor=request.user).first()
+    assignment = services.next_assignment(request.user, exclude=after)
+    if assignment is None:
+        return redirect("annotation:home")
+    return redirect("annotation:outline", token=assignment.token)
+
+
+@require_GET
+@page_login_required
+def outline(request, token):
+    """The outline judging page for one assignment: its assessor judges, organisers may look (read-only)."""
+    assignment = Assignment.objects.select_related("topic", "run", "assessor").filter(
+        token=token, run__isnull=False
+    ).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    own = assignment.assessor_id == request.user.pk
+    if not own and not services.can_review(request.user):
+        raise Http404("No such assignment.")
+    first_visit = assignment.status == Assignment.Status.TODO
+    if own:
+        services.mark_opened(assignment)
+    page = services.outline_page(assignment, readonly=not own)
+    page.state.update(
+        user=request.user.pk,
+        save_url=reverse("annotation:save", args=[assignment.token]),
+        mark_url=reverse("annotation:mark", args=[assignment.token]),
+        next_url=reverse("annotation:next") + "?after=" + assignment.token,
+    )
+    return render(request, "annotation/outline.html", {
+        "assignment": assignment,
+        "topic": assignment.topic,
+        "facets": page.state["facets"],
+        "entries": page.entries,
+        "state": page.state,
+        "progress": page.progress,
+        "readonly": not own,
+        "first_visit": first_visit,
+    })
+
+
+@require_POST
+@_json_login_required
+def save(request, token):
+    """Store one change (JSON body); a resent change is stored once. 400 names the bad field."""
+    assignment = _own_assignment(request, token)
+    try:
+        data = json.loads(request.body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return JsonResponse({"field": "body", "message": "expected a JSON object"}, status=400)
+    try:
+        recorded, progress = services.save_change(assignment, data)
+    except services.ChangeInvalid as exc:
+        return JsonResponse({"field": exc.field, "message": exc.message}, status=400)
+    return JsonResponse({
+        "ok": True,
+        "duplicate": recorded.duplicate,
+        "current": recorded.current,
+        "status": assignment.status,
+        "passages_left": progress.passages_left,
+        "transitions_left": progress.transitions_left,
+    })
+
+
+@require_POST
+@_json_login_required
+def mark(request, token):
+    """Mark the assignment done (`{"done": true}`) or open it again (`{"done": false}`)."""
+    assignment = _own_assignment(request, token)
+    try:
+        done = json.loads(request.body.decode("utf-8")).get("done")
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        done = None
+    if not isinstance(done, bool):
+        return JsonResponse({"field": "done", "message": "expected true or false"}, status=400)
+    services.set_done(assignment, done)
+    return JsonResponse({"ok": True, "status": assignment.status})
+
