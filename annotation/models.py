@@ -97,3 +97,64 @@ class Assignment(models.Model):
         if not self.seed:
             self.seed = secrets.randbits(62)
         super().save(*args, **kwargs)
+
+
+class Track(models.Model):
+    """What a campaign takes runs for: the collection and topics that uploaded runs rank (Run.track = campaign name).
+
+    The campaign's task decides the file format: outline campaigns take TREC CAR Y3 JSON lines, plot and ad
+    hoc campaigns TREC six-column runs.
+    """
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="track")
+    collection = models.ForeignKey("retrieval.Collection", on_delete=models.PROTECT, related_name="tracks")
+    topics = models.ManyToManyField(Topic, related_name="tracks")
+    max_runs = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Runs a participant may upload (empty: the API_MAX_RUNS_PER_PARTICIPANT setting)."
+    )
+    max_per_topic = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Passages a run may give a topic (empty: 20 for outline articles, as in Y3; 1000 for TREC runs).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign"]
+
+    def __str__(self):
+        return f"{self.campaign.name} ({self.collection.name})"
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def active(self):
+        """Tokens not revoked, of active users."""
+        return self.filter(revoked_at__isnull=True, user__is_active=True)
+
+
+class ApiToken(models.Model):
+    """A key for the REST API. Only a hash of the key is stored; the key is shown once, when it is issued."""
+
+    class Role(models.TextChoices):
+        PARTICIPANT = "participant", "Participant"
+        ORGANISER = "organiser", "Organiser"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens",
+        help_text="When set, the token acts on this campaign only.",
+    )
+    prefix = models.CharField(max_length=8, db_index=True, help_text="The key's first characters, to name it.")
+    key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the key, hex.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.user}, {self.role})"

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
     "retrieval",
     "assessments",
     "annotation",
@@ -146,3 +147,39 @@ LOGGING = {
 
 # Where the project's sample data lives (the demo loads it from here).
 SAMPLE_DATA_DIR = BASE_DIR / "data"
+
+# REST API (annotation/api/, mounted at /api/): token or session authentication, JSON and the browsable API.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "annotation.api.authentication.TokenAuthentication",  # first: anonymous requests get 401, not 403
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+        "rest_framework.parsers.FormParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Pooljudge API",
+    "DESCRIPTION": (
+        "Participants upload runs and read their campaigns' topics; organisers pool runs and download qrels. "
+        "Send `Authorization: Token <key>` (manage.py issue_token)."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/",
+}
+# Upload limits: bytes of an uploaded run file, bytes it may unpack to (gzip), runs per participant and campaign.
+API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 20 * 1024 * 1024)
+API_MAX_UNCOMPRESSED_BYTES = env_int("API_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024)
+API_MAX_RUNS_PER_PARTICIPANT = env_int("API_MAX_RUNS_PER_PARTICIPANT", 5)

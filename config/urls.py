@@ -16,5 +16,6 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("api/", include("config.api_urls")),
     path("", include("annotation.urls")),
 ]

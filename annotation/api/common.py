@@ -1,0 +1,76 @@
+"""Shared by the API views: the querysets a caller may see, and error responses."""
+
+import re
+
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from rest_framework import status
+from rest_framework.response import Response
+
+from annotation.api.permissions import PARTICIPANT, request_role, scope_campaign
+from annotation.models import Campaign
+from assessments.models import Pool, PoolCandidate, Run
+
+# The importers speak to command-line users: "(--create-missing creates it)", "(give another --name)".
+# Such hints mean nothing to an API client, so they are cut from the messages.
+COMMAND_LINE_HINT = re.compile(r"\s*\([^()]*--[a-z][^()]*\)$")
+
+
+def visible_campaigns(request):
+    """Campaigns the caller may see: organisers all, participants those that take runs; a token's campaign only."""
+    campaigns = Campaign.objects.select_related("track__collection").annotate(topic_count=Count("track__topics"))
+    if request_role(request) == PARTICIPANT:
+        campaigns = campaigns.filter(track__isnull=False)
+    scope = scope_campaign(request)
+    if scope is not None:
+        campaigns = campaigns.filter(pk=scope.pk)
+    return campaigns.order_by("name")
+
+
+def visible_runs(request):
+    """Runs the caller may see: a participant its own, an organiser all; a token's campaign only."""
+    pooled = Pool.runs.through.objects.filter(run_id=OuterRef("pk"))
+    runs = Run.objects.select_related("collection", "owner").with_counts().annotate(pooled=Exists(pooled))
+    if request_role(request) == PARTICIPANT:
+        runs = runs.filter(owner=request.user)
+    scope = scope_campaign(request)
+    if scope is not None:
+        runs = runs.filter(track=scope.name)
+    return runs.order_by("-created_at", "-id")
+
+
+def _count(model, field):
+    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
+
+
+def visible_pools(request):
+    """Pools an organiser may see (a token's campaign: that campaign's pools), with counts in one query."""
+    pools = Pool.objects.select_related("collection").prefetch_related("campaigns", "runs").annotate(
+        topic_count=_count(Pool.topics.through, "pool_id"),
+        run_count=_count(Pool.runs.through, "pool_id"),
+        candidate_count=_count(PoolCandidate, "pool_id"),
+    )
+    scope = scope_campaign(request)
+    if scope is not None:
+        pools = pools.filter(campaigns=scope)
+    return pools.order_by("-created_at", "-id")
+
+
+def detail(status_code, message):
+    """A JSON error {"detail": message}."""
+    return Response({"detail": message}, status=status_code)
+
+
+def rejection(failure, what="The run"):
+    """400 listing an ImportFailed's problems (up to its cap) with line and field."""
+    problems = [
+        {"line": p.line, "field": p.field, "message": COMMAND_LINE_HINT.sub("", p.message)} for p in failure.problems
+    ]
+    count = f"{failure.total} problem{'s' if failure.total != 1 else ''}"
+    shown = f" (the first {len(problems)} are listed)" if failure.total > len(problems) else ""
+    return Response(
+        {"detail": f"{what} was rejected, nothing was stored: {count}{shown}.", "total": failure.total,
+         "problems": problems},
+        status=status.HTTP_400_BAD_REQUEST,
+    )

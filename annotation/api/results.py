@@ -1,0 +1,114 @@
+"""Results (organisers): qrels, and the TREC CAR Y3 detailed assessments, from assessments.exporters."""
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.views import APIView
+
+from annotation.api.common import detail
+from annotation.api.permissions import IsUnscopedOrganiser
+from annotation.api.serializers import DetailSerializer, QrelsQuerySerializer
+from assessments.exporters import qrels
+from assessments.exporters.car_y3 import export_car_assessments
+from assessments.exporters.common import ExportFailed, resolve_scope
+
+
+def qrels_text(*, collection=None, pool=None, topic=(), assessor=None, aggregate=None, level=None, qrel_set=None):
+    """The qrels `manage.py export_qrels` writes for the same options, as one string; ExportFailed if impossible."""
+    if qrel_set:
+        scope = resolve_scope(collection=collection, topics=topic, pool=pool) if collection or pool or topic else None
+        rows = qrels.qrel_set_lines(qrel_set, scope and scope.topic_ids)
+    else:
+        scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
+        rows = qrels.judgement_qrels(scope, aggregate=aggregate or ("one" if assessor else "majority"), level=level or "page")
+    return "".join(qrels.format_lines(rows))
+
+
+SCOPE_PARAMETERS = [
+    OpenApiParameter("collection", str, description="Collection of the topics (default: the only one judged)."),
+    OpenApiParameter("pool", str, description="Only the topics of this pool."),
+    OpenApiParameter("topic", {"type": "array", "items": {"type": "string"}}, explode=True,
+                     description="Only these topics (repeat the parameter)."),
+    OpenApiParameter("assessor", str, description="Only this assessor's judgements."),
+]
+
+
+class Qrels(APIView):
+    """TREC qrels (`topic 0 docid grade`, text/plain) from the judgements or a stored qrel set.
+
+    The options are those of `manage.py export_qrels`. Who: organisers (a token not limited to a campaign).
+    """
+
+    permission_classes = [IsUnscopedOrganiser]
+
+    @extend_schema(
+        summary="Download qrels",
+        parameters=[
+            *SCOPE_PARAMETERS,
+            OpenApiParameter("aggregate", str, enum=qrels.AGGREGATES,
+                             description="How assessors' grades combine (default: one with assessor, else majority)."),
+            OpenApiParameter("level", str, enum=qrels.LEVELS, description="page (default) or section (CAR)."),
+            OpenApiParameter("qrel_set", str, description="Export this stored qrel set as it is."),
+        ],
+        responses={(200, "text/plain"): OpenApiTypes.STR, 400: OpenApiResponse(DetailSerializer)},
+    )
+    def get(self, request):
+        query = QrelsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            text = qrels_text(**query.validated_data)
+        except ExportFailed as exc:
+            return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was exported: {exc}")
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+class ScopeQuerySerializer(serializers.Serializer):
+    """Which judgements to export."""
+
+    collection = serializers.CharField(required=False, max_length=100)
+    pool = serializers.CharField(required=False, max_length=100)
+    topic = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    assessor = serializers.CharField(required=False, max_length=150)
+
+
+def car_assessments_zip(*, collection=None, pool=None, topic=(), assessor=None) -> bytes:
+    """The Y3 assessment files `manage.py export_car_assessments` writes, zipped; ExportFailed if impossible."""
+    scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
+    with tempfile.TemporaryDirectory() as directory:
+        export_car_assessments(scope, directory)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(Path(directory).iterdir()):
+                archive.write(path, path.name)
+    return buffer.getvalue()
+
+
+class CarAssessments(APIView):
+    """The TREC CAR Y3 detailed assessments (seed 004 Appendix A): a zip of one JSON file per topic and assessor.
+
+    Who: organisers (a token not limited to a campaign).
+    """
+
+    permission_classes = [IsUnscopedOrganiser]
+
+    @extend_schema(
+        summary="Download the Y3 assessments",
+        parameters=SCOPE_PARAMETERS,
+        responses={(200, "application/zip"): OpenApiTypes.BINARY, 400: OpenApiResponse(DetailSerializer)},
+    )
+    def get(self, request):
+        query = ScopeQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            data = car_assessments_zip(**query.validated_data)
+        except ExportFailed as exc:
+            return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was exported: {exc}")
+        response = HttpResponse(data, content_type="application/zip")
+        response["Content-Disposition"] = 'attachment; filename="car-y3-assessments.zip"'
+        return response

@@ -1,0 +1,125 @@
+"""Runs: upload (checked whole, stored only when clean), list, get, delete while no pool uses it."""
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from annotation.api.common import detail, rejection, visible_runs
+from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, request_role, scope_campaign
+from annotation.api.serializers import DetailSerializer, RejectionSerializer, RunSerializer, RunUploadSerializer
+from annotation.submissions import RunInUse, RunLimitReached, UploadTooLarge, delete_run, upload_run
+from retrieval.ingest import ImportFailed
+
+MULTIPART_OVERHEAD = 64 * 1024  # room for the form's other fields and boundaries before a body is too large
+
+
+class RunList(generics.ListCreateAPIView):
+    """Runs: a participant's own (organisers: all), newest first; upload a run to a campaign.
+
+    Who: participants (their own runs) and organisers.
+    """
+
+    permission_classes = [IsParticipantOrOrganiser]
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = RunSerializer
+
+    def get_serializer_class(self):
+        return RunUploadSerializer if self.request.method == "POST" else RunSerializer
+
+    def get_queryset(self):
+        runs = visible_runs(self.request)
+        campaign = self.request.query_params.get("campaign")
+        return runs.filter(track=campaign) if campaign else runs
+
+    @extend_schema(
+        summary="List runs",
+        parameters=[OpenApiParameter("campaign", str, description="Only runs uploaded to this campaign.")],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Upload a run",
+        description=(
+            "Multipart form with `campaign` (its name) and `file`: TREC six columns `qid Q0 docid rank score tag` "
+            "for ad hoc and plot campaigns, TREC CAR Y3 JSON lines for outline campaigns; plain or gzip, UTF-8 "
+            "(a BOM, CRLF, tabs or runs of spaces are fine). The file is checked whole: any problem and nothing "
+            "is stored, and the 400 response lists every problem (up to 50) with its line and field. "
+            "413: the file is over the size limit; 409: you already have as many runs in the campaign as "
+            "allowed. Who: participants and organisers (organisers have no run limit)."
+        ),
+        request={"multipart/form-data": RunUploadSerializer},
+        responses={
+            201: RunSerializer,
+            400: OpenApiResponse(RejectionSerializer, description="The run was rejected; nothing was stored."),
+            403: DetailSerializer,
+            409: OpenApiResponse(DetailSerializer, description="The run limit of the campaign is reached."),
+            413: OpenApiResponse(DetailSerializer, description="The file is too large."),
+        },
+    )
+    def post(self, request, *args, **kwargs):
+        limit = settings.API_MAX_UPLOAD_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit + MULTIPART_OVERHEAD:
+            return too_large(f"the request has {length:,} bytes; a run file may have at most {limit:,}")
+        upload = self.get_serializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        campaign, file = upload.validated_data["campaign"], upload.validated_data["file"]
+        scope = scope_campaign(request)
+        if scope is not None and scope.pk != campaign.pk:
+            raise PermissionDenied(f"This token is for campaign {scope.name!r} only.")
+        if file.size > limit:
+            return too_large(f"the file has {file.size:,} bytes; at most {limit:,} are taken")
+        try:
+            run = upload_run(
+                campaign=campaign, owner=request.user, data=file.read(), filename=file.name or "",
+                limit_runs=request_role(request) == PARTICIPANT,
+            )
+        except UploadTooLarge as exc:
+            return too_large(str(exc))
+        except RunLimitReached as exc:
+            return detail(status.HTTP_409_CONFLICT, f"Run limit reached: {exc}.")
+        except ImportFailed as exc:
+            return rejection(exc)
+        created = visible_runs(request).get(pk=run.pk)
+        return Response(RunSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+def too_large(message):
+    return detail(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"Too large: {message}.")
+
+
+class RunDetail(generics.RetrieveDestroyAPIView):
+    """One run; delete it while no pool uses it.
+
+    Who: its owner (a participant sees only their own runs: others' are 404) and organisers.
+    """
+
+    permission_classes = [IsParticipantOrOrganiser]
+    serializer_class = RunSerializer
+
+    def get_queryset(self):
+        return visible_runs(self.request)
+
+    @extend_schema(summary="Get a run")
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Delete a run",
+        description="Only while no pool and no assignment uses it (409 after that).",
+        responses={204: None, 409: DetailSerializer},
+    )
+    def delete(self, request, *args, **kwargs):
+        run = self.get_object()
+        try:
+            delete_run(run)
+        except RunInUse as exc:
+            return detail(status.HTTP_409_CONFLICT, f"{exc}.")
+        return Response(status=status.HTTP_204_NO_CONTENT)

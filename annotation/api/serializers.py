@@ -1,0 +1,214 @@
+"""Serializers of the REST API: request validation and the JSON shapes of campaigns, topics, runs and pools."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import Campaign
+from annotation.submissions import RunFormat, passages_allowed, run_format, runs_allowed
+from assessments.exporters.qrels import AGGREGATES, LEVELS
+from assessments.models import Pool, Topic
+
+
+class ProblemSerializer(serializers.Serializer):
+    """One thing wrong with an upload, and where."""
+
+    line = serializers.IntegerField(allow_null=True, help_text="Line of the file (1 is the first), if any.")
+    field = serializers.CharField(allow_null=True, help_text="Column or JSON field, if any.")
+    message = serializers.CharField()
+
+
+class RejectionSerializer(serializers.Serializer):
+    """A rejected upload: nothing was stored."""
+
+    detail = serializers.CharField()
+    total = serializers.IntegerField(help_text="How many problems there are; `problems` lists the first ones.")
+    problems = ProblemSerializer(many=True)
+
+
+class DetailSerializer(serializers.Serializer):
+    """An error with a message."""
+
+    detail = serializers.CharField()
+
+
+# --- campaigns and topics --------------------------------------------------------------------------------------
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    """A campaign, and what it takes from participants."""
+
+    accepts_runs = serializers.SerializerMethodField(help_text="Whether runs can be uploaded to it.")
+    run_format = serializers.SerializerMethodField(help_text="`car-y3` (JSON lines) or `trec` (six columns).")
+    collection = serializers.SerializerMethodField()
+    topic_count = serializers.IntegerField(read_only=True)
+    max_runs = serializers.SerializerMethodField(help_text="Runs one participant may upload.")
+    max_per_topic = serializers.SerializerMethodField(help_text="Passages a run may give one topic.")
+
+    class Meta:
+        model = Campaign
+        fields = ["name", "title", "task", "accepts_runs", "run_format", "collection", "topic_count", "max_runs",
+                  "max_per_topic"]
+
+    def _track(self, campaign):
+        return getattr(campaign, "track", None)
+
+    def get_accepts_runs(self, campaign) -> bool:
+        return self._track(campaign) is not None
+
+    @extend_schema_field(serializers.ChoiceField(choices=[RunFormat.TREC, RunFormat.CAR_Y3]))
+    def get_run_format(self, campaign):
+        return run_format(campaign)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_collection(self, campaign):
+        track = self._track(campaign)
+        return track.collection.name if track else None
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_max_runs(self, campaign):
+        track = self._track(campaign)
+        return runs_allowed(track) if track else None
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_max_per_topic(self, campaign):
+        track = self._track(campaign)
+        return passages_allowed(track) if track else None
+
+
+class FacetSerializer(serializers.Serializer):
+    """A heading of an outline topic."""
+
+    heading_id = serializers.CharField()
+    heading = serializers.CharField()
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    """A topic as participants see it: no gold article, no ground truth, no assessor notes."""
+
+    id = serializers.CharField(source="external_id", help_text="The id runs use (TREC column 1, CAR squid).")
+    facets = FacetSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Topic
+        fields = ["id", "kind", "title", "text", "facets"]
+
+
+# --- runs ------------------------------------------------------------------------------------------------------
+
+
+class RunUploadSerializer(serializers.Serializer):
+    """A run file for a campaign: TREC six columns or CAR Y3 JSON lines, plain or gzip."""
+
+    campaign = serializers.SlugRelatedField(
+        slug_field="name", queryset=Campaign.objects.select_related("track"),
+        help_text="Name of the campaign (track) the run is for; its task decides the format.",
+    )
+    file = serializers.FileField(
+        allow_empty_file=True, help_text="The run file, plain text or gzip; UTF-8, a BOM and CRLF are fine."
+    )
+
+    def validate_campaign(self, campaign):
+        if getattr(campaign, "track", None) is None:
+            raise serializers.ValidationError(f"Campaign {campaign.name!r} takes no runs.")
+        return campaign
+
+
+class RunSerializer(serializers.Serializer):
+    """A run: one uploaded file (or an imported or retrieved run, for organisers)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField(help_text="The run tag (TREC column 6, CAR run_id).")
+    campaign = serializers.CharField(source="track", help_text="The campaign it was uploaded to ('' if none).")
+    collection = serializers.CharField(source="collection.name")
+    owner = serializers.CharField(source="owner.username", allow_null=True, default=None)
+    source = serializers.CharField()
+    topic_count = serializers.IntegerField()
+    entry_count = serializers.IntegerField()
+    pooled = serializers.BooleanField(help_text="A pool uses it, so it can no longer be deleted.")
+    created_at = serializers.DateTimeField()
+
+
+# --- pools -----------------------------------------------------------------------------------------------------
+
+
+class PoolCreateSerializer(serializers.Serializer):
+    """A pool of a campaign's runs over its topics (or some of them)."""
+
+    name = serializers.SlugField(max_length=100)
+    campaign = serializers.SlugRelatedField(slug_field="name", queryset=Campaign.objects.all())
+    runs = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=10000, help_text="Run ids."
+    )
+    topics = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list, max_length=100000,
+        help_text="Topic ids (default: all of the campaign's topics).",
+    )
+    strategy = serializers.ChoiceField(choices=Pool.Strategy.choices, default=Pool.Strategy.UNION)
+    depth = serializers.IntegerField(min_value=1, max_value=100000, default=20)
+    per_topic = serializers.IntegerField(min_value=1, max_value=100000, required=False, allow_null=True, default=None)
+
+
+class PoolSerializer(serializers.ModelSerializer):
+    """A pool and how far its build is."""
+
+    collection = serializers.CharField(source="collection.name")
+    campaigns = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    runs = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    topic_count = serializers.IntegerField(read_only=True)
+    run_count = serializers.IntegerField(read_only=True)
+    candidate_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Pool
+        fields = ["name", "collection", "campaigns", "strategy", "depth", "per_topic", "status", "error", "runs",
+                  "topic_count", "run_count", "candidate_count", "created_at", "built_at"]
+
+
+class CandidateSourceSerializer(serializers.Serializer):
+    """A run that brought a candidate, and at what rank."""
+
+    run = serializers.IntegerField(source="run_id")
+    run_name = serializers.CharField(source="run.name")
+    rank = serializers.IntegerField()
+    score = serializers.FloatField(allow_null=True)
+
+
+class CandidateSerializer(serializers.Serializer):
+    """A passage to judge for a topic of the pool."""
+
+    topic = serializers.CharField(source="topic.external_id")
+    passage = serializers.CharField(source="passage.external_id")
+    rank = serializers.IntegerField()
+    sources = CandidateSourceSerializer(many=True)
+
+
+# --- results ---------------------------------------------------------------------------------------------------
+
+
+class QrelsQuerySerializer(serializers.Serializer):
+    """The options of `manage.py export_qrels`, as query parameters."""
+
+    collection = serializers.CharField(required=False, max_length=100)
+    pool = serializers.CharField(required=False, max_length=100)
+    topic = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    assessor = serializers.CharField(required=False, max_length=150)
+    aggregate = serializers.ChoiceField(choices=AGGREGATES, required=False)
+    level = serializers.ChoiceField(choices=LEVELS, required=False)
+    qrel_set = serializers.CharField(required=False, max_length=100)
+
+    def validate(self, attrs):
+        if attrs.get("qrel_set") and (attrs.get("assessor") or attrs.get("aggregate") or attrs.get("level")):
+            raise serializers.ValidationError("qrel_set exports a stored set as it is: no assessor, aggregate, level.")
+        if attrs.get("aggregate") == "one" and not attrs.get("assessor"):
+            raise serializers.ValidationError("aggregate=one needs an assessor.")
+        return attrs
+
+
+class MeSerializer(serializers.Serializer):
+    """Who the API takes the caller for."""
+
+    username = serializers.CharField()
+    role = serializers.CharField(allow_null=True, help_text="participant, organiser, or null (no API access).")
+    campaign = serializers.CharField(allow_null=True, help_text="The campaign the token is limited to, if any.")
+    token = serializers.CharField(allow_null=True, help_text="The token's prefix (null in a browser session).")

@@ -1,0 +1,132 @@
+"""Campaigns that take runs: making one with its track (collection and topics), and pooling its runs.
+
+A campaign's track is the collection and the topics uploaded runs rank. By default a new
+campaign takes every topic of its task's kind; all of its topics must be of one collection (a
+plot campaign is about one book, since each book is its own collection).
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.models import Campaign, Track
+from assessments.importers.trec import ids_by_external_id
+from assessments.models import Pool, Run, Topic
+from retrieval.models import Collection
+
+TOPIC_KIND = {
+    Campaign.Task.OUTLINE: Topic.Kind.OUTLINE,
+    Campaign.Task.PLOT: Topic.Kind.PLOT,
+    Campaign.Task.ADHOC: Topic.Kind.ADHOC,
+}
+SHOWN = 10  # ids named in a message
+
+
+class CampaignError(ValueError):
+    """A campaign or pool that cannot be made as asked; the message says why."""
+
+
+def _checked(instance, exclude=()):
+    """full_clean() with its ValidationError turned into a CampaignError naming each field."""
+    try:
+        instance.full_clean(exclude=list(exclude), validate_unique=False)
+    except ValidationError as exc:
+        raise CampaignError("; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items()))
+
+
+def _named(ids):
+    ids = list(ids)
+    more = f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    return ", ".join(repr(i) for i in ids[:SHOWN]) + more
+
+
+def create_campaign(
+    *, name, task, topics=(), collection=None, title="", max_runs=None, max_per_topic=None
+) -> Campaign:
+    """Make a campaign that takes runs: its track is `topics` (external ids; default: every topic of the task's
+    kind) of `collection` (default: the only collection holding such topics)."""
+    if task not in Campaign.Task.values:
+        raise CampaignError(f"task {task!r} is not one of {', '.join(Campaign.Task.values)}")
+    kind = TOPIC_KIND[task]
+    with transaction.atomic():
+        if Campaign.objects.filter(name=name).exists():
+            raise CampaignError(f"a campaign named {name!r} already exists")
+        candidates = Topic.objects.filter(kind=kind)
+        if collection:
+            coll = Collection.objects.filter(name=collection).first()
+            if coll is None:
+                raise CampaignError(f"no collection named {collection!r}")
+        else:
+            wanted = candidates.filter(external_id__in=topics) if topics else candidates
+            names = sorted(set(wanted.values_list("collection__name", flat=True)))
+            if not names:
+                which = f"topics {_named(topics)}" if topics else f"{kind} topics"
+                raise CampaignError(f"there are no {which}: import them first")
+            if len(names) > 1:
+                raise CampaignError(f"the {kind} topics are in several collections ({_named(names)}): name one")
+            coll = Collection.objects.get(name=names[0])
+        candidates = candidates.filter(collection=coll)
+        if topics:
+            found = ids_by_external_id(Topic.objects.filter(collection=coll), dict.fromkeys(topics))
+            missing = [t for t in dict.fromkeys(topics) if t not in found]
+            if missing:
+                raise CampaignError(f"collection {coll.name!r} has no topics {_named(missing)}")
+            wrong = list(
+                Topic.objects.filter(pk__in=found.values()).exclude(kind=kind).values_list("external_id", flat=True)
+            )
+            if wrong:
+                raise CampaignError(f"topics {_named(wrong)} are not {kind} topics")
+            topic_ids = list(found.values())
+        else:
+            topic_ids = list(candidates.values_list("pk", flat=True))
+            if not topic_ids:
+                raise CampaignError(f"collection {coll.name!r} has no {kind} topics")
+        campaign = Campaign(name=name, task=task, title=title)
+        _checked(campaign)
+        campaign.save()
+        track = Track.objects.create(campaign=campaign, collection=coll, max_runs=max_runs, max_per_topic=max_per_topic)
+        track.topics.set(topic_ids)
+    return campaign
+
+
+def create_pool(
+    *, campaign, name, runs, topics=(), strategy=Pool.Strategy.UNION, depth=20, per_topic=None, created_by=None
+) -> Pool:
+    """Make a pool of the campaign's runs over its topics (or some of them) and queue its build.
+
+    `runs` are Run ids of the campaign's collection. The build runs after the commit (a Celery task); a
+    build that fails leaves the pool FAILED with the reason, for the organiser to see.
+    """
+    from assessments.tasks import build_pool
+
+    with transaction.atomic():
+        track = Track.objects.select_related("collection").filter(campaign=campaign).first()
+        if track is None:
+            raise CampaignError(f"campaign {campaign.name!r} has no topics to pool (it takes no runs)")
+        if Pool.objects.filter(name=name).exists():
+            raise CampaignError(f"a pool named {name!r} already exists")
+        run_ids = list(dict.fromkeys(runs))
+        if not run_ids:
+            raise CampaignError("no runs selected")
+        found = set(Run.objects.filter(pk__in=run_ids, collection=track.collection).values_list("pk", flat=True))
+        missing = [r for r in run_ids if r not in found]
+        if missing:
+            raise CampaignError(f"collection {track.collection.name!r} has no runs with ids {_named(missing)}")
+        own = dict(track.topics.values_list("external_id", "pk"))
+        if topics:
+            outside = [t for t in dict.fromkeys(topics) if t not in own]
+            if outside:
+                raise CampaignError(f"topics {_named(outside)} are not topics of campaign {campaign.name!r}")
+            topic_ids = [own[t] for t in dict.fromkeys(topics)]
+        else:
+            topic_ids = list(own.values())
+        pool = Pool(
+            name=name, collection=track.collection, strategy=strategy, depth=depth, per_topic=per_topic,
+            created_by=created_by,
+        )
+        _checked(pool, exclude=["collection", "created_by"])
+        pool.save()
+        pool.topics.set(topic_ids)
+        pool.runs.set(run_ids)
+        campaign.pools.add(pool)
+        transaction.on_commit(lambda: build_pool.delay(pool.pk), robust=True)
+    return pool

@@ -1,0 +1,38 @@
+"""URLs of the REST API, mounted at /api/ by config/urls.py; views in annotation/api/."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.permissions import AllowAny
+
+from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
+from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
+from annotation.api.results import CarAssessments, Qrels
+from annotation.api.root import ApiDocs, ApiRoot, Me
+from annotation.api.runs import RunDetail, RunList
+
+endpoints = [
+    path("me/", Me.as_view(), name="api-me"),
+    path("campaigns/", CampaignList.as_view(), name="api-campaigns"),
+    path("campaigns/<slug:name>/", CampaignDetail.as_view(), name="api-campaign"),
+    path("campaigns/<slug:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
+    path("campaigns/<slug:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
+    path("runs/", RunList.as_view(), name="api-runs"),
+    path("runs/<int:pk>/", RunDetail.as_view(), name="api-run"),
+    path("pools/", PoolList.as_view(), name="api-pools"),
+    path("pools/<slug:name>/", PoolDetail.as_view(), name="api-pool"),
+    path("pools/<slug:name>/candidates/", PoolCandidates.as_view(), name="api-pool-candidates"),
+    path("qrels/", Qrels.as_view(), name="api-qrels"),
+    path("assessments/car-y3/", CarAssessments.as_view(), name="api-car-assessments"),
+]
+
+# The schema describes exactly the endpoints above, with their /api/ prefix.
+schema_patterns = [path("api/", include(endpoints))]
+
+urlpatterns = [
+    path("", ApiRoot.as_view(), name="api-root"),
+    path("schema/", SpectacularAPIView.as_view(
+        patterns=schema_patterns, permission_classes=[AllowAny], authentication_classes=[]
+    ), name="api-schema"),
+    path("docs/", ApiDocs.as_view(patterns=schema_patterns), name="api-docs"),
+    *endpoints,
+]
