@@ -173,7 +173,7 @@ def outline_page(assignment, *, readonly=False) -> OutlinePage:
     ids = [e.passage_id for e in entries]
     labels = current_labels(assignment.assessor, assignment.topic_id, ids)
     facets = [
-        {"id": f.heading_id, "heading": f.heading, "key": str(i) if i <= 9 else ""}
+        {"id": f.heading_id, "heading": f.heading, "key": str(i) if i <= 9 else "", "notes": f.notes}
         for i, f in enumerate(assignment.topic.facets.order_by("position"), start=1)
     ]
     facets += [

@@ -161,6 +161,8 @@ def test_an_assessor_judges_a_real_article_with_the_keyboard_only(new_page, assi
     # Cut the network while judging. First the server gets the change but the browser never hears back...
     before = changes.count()
     page.route("**/save", lambda route: (route.fetch(), route.abort()))
+    assert "is-current" in page.get_attribute(f"#passage-{count}", "class")  # a reload comes back to the same place
+    kb.press("Home")
     kb.press("s")  # passage 1, first facet: MUST -> SHOULD
     expected_facets[0][0]["relevance"] = "should"
     page.wait_for_selector('#savestate[data-state="pending"]')

@@ -26,6 +26,11 @@ def half_judged():
                  "--create-topics", "--no-progress", stdout=StringIO())
     run = Run.objects.get(name="guir")
     topic = run.entries.first().topic
+    # The trial pages carry no gold article or facet notes; give the topic some, as Y3 outlines have.
+    topic.gold_text = ("Water supply systems get water from a variety of locations after appropriate treatment.\n\n"
+                       "Protecting the water supply means conserving water and keeping it clean.")
+    topic.save()
+    topic.facets.filter(position=1).update(notes="metering, saving water, low-flow fixtures")
     assessor = factories.user("judge")
     assignment = Assignment.objects.create(assessor=assessor, topic=topic, run=run)
     Assignment.objects.create(assessor=assessor, topic=topic, run=Run.objects.get(name="uog-linear-ltr-hier"), position=1)
@@ -61,6 +66,9 @@ def test_the_outline_page_fits_the_screen(new_page, half_judged, shot, width):
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert page.locator(".topbar").bounding_box()["height"] < 70
     assert page.is_visible(".keys") and page.is_visible("#passages-left")
+    # The page opens where the work left off: passage 4, the first one not graded yet.
+    assert "is-current" in page.get_attribute("#passage-4", "class")
+    page.keyboard.press("Home")
     shot(page, f"outline-top-{width}")
 
     # Further down: the removed passage, the transition that skips it, and the next transition armed.

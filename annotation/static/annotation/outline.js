@@ -14,6 +14,7 @@
   var READONLY = !!S.readonly;
   var OUTBOX_KEY = "pooljudge:outbox:" + S.user;
   var SEQ_KEY = "pooljudge:seq";
+  var POS_KEY = "pooljudge:position:" + S.assignment;
   var SESSION = uuid4();
   var NOTES_DELAY = 700;
   var MAX_RETRY_DELAY = 15000;
@@ -467,6 +468,22 @@
     renderTransitions();
     if (!opts || opts.scroll !== false) reveal(passages[index].el);
     if (!opts || opts.focus !== false) passages[index].el.focus({ preventScroll: true });
+    try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
+  }
+
+  function startIndex() {
+    // A reload in this tab comes back to the same passage; otherwise start at the first one with work left.
+    try {
+      var saved = window.sessionStorage.getItem(POS_KEY);
+      if (saved !== null && Number(saved) >= 0 && Number(saved) < passages.length) return Number(saved);
+    } catch (e) { /* fall through */ }
+    for (var i = 0; i < passages.length; i++) {
+      var p = passages[i];
+      if (isRemoved(p.id)) continue;
+      var q = nextKept(p);
+      if (!facetList(p.id).length || (q && !L.transitions[pairKey(p.id, q.id)])) return i;
+    }
+    return 0;
   }
 
   function topbarHeight() {
@@ -617,6 +634,8 @@
     switch (key) {
       case "j": case "ArrowDown": setCurrent(current + 1); break;
       case "k": case "ArrowUp": setCurrent(current - 1); break;
+      case "Home": setCurrent(0); break;
+      case "End": setCurrent(passages.length - 1); break;
       case "N": goNext(); break;
       default: handled = false;
     }
@@ -737,7 +756,11 @@
   });
   wire();
   renderAll();
-  if (passages.length) setCurrent(0, { scroll: false });
+  if ("scrollRestoration" in window.history) window.history.scrollRestoration = "manual";
+  if (passages.length) {
+    var start = startIndex();
+    setCurrent(start, { scroll: start > 0 });
+  }
   pump(true);  // send what earlier pages left in the outbox first
   window.pooljudge = { outbox: readOutbox, progress: progress };
   document.body.dataset.ready = "outline";
