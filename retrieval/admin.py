@@ -1,8 +1,10 @@
-"""Admin pages for corpora: collections, books, sentences, passages."""
+"""Admin pages for corpora (collections, books, sentences, passages) and retrieval work (indexes, jobs)."""
+
+from datetime import timedelta
 
 from django.contrib import admin
 
-from retrieval.models import Book, Collection, Passage, Sentence
+from retrieval.models import Book, Collection, Index, Job, Passage, Sentence, Shard
 
 
 @admin.register(Collection)
@@ -64,3 +66,87 @@ class PassageAdmin(admin.ModelAdmin):
     @admin.display(description="text")
     def short_text(self, obj):
         return obj.text[:120] + ("…" if len(obj.text) > 120 else "")
+
+
+@admin.register(Index)
+class IndexAdmin(admin.ModelAdmin):
+    """Persisted BM25 and dense indexes, one per collection and configuration."""
+
+    list_display = ["collection", "kind", "model", "status", "passage_count", "dimension", "built_at"]
+    list_filter = ["kind", "status"]
+    readonly_fields = [f.name for f in Index._meta.fields]
+    list_select_related = ["collection"]
+
+    @admin.display(description="model")
+    def model(self, obj):
+        return obj.config.get("model", "")
+
+
+class ShardInline(admin.TabularInline):
+    model = Shard
+    fields = ["number", "status", "items", "worker", "attempts", "seconds", "error"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    """Retrieval jobs with their progress (shards done, passages/s, ETA) and why a failed one failed."""
+
+    list_display = ["__str__", "status", "shards", "items", "speed", "eta", "short_error", "updated_at"]
+    list_filter = ["status", "kind", "gpu"]
+    readonly_fields = [f.name for f in Job._meta.fields if f.name != "params"] + ["eta"]
+    exclude = ["params"]
+    inlines = [ShardInline]
+    actions = ["resume"]
+    list_select_related = ["collection"]
+
+    @admin.display(description="shards")
+    def shards(self, obj):
+        return f"{obj.shards_done}/{obj.shard_count}"
+
+    @admin.display(description="items")
+    def items(self, obj):
+        return f"{obj.items_done:,}/{obj.items_total:,}"
+
+    @admin.display(description="per second")
+    def speed(self, obj):
+        return f"{obj.rate:,.1f}" if obj.rate else "–"
+
+    @admin.display(description="ETA")
+    def eta(self, obj):
+        seconds = obj.eta_seconds
+        if seconds is None or obj.status in (Job.Status.DONE, Job.Status.FAILED):
+            return "–"
+        return str(timedelta(seconds=round(seconds)))
+
+    @admin.display(description="error")
+    def short_error(self, obj):
+        return obj.error.splitlines()[0][:120] if obj.error else ""
+
+    @admin.action(description="Resume the selected jobs (failed or stuck shards are done again)")
+    def resume(self, request, queryset):
+        from retrieval.tasks import resume_job
+
+        count = 0
+        for job in queryset.exclude(status=Job.Status.DONE):
+            resume_job.delay(job.pk)
+            count += 1
+        self.message_user(request, f"{count} job(s) sent to be resumed.")
+
+
+@admin.register(Shard)
+class ShardAdmin(admin.ModelAdmin):
+    """Shards of retrieval jobs: who holds or did each, how long it took, why it failed."""
+
+    list_display = ["__str__", "status", "items", "worker", "attempts", "seconds", "heartbeat_at"]
+    list_filter = ["status", "job__kind"]
+    search_fields = ["worker", "error"]
+    readonly_fields = [f.name for f in Shard._meta.fields if f.name != "result"]
+    exclude = ["result"]
+    list_select_related = ["job"]

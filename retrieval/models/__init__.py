@@ -1,0 +1,6 @@
+"""Corpora (collections, books, sentences, passages) and the retrieval work done on them (indexes, jobs, shards)."""
+
+from retrieval.models.corpus import Book, Collection, CollectionQuerySet, Passage, PassageQuerySet, Sentence
+from retrieval.models.jobs import Index, Job, Shard
+
+__all__ = ["Book", "Collection", "CollectionQuerySet", "Index", "Job", "Passage", "PassageQuerySet", "Sentence", "Shard"]

@@ -1,0 +1,97 @@
+"""Celery tasks of the retrieval workers. GPU work is named gpu_* and routed to the "gpu" queue (settings).
+
+Tasks take ids and re-read state; a retried or re-delivered task duplicates nothing (see
+retrieval.services.jobs). Acknowledged late, so a worker that dies mid-shard loses no work; retried
+only on the named transient errors (database connection trouble, network timeouts), with backoff.
+A worker starting under a node name re-sends what a dead worker of that name held.
+
+This module is imported by every process that loads the Celery app (the web process too), so it
+imports nothing heavy: torch, transformers, faiss and bm25s are loaded inside the work itself.
+"""
+
+import time
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from retrieval.services import jobs
+
+MAX_RETRIES = 5
+
+
+def backoff(attempt: int) -> int:
+    return min(60, 2**attempt)
+
+
+def _retrying(task, attempt_work, on_give_up):
+    """Run `attempt_work()`; on a transient error retry through the broker (or, run eagerly, here) with backoff."""
+    attempt = task.request.retries
+    while True:
+        try:
+            return attempt_work()
+        except jobs.TRANSIENT_ERRORS as exc:
+            if attempt >= MAX_RETRIES:
+                return on_give_up(exc)
+            if not task.request.is_eager:
+                raise task.retry(exc=exc, countdown=backoff(attempt), max_retries=MAX_RETRIES) from exc
+            # eager (no broker): Celery cannot retry a propagating eager task, so wait and try again here
+            time.sleep(min(2.0, 0.05 * 2**attempt))
+            attempt += 1
+
+
+def _run(task, shard_id: int) -> dict:
+    delivery = getattr(task.request, "delivery_info", None) or {}
+    hostname, redelivered = task.request.hostname or "", bool(delivery.get("redelivered"))
+
+    def attempt_work():
+        try:
+            return jobs.run_shard(shard_id, worker=hostname, redelivered=redelivered)
+        except jobs.TRANSIENT_ERRORS:
+            jobs.release(shard_id)
+            raise
+
+    def give_up(exc):
+        jobs.fail_shard(shard_id, exc)
+        return {"shard": shard_id, "status": "failed", "error": jobs.describe(exc)}
+
+    return _retrying(task, attempt_work, give_up)
+
+
+@shared_task(bind=True, acks_late=True, name="retrieval.tasks.run_shard")
+def run_shard(self, shard_id: int) -> dict:
+    """Do one CPU shard (BM25 indexing or BM25 search) on the default queue."""
+    return _run(self, shard_id)
+
+
+@shared_task(bind=True, acks_late=True, name="retrieval.tasks.gpu_run_shard")
+def gpu_run_shard(self, shard_id: int) -> dict:
+    """Do one GPU shard (encoding passages, dense search, cross-encoder re-ranking) on the gpu queue."""
+    return _run(self, shard_id)
+
+
+@shared_task(bind=True, acks_late=True, name="retrieval.tasks.finish_job")
+def finish_job(self, job_id: int) -> dict:
+    """Finish a job whose shards are all in (assemble the FAISS index, mark the index ready), then its callbacks."""
+
+    def give_up(exc):
+        jobs.fail_job(job_id, f"finishing failed: {jobs.describe(exc)}")
+        return {"job": job_id, "status": "failed"}
+
+    return _retrying(self, lambda: jobs.finish(job_id, worker=self.request.hostname or ""), give_up)
+
+
+@shared_task(acks_late=True, name="retrieval.tasks.resume_job")
+def resume_job(job_id: int) -> dict:
+    """Start a failed or stuck job again (what the admin's "resume" does)."""
+    job = jobs.resume(job_id)
+    return {"job": job.pk, "status": job.status}
+
+
+@worker_ready.connect
+def recover_orphaned_work(sender=None, **kwargs):
+    """On start, re-send the shards and finishing steps that a previous worker of this node name held."""
+    hostname = getattr(sender, "hostname", "") or ""
+    try:
+        jobs.recover_worker(hostname)
+    except Exception:  # noqa: BLE001 — a worker must start even when the database is not there yet
+        jobs.logger.exception("could not recover the work of %s", hostname)

@@ -1,0 +1,38 @@
+"""Fixtures for tests that run retrievers; import the ones a module needs (tests/retrieval/conftest.py imports all)."""
+
+import os
+
+import pytest
+
+from tests.retrieval import tiny_models
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is ever downloaded in tests
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def index_dir(settings, tmp_path):
+    """Indexes go to a fresh folder for each test."""
+    settings.RETRIEVAL_INDEX_DIR = tmp_path / "indexes"
+    return settings.RETRIEVAL_INDEX_DIR
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """Path of the bundled all-MiniLM-L6-v2."""
+    return tiny_models.minilm_path()
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory):
+    """A 2-layer, 32-unit BERT encoder with a Cranfield word-piece vocabulary, built from a config."""
+    return tiny_models.tiny_bert(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoders(tmp_path_factory):
+    """Two tiny sequence-classification BERTs: one label (a logit) and two labels (softmax), different seeds."""
+    return [
+        tiny_models.tiny_bert(tmp_path_factory.mktemp("tiny-ce-1"), head="classification", num_labels=1, seed=1),
+        tiny_models.tiny_bert(tmp_path_factory.mktemp("tiny-ce-2"), head="classification", num_labels=2, seed=2),
+    ]
