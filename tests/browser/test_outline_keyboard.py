@@ -192,7 +192,7 @@ def test_an_assessor_judges_a_real_article_with_the_keyboard_only(new_page, assi
     offline_changes = 6
 
     page.wait_for_function(f"window.pooljudge.outbox().length === {offline_changes}")
-    assert page.get_attribute("#savestate", "data-state") == "pending"
+    page.wait_for_selector('#savestate[data-state="pending"]')
     assert "not yet saved" in page.text_content("#savestate")
     outbox_ids = page.evaluate("window.pooljudge.outbox().map(it => it.id)")
     page.wait_for_timeout(1200)  # a retry or two fail
