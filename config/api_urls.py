@@ -10,17 +10,19 @@ from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
 from annotation.api.runs import RunDetail, RunList
 
+# Path parameters are matched as any text, so that a malformed id or name reaches the view and gets the API's
+# JSON 404 rather than Django's HTML page; the schema gives their real form (an integer id, a slug name).
 endpoints = [
     path("me/", Me.as_view(), name="api-me"),
     path("campaigns/", CampaignList.as_view(), name="api-campaigns"),
-    path("campaigns/<slug:name>/", CampaignDetail.as_view(), name="api-campaign"),
-    path("campaigns/<slug:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
-    path("campaigns/<slug:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
+    path("campaigns/<str:name>/", CampaignDetail.as_view(), name="api-campaign"),
+    path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
+    path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
     path("runs/", RunList.as_view(), name="api-runs"),
-    path("runs/<int:pk>/", RunDetail.as_view(), name="api-run"),
+    path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
     path("pools/", PoolList.as_view(), name="api-pools"),
-    path("pools/<slug:name>/", PoolDetail.as_view(), name="api-pool"),
-    path("pools/<slug:name>/candidates/", PoolCandidates.as_view(), name="api-pool-candidates"),
+    path("pools/<str:name>/", PoolDetail.as_view(), name="api-pool"),
+    path("pools/<str:name>/candidates/", PoolCandidates.as_view(), name="api-pool-candidates"),
     path("qrels/", Qrels.as_view(), name="api-qrels"),
     path("assessments/car-y3/", CarAssessments.as_view(), name="api-car-assessments"),
 ]

@@ -178,6 +178,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.api.schema.error_responses",
+    ],
 }
 # Upload limits: bytes of an uploaded run file, bytes it may unpack to (gzip), runs per participant and campaign.
 API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 20 * 1024 * 1024)

@@ -62,15 +62,28 @@ def detail(status_code, message):
     return Response({"detail": message}, status=status_code)
 
 
-def rejection(failure, what="The run"):
+def rejection(failure):
     """400 listing an ImportFailed's problems (up to its cap) with line and field."""
     problems = [
         {"line": p.line, "field": p.field, "message": COMMAND_LINE_HINT.sub("", p.message)} for p in failure.problems
     ]
-    count = f"{failure.total} problem{'s' if failure.total != 1 else ''}"
-    shown = f" (the first {len(problems)} are listed)" if failure.total > len(problems) else ""
+    return _rejected("The run", problems, failure.total)
+
+
+def invalid_upload(errors):
+    """400 for an upload request whose form is invalid, in the same shape as a rejected run."""
+    problems = [
+        {"line": None, "field": field, "message": str(message)}
+        for field, messages in errors.items()
+        for message in (messages if isinstance(messages, list) else [messages])
+    ]
+    return _rejected("The request", problems, len(problems))
+
+
+def _rejected(what, problems, total):
+    count = f"{total} problem{'s' if total != 1 else ''}"
+    shown = f" (the first {len(problems)} are listed)" if total > len(problems) else ""
     return Response(
-        {"detail": f"{what} was rejected, nothing was stored: {count}{shown}.", "total": failure.total,
-         "problems": problems},
+        {"detail": f"{what} was rejected, nothing was stored: {count}{shown}.", "total": total, "problems": problems},
         status=status.HTTP_400_BAD_REQUEST,
     )

@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from annotation.api.common import detail, visible_pools
@@ -20,6 +21,7 @@ class PoolList(generics.ListCreateAPIView):
     """
 
     permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
 
     def get_serializer_class(self):
         return PoolCreateSerializer if self.request.method == "POST" else PoolSerializer
@@ -38,7 +40,7 @@ class PoolList(generics.ListCreateAPIView):
             "them. The build is queued: `status` goes from pending to ready (or failed, with `error`)."
         ),
         request=PoolCreateSerializer,
-        responses={201: PoolSerializer, 400: DetailSerializer},
+        responses={201: PoolSerializer},
     )
     def post(self, request, *args, **kwargs):
         form = self.get_serializer(data=request.data)

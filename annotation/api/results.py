@@ -7,13 +7,13 @@ from pathlib import Path
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from annotation.api.common import detail
 from annotation.api.permissions import IsUnscopedOrganiser
-from annotation.api.serializers import DetailSerializer, QrelsQuerySerializer
+from annotation.api.serializers import QrelsQuerySerializer
 from assessments.exporters import qrels
 from assessments.exporters.car_y3 import export_car_assessments
 from assessments.exporters.common import ExportFailed, resolve_scope
@@ -27,7 +27,9 @@ def qrels_text(*, collection=None, pool=None, topic=(), assessor=None, aggregate
     else:
         scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
         rows = qrels.judgement_qrels(scope, aggregate=aggregate or ("one" if assessor else "majority"), level=level or "page")
-    return "".join(qrels.format_lines(rows))
+    text = io.StringIO()
+    qrels.write_qrels(rows, stream=text)
+    return text.getvalue()
 
 
 SCOPE_PARAMETERS = [
@@ -56,7 +58,7 @@ class Qrels(APIView):
             OpenApiParameter("level", str, enum=qrels.LEVELS, description="page (default) or section (CAR)."),
             OpenApiParameter("qrel_set", str, description="Export this stored qrel set as it is."),
         ],
-        responses={(200, "text/plain"): OpenApiTypes.STR, 400: OpenApiResponse(DetailSerializer)},
+        responses={(200, "text/plain"): OpenApiTypes.STR},
     )
     def get(self, request):
         query = QrelsQuerySerializer(data=request.query_params)
@@ -100,7 +102,7 @@ class CarAssessments(APIView):
     @extend_schema(
         summary="Download the Y3 assessments",
         parameters=SCOPE_PARAMETERS,
-        responses={(200, "application/zip"): OpenApiTypes.BINARY, 400: OpenApiResponse(DetailSerializer)},
+        responses={(200, "application/zip"): OpenApiTypes.BINARY},
     )
     def get(self, request):
         query = ScopeQuerySerializer(data=request.query_params)

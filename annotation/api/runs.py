@@ -4,10 +4,10 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from annotation.api.common import detail, rejection, visible_runs
+from annotation.api.common import detail, invalid_upload, rejection, visible_runs
 from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, request_role, scope_campaign
 from annotation.api.serializers import DetailSerializer, RejectionSerializer, RunSerializer, RunUploadSerializer
 from annotation.submissions import RunInUse, RunLimitReached, UploadTooLarge, delete_run, upload_run
@@ -23,7 +23,7 @@ class RunList(generics.ListCreateAPIView):
     """
 
     permission_classes = [IsParticipantOrOrganiser]
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
     serializer_class = RunSerializer
 
     def get_serializer_class(self):
@@ -54,7 +54,9 @@ class RunList(generics.ListCreateAPIView):
         request={"multipart/form-data": RunUploadSerializer},
         responses={
             201: RunSerializer,
-            400: OpenApiResponse(RejectionSerializer, description="The run was rejected; nothing was stored."),
+            400: OpenApiResponse(
+                RejectionSerializer, description="The request or the run was rejected; nothing was stored."
+            ),
             403: DetailSerializer,
             409: OpenApiResponse(DetailSerializer, description="The run limit of the campaign is reached."),
             413: OpenApiResponse(DetailSerializer, description="The file is too large."),
@@ -69,7 +71,8 @@ class RunList(generics.ListCreateAPIView):
         if length > limit + MULTIPART_OVERHEAD:
             return too_large(f"the request has {length:,} bytes; a run file may have at most {limit:,}")
         upload = self.get_serializer(data=request.data)
-        upload.is_valid(raise_exception=True)
+        if not upload.is_valid():
+            return invalid_upload(upload.errors)
         campaign, file = upload.validated_data["campaign"], upload.validated_data["file"]
         scope = scope_campaign(request)
         if scope is not None and scope.pk != campaign.pk:

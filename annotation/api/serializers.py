@@ -103,6 +103,7 @@ class RunUploadSerializer(serializers.Serializer):
     campaign = serializers.SlugRelatedField(
         slug_field="name", queryset=Campaign.objects.select_related("track"),
         help_text="Name of the campaign (track) the run is for; its task decides the format.",
+        error_messages={"does_not_exist": "No campaign named '{value}'."},
     )
     file = serializers.FileField(
         allow_empty_file=True, help_text="The run file, plain text or gzip; UTF-8, a BOM and CRLF are fine."
@@ -136,7 +137,9 @@ class PoolCreateSerializer(serializers.Serializer):
     """A pool of a campaign's runs over its topics (or some of them)."""
 
     name = serializers.SlugField(max_length=100)
-    campaign = serializers.SlugRelatedField(slug_field="name", queryset=Campaign.objects.all())
+    campaign = serializers.SlugRelatedField(
+        slug_field="name", queryset=Campaign.objects.all(), error_messages={"does_not_exist": "No campaign named '{value}'."}
+    )
     runs = serializers.ListField(
         child=serializers.IntegerField(min_value=1), min_length=1, max_length=10000, help_text="Run ids."
     )

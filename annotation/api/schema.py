@@ -1,0 +1,51 @@
+"""OpenAPI schema post-processing: the error responses every operation can give, and the form of path parameters.
+
+drf-spectacular documents the responses a view declares; the errors that DRF itself gives
+(401 without credentials, 403 for the wrong role, 404 for an unknown object or page, 400 for
+invalid query parameters) are added here, so that clients and schemathesis know them.
+
+Path parameters are routed as any text (config/api_urls.py), so that a malformed one gets the
+API's JSON 404; their real form is given here: ids are integers, names are slugs.
+"""
+
+PATH_FORMS = {
+    "id": {"type": "integer"},
+    "name": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},  # SlugField: campaign and pool names
+}
+DETAIL = {"$ref": "#/components/schemas/Detail"}
+FIELD_ERRORS = {
+    "type": "object",
+    "description": "What is wrong with each field of the request: {field: [message, ...]} or {detail: message}.",
+    "additionalProperties": {},
+}
+DETAIL_COMPONENT = {
+    "type": "object",
+    "description": "An error with a message.",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
+}
+
+
+def _json(schema, description):
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def error_responses(result, generator, request, public):
+    """Add 400/401/403/404 where an operation can give them, and the form of `id` and `name` path parameters."""
+    result.setdefault("components", {}).setdefault("schemas", {}).setdefault("Detail", DETAIL_COMPONENT)
+    for path, methods in result.get("paths", {}).items():
+        for method, operation in methods.items():
+            parameters = operation.get("parameters", [])
+            for parameter in parameters:
+                if parameter["in"] == "path" and parameter["name"] in PATH_FORMS:
+                    parameter["schema"] = dict(PATH_FORMS[parameter["name"]])
+            responses = operation.setdefault("responses", {})
+            if operation.get("security") and {} not in operation["security"]:
+                responses.setdefault("401", _json(DETAIL, "No credentials, or a wrong or revoked token."))
+                responses.setdefault("403", _json(DETAIL, "The caller's role may not do this."))
+            queries = [p for p in parameters if p["in"] == "query"]
+            if "{" in path or any(p["name"] == "page" for p in queries):
+                responses.setdefault("404", _json(DETAIL, "No such object (or page), or not one the caller may see."))
+            if queries or "requestBody" in operation:
+                responses.setdefault("400", _json(FIELD_ERRORS, "The request is invalid."))
+    return result

@@ -1,0 +1,94 @@
+"""/api/pools/ (organisers): create a pool of a campaign's runs, watch its build, read its candidates."""
+
+import pytest
+
+from assessments.models import Pool
+from tests import factories
+from tests.api.helpers import upload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run_ids(adhoc, team_a, client_as):
+    """Runs a1 (team A) and b1 (team B) of campaign 'adhoc'."""
+    a1 = upload(team_a, "adhoc", "301 Q0 d1 1 3 a1\n301 Q0 d2 2 2 a1\n302 Q0 d3 1 1 a1\n").json()["id"]
+    b1 = upload(client_as("participant_b"), "adhoc", "301 Q0 d2 1 5 b1\n301 Q0 d4 2 4 b1\n").json()["id"]
+    return {"a1": a1, "b1": b1}
+
+
+def test_an_organiser_creates_a_pool_that_is_built_after_the_commit(run_ids, organiser,
+                                                                    django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = organiser.post(
+            "/api/pools/", {"name": "p1", "campaign": "adhoc", "runs": [run_ids["a1"], run_ids["b1"]], "depth": 10},
+            format="json",
+        )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["name"] == "p1" and body["campaigns"] == ["adhoc"] and body["collection"] == "web"
+    assert body["status"] == "pending" and body["topic_count"] == 2 and body["run_count"] == 2
+    assert len(callbacks) == 1
+
+    status = organiser.get("/api/pools/p1/").json()
+    assert status["status"] == "ready" and status["candidate_count"] == 4
+    candidates = organiser.get("/api/pools/p1/candidates/?topic=301").json()
+    assert candidates["count"] == 3
+    assert [c["rank"] for c in candidates["results"]] == [1, 2, 3]
+    assert sorted(c["passage"] for c in candidates["results"]) == ["d1", "d2", "d4"]
+    by_passage = {c["passage"]: c for c in candidates["results"]}
+    assert sorted((s["run_name"], s["rank"]) for s in by_passage["d2"]["sources"]) == [("a1", 2), ("b1", 1)]
+
+
+def test_a_pool_can_take_some_of_the_campaigns_topics(run_ids, organiser):
+    response = organiser.post(
+        "/api/pools/", {"name": "p1", "campaign": "adhoc", "runs": [run_ids["a1"]], "topics": ["302"]}, format="json"
+    )
+    assert response.status_code == 201
+    assert list(Pool.objects.get(name="p1").topics.values_list("external_id", flat=True)) == ["302"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"runs": [999999]}, "collection 'web' has no runs with ids 999999."),
+        ({"topics": ["303"]}, "topics '303' are not topics of campaign 'adhoc'."),
+        ({"name": "taken"}, "a pool named 'taken' already exists."),
+    ],
+)
+def test_a_pool_that_cannot_be_made_is_400_and_nothing_is_stored(run_ids, organiser, adhoc, change, message):
+    factories.pool(adhoc.track.collection, [], [], name="taken")
+    before = Pool.objects.count()
+    request = {"name": "p1", "campaign": "adhoc", "runs": [run_ids["a1"]], **change}
+    response = organiser.post("/api/pools/", request, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"detail": message}
+    assert Pool.objects.count() == before
+
+
+def test_a_run_of_another_collection_cannot_be_pooled(run_ids, organiser, outline):
+    car_run = factories.run(outline.track.collection, "car-run")
+    response = organiser.post("/api/pools/", {"name": "p1", "campaign": "adhoc", "runs": [car_run.pk]}, format="json")
+    assert response.status_code == 400
+
+
+def test_a_pool_request_with_a_bad_field_is_400(run_ids, organiser):
+    response = organiser.post(
+        "/api/pools/", {"name": "p 1", "campaign": "nope", "runs": [], "depth": 0, "strategy": "best"}, format="json"
+    )
+    assert response.status_code == 400
+    assert set(response.json()) == {"name", "campaign", "runs", "depth", "strategy"}
+
+
+def test_participants_cannot_see_or_make_pools(run_ids, team_a):
+    assert team_a.get("/api/pools/").status_code == 403
+    assert team_a.post("/api/pools/", {"name": "p1", "campaign": "adhoc", "runs": [run_ids["a1"]]},
+                       format="json").status_code == 403
+
+
+def test_pools_are_listed_newest_first(run_ids, organiser):
+    for name in ("p1", "p2"):
+        organiser.post("/api/pools/", {"name": name, "campaign": "adhoc", "runs": [run_ids["a1"]]}, format="json")
+    assert [p["name"] for p in organiser.get("/api/pools/").json()["results"]] == ["p2", "p1"]
+    assert organiser.get("/api/pools/nope/").status_code == 404
+    assert organiser.get("/api/pools/nope/candidates/").status_code == 404

@@ -1,0 +1,93 @@
+"""GET /api/qrels/ and /api/assessments/car-y3/ (organisers): what export_qrels and export_car_assessments give."""
+
+import io
+import json
+import zipfile
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotation.tokens import issue_token
+from assessments.models import Qrel, QrelSet, Topic
+from assessments.services.judging import record_judgement
+from retrieval.models import Passage
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "tqa2:L_0001"
+
+
+@pytest.fixture
+def judged(car):
+    """Two assessors' facet judgements of two paragraphs of tqa2:L_0001; one paragraph removed by one of them."""
+    topic = Topic.objects.get(external_id=PAGE)
+    first, second = (Passage.objects.get(collection=car, external_id=f"{i:040x}") for i in (1, 2))
+    for name, relevance in (("ann", "must"), ("bob", "can")):
+        assessor = factories.user(name)
+        record_judgement(assessor=assessor, layer="facet", topic=topic, passage=first,
+                         value=[{"facet": f"{PAGE}/T_0001", "relevance": relevance}], run_ids=["teamA-1"])
+    record_judgement(assessor=assessor, layer="removal", topic=topic, passage=second, value=True)
+    return car
+
+
+def test_qrels_of_the_judgements_with_the_export_qrels_options(judged, organiser):
+    response = organiser.get("/api/qrels/", {"collection": "car", "aggregate": "max"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.content.decode() == f"{PAGE} 0 {1:040x} 3\n{PAGE} 0 {2:040x} 0\n"
+    one = organiser.get("/api/qrels/", {"assessor": "ann", "topic": [PAGE]}).content.decode()
+    assert one == f"{PAGE} 0 {1:040x} 3\n"
+    section = organiser.get("/api/qrels/", {"collection": "car", "level": "section", "aggregate": "mean"})
+    assert f"{PAGE}/T_0001 0 {1:040x} 2\n" in section.content.decode()
+
+
+def test_qrels_of_a_stored_qrel_set(web, organiser):
+    qrel_set = QrelSet.objects.create(name="official", collection=web)
+    Qrel.objects.create(qrel_set=qrel_set, topic=Topic.objects.get(external_id="301"),
+                        passage=Passage.objects.get(external_id="d1"), grade=2)
+    response = organiser.get("/api/qrels/?qrel_set=official")
+    assert response.status_code == 200
+    assert response.content.decode() == "301 0 d1 2\n"
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"qrel_set": "nope"}, "no qrel set named 'nope'"),
+        ({"collection": "nope"}, "no collection named 'nope'"),
+        ({"aggregate": "adjudicated", "collection": "car"}, "adjudicated"),
+    ],
+)
+def test_qrels_that_cannot_be_exported_are_400_saying_why(judged, organiser, query, message):
+    response = organiser.get("/api/qrels/", query)
+    assert response.status_code == 400
+    assert message in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "query", [{"aggregate": "best"}, {"level": "chapter"}, {"qrel_set": "x", "level": "page"}, {"aggregate": "one"}]
+)
+def test_qrels_options_that_do_not_go_together_are_400(judged, organiser, query):
+    assert organiser.get("/api/qrels/", query).status_code == 400
+
+
+def test_y3_assessments_come_as_a_zip_of_one_file_per_topic_and_assessor(judged, organiser):
+    response = organiser.get("/api/assessments/car-y3/", {"collection": "car"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = sorted(archive.namelist())
+    assert len(names) == 2 and all(name.endswith(".json") for name in names)
+    doc = json.loads(archive.read(names[0]))
+    assert doc["facet_state"][0][0] == {"query_id": PAGE, "paragraph_id": f"{1:040x}"}
+
+
+def test_results_are_for_organisers_with_a_token_for_every_campaign(judged, team_a, adhoc):
+    assert team_a.get("/api/qrels/").status_code == 403
+    assert team_a.get("/api/assessments/car-y3/").status_code == 403
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss2', role='organiser', campaign='adhoc')[1]}")
+    response = scoped.get("/api/qrels/", {"collection": "car"})
+    assert response.status_code == 403
+    assert response.json()["detail"] == "This needs an organiser token that is not limited to one campaign."

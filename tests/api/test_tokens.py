@@ -1,0 +1,111 @@
+"""Tokens: issue_token prints a key once and stores its hash; revoke_token ends it; `Authorization: Token <key>`."""
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from annotation.models import ApiToken
+from annotation.roles import Role
+from annotation.tokens import hash_key, issue_token
+
+pytestmark = pytest.mark.django_db
+
+
+def command(*args):
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def client_with(header):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    return client
+
+
+def test_issue_token_creates_the_user_in_the_role_group_and_prints_a_key_stored_only_as_a_hash():
+    key = command("issue_token", "team-x", "--quiet").strip()
+    user = get_user_model().objects.get(username="team-x")
+    assert list(user.groups.values_list("name", flat=True)) == [Role.PARTICIPANT]
+    assert not user.has_usable_password() and not user.is_staff
+    token = ApiToken.objects.get(user=user)
+    assert token.role == "participant" and token.campaign is None and token.revoked_at is None
+    assert token.key_hash == hash_key(key) and token.prefix == key[:8]
+    assert len(key) >= 40
+    assert not ApiToken.objects.filter(key_hash__contains=key[8:20]).exists()
+
+
+def test_issue_token_for_an_organiser_gives_the_staff_flag_and_a_scope(adhoc):
+    out = command("issue_token", "boss", "--role", "organiser", "--campaign", "adhoc")
+    assert "organiser token" in out and "for campaign 'adhoc'" in out and "not shown again" in out
+    user = get_user_model().objects.get(username="boss")
+    assert user.is_staff and user.groups.filter(name=Role.ORGANISER).exists()
+    assert ApiToken.objects.get(user=user).campaign == adhoc
+
+
+def test_issue_token_for_an_unknown_campaign_fails_and_makes_nothing():
+    with pytest.raises(CommandError, match="no campaign named 'nope'"):
+        command("issue_token", "team-x", "--campaign", "nope")
+    assert not get_user_model().objects.filter(username="team-x").exists()
+
+
+def test_a_token_authenticates_and_notes_when_it_was_used():
+    token, key = issue_token(username="team-x", role="participant")
+    response = client_with(f"Token {key}").get("/api/me/")
+    assert response.status_code == 200
+    assert response.json() == {"username": "team-x", "role": "participant", "campaign": None, "token": token.prefix}
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+
+
+@pytest.mark.parametrize("header", ["Token nope", "Token", "Token a b", "Token \u00e9t\u00e9"])
+def test_a_wrong_or_malformed_token_is_401(header):
+    issue_token(username="team-x", role="participant")
+    response = client_with(header.encode("utf-8").decode("latin-1")).get("/api/me/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Token realm="api"'
+
+
+def test_a_request_without_credentials_is_401():
+    response = APIClient().get("/api/runs/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Token realm="api"'
+
+
+def test_revoke_token_by_prefix_ends_the_token():
+    token, key = issue_token(username="team-x", role="participant")
+    assert f"revoked participant token {token.prefix}" in command("revoke_token", token.prefix)
+    assert client_with(f"Token {key}").get("/api/me/").status_code == 401
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+
+
+def test_revoke_token_by_key_or_by_user():
+    _, first = issue_token(username="team-x", role="participant")
+    _, second = issue_token(username="team-x", role="participant")
+    _, other = issue_token(username="team-y", role="participant")
+    command("revoke_token", first)
+    assert client_with(f"Token {first}").get("/api/me/").status_code == 401
+    assert client_with(f"Token {second}").get("/api/me/").status_code == 200
+    command("revoke_token", "--user", "team-x")
+    assert client_with(f"Token {second}").get("/api/me/").status_code == 401
+    assert client_with(f"Token {other}").get("/api/me/").status_code == 200
+
+
+def test_revoke_token_refuses_an_unknown_or_ambiguous_name():
+    with pytest.raises(CommandError, match="no active token"):
+        command("revoke_token", "abcdefgh")
+    with pytest.raises(CommandError, match="at least 4 characters"):
+        command("revoke_token", "ab")
+    with pytest.raises(CommandError, match="either a token"):
+        command("revoke_token")
+
+
+def test_a_token_of_a_deactivated_user_is_401():
+    token, key = issue_token(username="team-x", role="participant")
+    token.user.is_active = False
+    token.user.save()
+    assert client_with(f"Token {key}").get("/api/me/").status_code == 401
