@@ -46,11 +46,6 @@ class Progress:
         return self.passages > 0 and self.passages_left == 0 and self.transitions_left == 0
 
     @property
-    def judged(self) -> int:
-        """Passages done: graded or removed."""
-        return self.passages - self.passages_left
-
-    @property
     def percent(self) -> int:
         total = self.passages + self.transitions
         done = total - self.passages_left - self.transitions_left
@@ -117,11 +112,6 @@ def progress_of(passage_ids, labels) -> Progress:
         transitions=len(pairs),
         transitions_left=len(pairs) - labelled,
     )
-
-
-def assignment_progress(assignment) -> Progress:
-    ids = [e.passage_id for e in article(assignment)]
-    return progress_of(ids, current_labels(assignment.assessor, assignment.topic_id, ids))
 
 
 def queue(user) -> list[tuple[Assignment, Progress]]:
@@ -261,17 +251,14 @@ def save_change(assignment, data) -> tuple:
 
 
 def _set_status(assignment, status):
-    """Move an assignment to `status`, stamping when it was started and finished (one conditional UPDATE)."""
+    """Move an assignment to `status` (conditional UPDATEs: nothing changes when it is there already)."""
     now = timezone.now()
-    fields = {"status": status}
-    if status in (Assignment.Status.STARTED, Assignment.Status.DONE) and assignment.started_at is None:
-        fields["started_at"] = now
-    fields["finished_at"] = now if status == Assignment.Status.DONE else None
     with transaction.atomic():
-        Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(**fields)
-    for name, value in fields.items():
-        if name != "started_at" or assignment.started_at is None:
-            setattr(assignment, name, value)
+        Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(
+            status=status, finished_at=now if status == Assignment.Status.DONE else None
+        )
+        Assignment.objects.filter(pk=assignment.pk, started_at__isnull=True).update(started_at=now)
+    assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
 
 
 def _uuid(raw):

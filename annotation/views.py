@@ -1,6 +1,7 @@
 """Assessor pages: the queue, the outline judging page, and its JSON endpoints (save a change, mark done)."""
 
 import json
+from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -15,14 +16,14 @@ page_login_required = login_required(login_url="login")
 
 
 def _json_login_required(view):
-    """Like login_required, but answers a script with 403 JSON instead of a redirect to the login page."""
+    """Like login_required, but answers the page's script with 403 JSON instead of a redirect to the login page."""
 
+    @wraps(view)
     def wrapped(request, *args, **kwargs):
         if not request.user.is_authenticated:
             return JsonResponse({"field": None, "message": "signed out: sign in again", "signed_out": True}, status=403)
         return view(request, *args, **kwargs)
 
-    wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
     return wrapped
 
 

@@ -466,7 +466,10 @@
     if (before !== index) renderPassage(passages[before]);
     renderPassage(passages[index]);
     renderTransitions();
-    if (!opts || opts.scroll !== false) reveal(passages[index].el);
+    if (!opts || opts.scroll !== false) {
+      if (index === 0) window.scrollTo(0, 0);  // the topic and its facets sit above the first passage
+      else reveal(passages[index].el);
+    }
     if (!opts || opts.focus !== false) passages[index].el.focus({ preventScroll: true });
     try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
   }
