@@ -3,14 +3,26 @@
 from celery import shared_task
 
 from assessments.services.pooling import PoolError, build_pool as build_pool_now, mark_pool_failed
+from retrieval.services import TRANSIENT_ERRORS
+
+MAX_RETRIES = 5
 
 
-@shared_task(acks_late=True)
-def build_pool(pool_id: int) -> dict:
-    """Build (or rebuild) a pool's candidates; a build error is stored on the pool, not retried."""
+@shared_task(bind=True, acks_late=True, name="assessments.tasks.build_pool")
+def build_pool(self, pool_id: int, resume: bool = True) -> dict:
+    """Build (or rebuild) a pool, or move its build on when a retrieval job it waits for has ended.
+
+    A build error (bad inputs, a failed retrieval job) is stored on the pool, not retried; a
+    transient error (database or broker connection) is retried with backoff.
+    """
     try:
-        pool = build_pool_now(pool_id)
+        pool = build_pool_now(pool_id, resume=resume)
     except PoolError as exc:
         mark_pool_failed(pool_id, str(exc))
         return {"pool": pool_id, "status": "failed", "error": str(exc)}
+    except TRANSIENT_ERRORS as exc:
+        if self.request.is_eager or self.request.retries >= MAX_RETRIES:
+            mark_pool_failed(pool_id, f"gave up after a transient error: {exc}")
+            raise
+        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries), max_retries=MAX_RETRIES) from exc
     return {"pool": pool.pk, "status": pool.status, "candidates": pool.candidates.count()}

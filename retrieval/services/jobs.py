@@ -206,10 +206,24 @@ def fail_job(job_id: int, reason: str, detail: str = "") -> None:
 
 def notify(job: Job) -> None:
     """Send the job's callbacks (each a Celery task by name, with its args)."""
-    from celery import signature
-
     for name, args in job.callbacks:
-        signature(name, args=args).apply_async()
+        callback_task(name).apply_async(args=args)
+
+
+def callback_task(name: str):
+    """The registered task called `name` (every app's tasks module is imported first, as a worker does).
+
+    Sending by name alone would go to the broker even when tasks run eagerly; a name that no app
+    registers is a programming error, said as such.
+    """
+    from celery import current_app
+
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    try:
+        return current_app.tasks[name]
+    except KeyError:
+        raise LookupError(f"no Celery task named {name!r} (a job callback)") from None
 
 
 def resume(job_id: int, *, stale_only: bool = False) -> Job:
