@@ -130,6 +130,12 @@ class ApiTokenQuerySet(models.QuerySet):
         """Tokens not revoked, of active users."""
         return self.filter(revoked_at__isnull=True, user__is_active=True)
 
+    def revoke(self):
+        """Revoke the tokens among these that are not revoked yet (one UPDATE); returns how many."""
+        from django.utils import timezone
+
+        return self.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
 
 class ApiToken(models.Model):
     """A key for the REST API. Only a hash of the key is stored; the key is shown once, when it is issued."""

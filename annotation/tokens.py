@@ -104,8 +104,7 @@ def revoke_tokens(*, key_or_prefix: str | None = None, username: str | None = No
             if len(chosen) > 1:
                 names = ", ".join(f"{t.prefix} ({t.user.username})" for t in chosen)
                 raise TokenError(f"{key_or_prefix!r} names {len(chosen)} tokens ({names}); give more of the key")
-        now = timezone.now()
-        ApiToken.objects.filter(pk__in=[t.pk for t in chosen]).update(revoked_at=now)
+        ApiToken.objects.filter(pk__in=[t.pk for t in chosen]).revoke()
         for token in chosen:
-            token.revoked_at = now
+            token.refresh_from_db(fields=["revoked_at"])
     return chosen

@@ -109,3 +109,18 @@ def test_a_token_of_a_deactivated_user_is_401():
     token.user.is_active = False
     token.user.save()
     assert client_with(f"Token {key}").get("/api/me/").status_code == 401
+
+
+def test_an_organiser_revokes_tokens_in_the_admin_but_cannot_make_one_there(client):
+    from annotation.roles import ensure_groups
+    from tests import factories
+
+    token, key = issue_token(username="team-x", role="participant")
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    assert client.get("/admin/annotation/apitoken/add/").status_code == 403
+    page = client.get("/admin/annotation/apitoken/").content.decode()
+    assert token.prefix in page and key not in page
+    client.post("/admin/annotation/apitoken/", {"action": "revoke", "_selected_action": [token.pk]})
+    assert client_with(f"Token {key}").get("/api/me/").status_code == 401
