@@ -18,6 +18,7 @@
   var SESSION = uuid4();
   var NOTES_DELAY = 700;
   var MAX_RETRY_DELAY = 15000;
+  var SEND_TIMEOUT = 20000;
   var TRANSITIONS = [["same", "Same topic"], ["coherent", "Coherent transition"], ["switch", "Topic switch"]];
   var GRADE = { must: "MUST", should: "SHOULD", can: "CAN" };
 
@@ -174,17 +175,22 @@
     inflight = it;
     renderSaveState();
     var response = null;
+    // A server that takes the connection and never answers must not hold the queue: give up and retry.
+    var controller = typeof AbortController === "function" ? new AbortController() : null;
+    var timeout = setTimeout(function () { if (controller) controller.abort(); }, SEND_TIMEOUT);
     fetch(it.url, {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(it.body),
+      signal: controller ? controller.signal : undefined,
     }).then(function (res) {
       response = res;
       return res.json().catch(function () { return null; });
     }).catch(function () {
       return null;
     }).then(function (payload) {
+      clearTimeout(timeout);
       inflight = null;
       var status = response ? response.status : 0;
       if (response && response.ok) {
