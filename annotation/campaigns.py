@@ -89,21 +89,28 @@ def create_campaign(
 
 
 def create_pool(
-    *, campaign, name, runs, topics=(), strategy=Pool.Strategy.UNION, depth=20, per_topic=None, created_by=None
+    *, campaign, name, runs, topics=(), strategy=Pool.Strategy.UNION, depth=20, per_topic=None, fusion="rrf",
+    normalisation="minmax", created_by=None,
 ) -> Pool:
     """Make a pool of the campaign's runs over its topics (or some of them) and queue its build.
 
-    `runs` are Run ids of the campaign's collection. The build runs after the commit (a Celery task); a
-    build that fails leaves the pool FAILED with the reason, for the organiser to see.
+    `runs` are Run ids of the campaign's collection; the strategy is union (TREC depth-k) or rrf (fusion of
+    the runs' top k with `fusion` and `normalisation`, see assessments.services.pooling). Pools from our
+    own retrievers need models, so they are made on the command line (manage.py build_pool), never here.
+    The build runs after the commit (a Celery task); one that fails leaves the pool FAILED with the reason.
     """
+    from assessments.services.pooling import PoolError, define_pool
     from assessments.tasks import build_pool
 
+    if strategy not in (Pool.Strategy.UNION, Pool.Strategy.RRF):
+        raise CampaignError(f"strategy {strategy!r} needs retrievers: make such pools with manage.py build_pool")
     with transaction.atomic():
         track = Track.objects.select_related("collection").filter(campaign=campaign).first()
         if track is None:
             raise CampaignError(f"campaign {campaign.name!r} has no topics to pool (it takes no runs)")
         if Pool.objects.filter(name=name).exists():
             raise CampaignError(f"a pool named {name!r} already exists")
+        _checked(Pool(name=name, strategy=strategy, depth=depth, per_topic=per_topic), exclude=["collection"])
         run_ids = list(dict.fromkeys(runs))
         if not run_ids:
             raise CampaignError("no runs selected")
@@ -119,14 +126,14 @@ def create_pool(
             topic_ids = [own[t] for t in dict.fromkeys(topics)]
         else:
             topic_ids = list(own.values())
-        pool = Pool(
-            name=name, collection=track.collection, strategy=strategy, depth=depth, per_topic=per_topic,
-            created_by=created_by,
-        )
-        _checked(pool, exclude=["collection", "created_by"])
-        pool.save()
-        pool.topics.set(topic_ids)
-        pool.runs.set(run_ids)
+        try:
+            pool = define_pool(
+                name=name, collection=track.collection, topics=topic_ids, runs=run_ids, strategy=strategy,
+                depth=depth, per_topic=per_topic, fusion_method=fusion, normalisation=normalisation,
+                created_by=created_by,
+            )
+        except PoolError as exc:
+            raise CampaignError(str(exc)) from exc
         campaign.pools.add(pool)
         transaction.on_commit(lambda: build_pool.delay(pool.pk), robust=True)
     return pool

@@ -8,6 +8,7 @@ from annotation.models import Campaign
 from annotation.submissions import RunFormat, passages_allowed, run_format, runs_allowed
 from assessments.exporters.qrels import AGGREGATES, LEVELS
 from assessments.models import Pool, Topic
+from retrieval import fusion as fusion_rules
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -147,9 +148,20 @@ class PoolCreateSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100000,
         help_text="Topic ids (default: all of the campaign's topics).",
     )
-    strategy = serializers.ChoiceField(choices=Pool.Strategy.choices, default=Pool.Strategy.UNION)
-    depth = serializers.IntegerField(min_value=1, max_value=100000, default=20)
-    per_topic = serializers.IntegerField(min_value=1, max_value=100000, required=False, allow_null=True, default=None)
+    strategy = serializers.ChoiceField(
+        choices=[Pool.Strategy.UNION, Pool.Strategy.RRF], default=Pool.Strategy.UNION,
+        help_text="union: TREC depth-k pooling; rrf: the runs' top k fused (see fusion). Pools from our own "
+                  "retrievers are made with manage.py build_pool.",
+    )
+    depth = serializers.IntegerField(min_value=1, max_value=100000, default=20, help_text="k: how deep into each run.")
+    per_topic = serializers.IntegerField(
+        min_value=1, max_value=100000, required=False, allow_null=True, default=None,
+        help_text="At most this many candidates a topic.",
+    )
+    fusion = serializers.ChoiceField(choices=fusion_rules.METHODS, default="rrf", help_text="For strategy rrf.")
+    normalisation = serializers.ChoiceField(
+        choices=fusion_rules.NORMALISATIONS, default="minmax", help_text="Score normalisation for combsum/combmnz."
+    )
 
 
 class PoolSerializer(serializers.ModelSerializer):

@@ -92,3 +92,25 @@ def test_pools_are_listed_newest_first(run_ids, organiser):
     assert [p["name"] for p in organiser.get("/api/pools/").json()["results"]] == ["p2", "p1"]
     assert organiser.get("/api/pools/nope/").status_code == 404
     assert organiser.get("/api/pools/nope/candidates/").status_code == 404
+
+
+def test_a_pool_can_fuse_the_runs_with_rrf(run_ids, organiser, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = organiser.post(
+            "/api/pools/",
+            {"name": "fused", "campaign": "adhoc", "runs": list(run_ids.values()), "strategy": "rrf",
+             "fusion": "combmnz", "per_topic": 2},
+            format="json",
+        )
+    assert response.status_code == 201, response.content
+    pool = Pool.objects.get(name="fused")
+    assert pool.strategy == "rrf" and pool.params["fusion"] == "combmnz"
+    assert pool.status == "ready" and pool.candidates.filter(topic__external_id="301").count() == 2
+
+
+def test_pools_from_retrievers_are_not_made_through_the_api(run_ids, organiser):
+    response = organiser.post(
+        "/api/pools/", {"name": "p1", "campaign": "adhoc", "runs": [run_ids["a1"]], "strategy": "rerank"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "strategy" in response.json()

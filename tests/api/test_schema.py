@@ -76,7 +76,7 @@ def fuzz_world(adhoc, outline, keys):
 
 @pytest.mark.django_db
 @schema.parametrize()
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 def test_the_api_gives_no_server_error_to_anything_the_schema_allows(case, fuzz_world, wsgi_app):
     case.call_and_validate(
         app=wsgi_app, headers={"Authorization": f"Token {fuzz_world['organiser']}"},
