@@ -57,8 +57,9 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.dateparse import parse_datetime
 
-from assessments.exporters.common import ExportFailed, atomic_file, prepare_directory
+from assessments.exporters.common import ExportFailed, atomic_file, prepare_directory, raw_rows
 from assessments.importers.car import DEFAULT_COLLECTION, json_type, merge_failure, short
 from assessments.importers.trec import no_progress, raise_if_any, refused
 from assessments.models import Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition
@@ -123,7 +124,7 @@ def format_time(moment: datetime) -> str:
     """ISO 8601 in UTC with microseconds and Z, e.g. 2019-10-11T21:02:58.354696Z."""
     if moment.tzinfo is not UTC:
         moment = moment.astimezone(UTC)
-    return f"{moment:%Y-%m-%dT%H:%M:%S.%f}Z"
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 TIME_STAMP = re.compile(
@@ -191,7 +192,12 @@ def export_rows(scope):
 
 
 def export_car_assessments(scope, out_dir, *, indent=None) -> Y3Export:
-    """Write one Y3 JSON file per (topic, assessor) with labels in `scope` into `out_dir`; ExportFailed on failure."""
+    """Write one Y3 JSON file per (topic, assessor) with labels in `scope` into `out_dir`; ExportFailed on failure.
+
+    The files' JSON is assembled as text from the database's own JSON text (values, run ids) and
+    strings escaped by the json module's encoder: decoding every value only to encode it again costs
+    more than reading the rows. Facet values are decoded (their labels and headings are translated).
+    """
     directory = prepare_directory(out_dir)
     headings = dict(
         ((topic_id, heading_id), heading)
@@ -200,61 +206,101 @@ def export_car_assessments(scope, out_dir, *, indent=None) -> Y3Export:
         .values_list("topic_id", "heading_id", "heading")
         .iterator(CHUNK)
     )
+    facet_text = _FacetText(headings)
     result = Y3Export(str(directory))
-    group = None
-    for row in export_rows(scope).iterator(CHUNK):
-        if (row[0], row[1]) != group:
-            if group is not None:
+    group_assessor = group_topic = states = None
+    for row in raw_rows(export_rows(scope), CHUNK):
+        assessor_id, topic_id, annotator, topic, layer, passage, passage2, value, moment, session, run_ids = row
+        if assessor_id != group_assessor or topic_id != group_topic:  # the rows of the next file begin
+            if states is not None:
                 _write_file(directory, names, states, indent, result)
-            group, names = (row[0], row[1]), (row[3], row[2])
-            states = ([], [], [], [])
-        _, topic_id, annotator, topic, layer, passage, passage2, value, moment, session, run_ids = row
-        if value is None or value == []:
+            group_assessor, group_topic, names = assessor_id, topic_id, (topic, annotator)
+            states = ([], [], [], [])  # notes, facets, removals, transitions: (sort key, sort key, text)
+            topic_text, annotator_text = _string(topic), _string(annotator)
+        if value is None or value == "[]" or value == "null":
             continue
-        wrapped = {
-            "annotator_id": annotator,
-            "time_stamp": format_time(moment),
-            "session_id": session or "",
-            "run_ids": run_ids,
-            "value": value,
-        }
+        wrapper = (
+            f'{{"annotator_id":{annotator_text},"time_stamp":"{_stamp(moment)}",'
+            f'"session_id":{_string(session or "")},"run_ids":{run_ids or "[]"},"value":'
+        )
         if layer == "transition":
-            wrapped["value"] = _TRANSITION_WIRE[value]
-            states[3].append(((passage, passage2), {"query_id": topic, "paragraph_id1": passage,
-                                                    "paragraph_id2": passage2}, wrapped))
-        elif layer == "facet":
-            facets = []
-            for entry in value:
-                special = _SPECIAL_WIRE.get(entry["facet"])
-                heading_id, heading = special or (entry["facet"], headings.get((topic_id, entry["facet"]), ""))
-                facets.append(dict(wrapped, value={
-                    "facet": {"heading": heading, "heading_id": heading_id},
-                    "relevance": _RELEVANCE_WIRE[entry["relevance"]],
-                }))
-            states[1].append(((passage,), {"query_id": topic, "paragraph_id": passage}, facets))
-        elif layer == "notes":
-            states[0].append(((passage,), {"query_id": topic, "paragraph_id": passage}, [wrapped]))
+            key = f'{{"query_id":{topic_text},"paragraph_id1":{_string(passage)},"paragraph_id2":{_string(passage2)}}}'
+            states[3].append((passage, passage2, f"[{key},{wrapper}{_transition_text(value)}}}]"))
         else:
-            states[2].append(((passage,), {"query_id": topic, "paragraph_id": passage}, wrapped))
+            key = f'{{"query_id":{topic_text},"paragraph_id":{_string(passage)}}}'
+            if layer == "facet":
+                facets = ",".join(wrapper + facet_text(topic_id, entry) + "}" for entry in json.loads(value))
+                states[1].append((passage, "", f"[{key},[{facets}]]"))
+            elif layer == "notes":
+                states[0].append((passage, "", f"[{key},[{wrapper}{value}}}]]"))
+            else:
+                states[2].append((passage, "", f"[{key},{wrapper}{value}}}]"))
         result.labels += 1
-    if group is not None:
+    if states is not None:
         _write_file(directory, names, states, indent, result)
     return result
+
+
+_string = json.encoder.encode_basestring  # a str as JSON text (quoted, escaped), as json.dumps(ensure_ascii=False)
+_TRANSITION_TEXT = {json.dumps(ours): json.dumps(wire) for ours, wire in _TRANSITION_WIRE.items()}
+
+
+def _transition_text(value):
+    text = _TRANSITION_TEXT.get(value)
+    return text if text is not None else json.dumps(_TRANSITION_WIRE[json.loads(value)])
+
+
+def _stamp(moment):
+    """The wire time stamp of a client_time as the driver returns it (see raw_rows).
+
+    psycopg gives an aware datetime; Python's sqlite3 a naive one in UTC (Django stores UTC there),
+    or the stored text where no converter applies.
+    """
+    if isinstance(moment, str):
+        parsed = parse_datetime(moment)
+        if parsed is None:
+            raise ExportFailed(f"unreadable time stamp {moment!r} in the database")
+        moment = parsed
+    if moment.tzinfo is None:
+        return moment.isoformat(timespec="microseconds") + "Z"
+    return format_time(moment)
+
+
+class _FacetText:
+    """The wire JSON of one facet value entry, {"facet": {heading, heading_id}, "relevance"}, cached."""
+
+    def __init__(self, headings):
+        self.headings = headings
+        self.cache = {}
+
+    def __call__(self, topic_id, entry):
+        facet, relevance = entry["facet"], entry["relevance"]
+        text = self.cache.get((topic_id, facet, relevance))
+        if text is None:
+            special = _SPECIAL_WIRE.get(facet)
+            heading_id, heading = special or (facet, self.headings.get((topic_id, facet), ""))
+            text = json.dumps(
+                {"facet": {"heading": heading, "heading_id": heading_id}, "relevance": _RELEVANCE_WIRE[relevance]},
+                ensure_ascii=False, separators=(",", ":"),
+            )
+            self.cache[(topic_id, facet, relevance)] = text
+        return text
 
 
 def _write_file(directory, names, states, indent, result):
     if not any(states):
         return
-    notes, facets, removals, transitions = ([[key, value] for _, key, value in sorted(s, key=_first)] for s in states)
-    doc = {NOTES: notes, FACETS: facets, OLD_REMOVALS: [], REMOVALS: removals, TRANSITIONS: transitions}
+    notes, facets, removals, transitions = (",".join(item[2] for item in sorted(state)) for state in states)
+    text = (
+        f'{{"{NOTES}":[{notes}],"{FACETS}":[{facets}],"{OLD_REMOVALS}":[],"{REMOVALS}":[{removals}],'
+        f'"{TRANSITIONS}":[{transitions}]}}'
+    )
+    if indent is not None:
+        text = json.dumps(json.loads(text), ensure_ascii=False, indent=indent)
     with atomic_file(directory / file_name(*names), fsync=False) as handle:
-        handle.write(json.dumps(doc, ensure_ascii=False, indent=indent))
+        handle.write(text)
         handle.write("\n")
     result.files += 1
-
-
-def _first(item):
-    return item[0]
 
 
 # --- import: reading and checking files --------------------------------------------------------------------

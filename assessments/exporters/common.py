@@ -4,12 +4,14 @@ import os
 import tempfile
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import Exists, F, OuterRef
 from django.db.models.functions import Collate
+from django.db.models.sql.constants import MULTI
 
 from assessments.models import Judgement, Pool, Topic
 from retrieval.models import Collection
@@ -111,6 +113,20 @@ def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None) -> Sc
     return Scope(coll, tuple(sorted(topic_ids)) if topic_ids is not None else None, user)
 
 
+def raw_rows(queryset, chunk_size=2000):
+    """Stream the rows of a values_list queryset as the database driver returns them.
+
+    Like queryset.iterator(chunk_size) (one query, a server-side cursor where the backend has them),
+    but without Django's per-value conversions, which cost more than the exporters' own work: JSON
+    fields stay JSON text, and SQLite's datetimes stay text ('YYYY-MM-DD HH:MM:SS[.ffffff]', UTC).
+    Use it only for plain fields, in the order given to values_list.
+    """
+    db = queryset.db
+    compiler = queryset.query.get_compiler(using=db)
+    chunked = not connections[db].settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    return chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=chunked, chunk_size=chunk_size))
+
+
 def byte_order(field):
     """An order_by expression sorting text by its bytes (code points), as Python sorts str, on every backend."""
     if connection.vendor == "postgresql":
@@ -145,6 +161,7 @@ def atomic_file(path, *, fsync=True):
         raise ExportFailed(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it; mkstemp makes it private (0600)
             yield handle
             handle.flush()
             if fsync:
@@ -155,3 +172,9 @@ def atomic_file(path, *, fsync=True):
     finally:
         with suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -27,10 +27,12 @@ iterator() (sorted by the database); only one topic's lines are held at a time (
 memory does not grow with the number of judgements.
 """
 
+import json
 import sys
 from collections import Counter
+from itertools import chain
 
-from assessments.exporters.common import ExportFailed, atomic_file, byte_order
+from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
 from assessments.models import Facet, Layer, Qrel, QrelSet, SpecialFacet
 from assessments.models.judgements import RELEVANCE_GRADE
 
@@ -48,9 +50,17 @@ _FACET, _REMOVAL, _PLOT = str(Layer.FACET.value), str(Layer.REMOVAL.value), str(
 
 
 def _majority(grades):
+    count = len(grades)
+    if count <= 2:
+        return max(grades)  # one grade, or two: agreeing, or a tie that goes to the higher
+    if count == 3:
+        first, second, third = grades
+        if first == second or first == third:
+            return first
+        return second if second == third else max(grades)
     counts = Counter(grades)
-    best = max(counts.values())
-    return max(grade for grade, count in counts.items() if count == best)
+    top = max(counts.values())
+    return max(grade for grade, count in counts.items() if count == top)
 
 
 def _mean(grades):
@@ -96,44 +106,40 @@ def judgement_qrels(scope, *, aggregate="majority", level="page"):
 
 
 def _ordered(rows):
-    return rows.order_by(
-        byte_order("topic__external_id"), "topic_id", byte_order("passage__external_id"), "passage_id"
-    )
+    # Within one collection a topic's and a passage's external ids are unique: they are the grouping keys.
+    return rows.order_by(byte_order("topic__external_id"), byte_order("passage__external_id"))
 
 
 def page_level_rows(scope):
-    """The rows page-level qrels read: (topic id, topic, passage id, docid, assessor id, layer, grade), sorted.
+    """The rows page-level qrels read: (topic, docid, assessor id, layer, grade), sorted by topic and docid.
 
-    Judgement.grade already holds what a row says: the highest graded facet, 0 for removed, the plot grade.
+    Judgement.grade already holds what a row says: the highest graded facet, 0 for removed, the plot grade;
+    rows without a grade (restored, only ungraded facets) say nothing at page level and are left out.
     """
-    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
-    return _ordered(rows).values_list(
-        "topic_id", "topic__external_id", "passage_id", "passage__external_id", "assessor_id", "layer", "grade"
-    )
+    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT), grade__isnull=False)
+    return _ordered(rows).values_list("topic__external_id", "passage__external_id", "assessor_id", "layer", "grade")
 
 
 def _page_level(scope, combine):
-    current_topic = current_passage = None
+    current_topic = current_doc = None
     removed, graded = set(), {}  # assessors who removed the passage; assessor -> highest grade
-    for topic_id, topic, passage_id, docid, assessor, layer, grade in page_level_rows(scope).iterator(CHUNK):
-        if passage_id != current_passage or topic_id != current_topic:
-            if removed or graded:
-                yield line_topic, line_doc, _combine_page(removed, graded, combine)
+    for topic, docid, assessor, layer, grade in raw_rows(page_level_rows(scope), CHUNK):
+        if docid != current_doc or topic != current_topic:
+            if graded or removed:
+                if removed:
+                    grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
+                else:
+                    grades = list(graded.values())
+                yield current_topic, current_doc, grades[0] if len(grades) == 1 else combine(grades)
                 removed, graded = set(), {}
-            current_topic, current_passage, line_topic, line_doc = topic_id, passage_id, topic, docid
+            current_topic, current_doc = topic, docid
         if layer == _REMOVAL:
-            if grade == 0:
-                removed.add(assessor)
-        elif grade is not None:
-            graded[assessor] = max(grade, graded.get(assessor, grade))
-    if removed or graded:
-        yield line_topic, line_doc, _combine_page(removed, graded, combine)
-
-
-def _combine_page(removed, graded, combine):
-    if not removed:
-        return combine(list(graded.values()))
-    return combine([0] * len(removed) + [grade for assessor, grade in graded.items() if assessor not in removed])
+            removed.add(assessor)  # grade 0; a restored passage (no grade) is not read at all
+        elif assessor not in graded or grade > graded[assessor]:
+            graded[assessor] = grade
+    if graded or removed:
+        grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
+        yield current_topic, current_doc, combine(grades)
 
 
 def _section_level(scope, combine):
@@ -142,20 +148,17 @@ def _section_level(scope, combine):
     for topic_id, heading_id in facets.values_list("topic_id", "heading_id").iterator(CHUNK):
         headings.setdefault(topic_id, []).append(heading_id)
 
-    rows = _ordered(scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))).values_list(
-        "topic_id", "topic__external_id", "passage_id", "passage__external_id", "assessor_id", "layer", "grade", "value"
-    )
-    key, topic_lines = None, []
+    topic_lines, current_topic, current_doc = [], None, None
     marks = {}  # assessor -> [removed, {heading id: grade}, plot grade]
-    for topic_id, topic, passage_id, docid, assessor, layer, grade, value in rows.iterator(CHUNK):
-        if (topic_id, passage_id) != key:
+    for topic_id, topic, docid, assessor, layer, grade, value in raw_rows(section_level_rows(scope), CHUNK):
+        if docid != current_doc or topic != current_topic:
             if marks:
-                topic_lines += _section_lines(line_topic, line_doc, marks, headings.get(key[0], ()), combine)
+                topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine)
                 marks = {}
-            if key is not None and topic_id != key[0]:
+            if topic != current_topic:
                 yield from sorted(topic_lines)  # one topic's lines at a time
-                topic_lines = []
-            key, line_topic, line_doc = (topic_id, passage_id), topic, docid
+                topic_lines, topic_headings = [], headings.get(topic_id, ())
+            current_topic, current_doc = topic, docid
         mark = marks.get(assessor)
         if mark is None:
             mark = marks[assessor] = [False, {}, None]
@@ -163,14 +166,22 @@ def _section_level(scope, combine):
             mark[0] = mark[0] or grade == 0
         elif layer == _PLOT:
             mark[2] = grade
-        elif value:
-            for entry in value:
+        elif value and value != "[]":
+            for entry in json.loads(value):
                 entry_grade = _GRADE.get(entry["relevance"])
                 if entry_grade is not None and entry["facet"] not in _SPECIAL:
                     mark[1][entry["facet"]] = entry_grade
     if marks:
-        topic_lines += _section_lines(line_topic, line_doc, marks, headings.get(key[0], ()), combine)
+        topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine)
     yield from sorted(topic_lines)
+
+
+def section_level_rows(scope):
+    """The rows section-level qrels read: page_level_rows' with the topic's id first and the value (JSON) last."""
+    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
+    return _ordered(rows).values_list(
+        "topic_id", "topic__external_id", "passage__external_id", "assessor_id", "layer", "grade", "value"
+    )
 
 
 def section_id(topic, heading_id):
@@ -215,32 +226,34 @@ def _qrel_rows(qrel_set, topic_ids):
         byte_order("topic__external_id"), "topic_id", byte_order("subtopic"),
         byte_order("passage__external_id"), "passage_id",
     ).values_list("topic__external_id", "subtopic", "passage__external_id", "grade")
-    for topic, subtopic, docid, grade in rows.iterator(CHUNK):
+    for topic, subtopic, docid, grade in raw_rows(rows, CHUNK):
         yield topic, subtopic or "0", docid, grade
 
 
 # --- writing -----------------------------------------------------------------------------------------------
 
 
-def format_lines(qrels):
-    """TREC qrels lines from (topic, docid, grade) triples or (topic, column 2, docid, grade) quadruples."""
-    for row in qrels:
-        if len(row) == 3:
-            yield f"{row[0]} 0 {row[1]} {row[2]}\n"
-        else:
-            yield f"{row[0]} {row[1]} {row[2]} {row[3]}\n"
+def write_qrels(qrels, out=None, stream=None) -> int:
+    """Write (topic, docid, grade) triples, or (topic, column 2, docid, grade) quadruples, as TREC qrels lines.
 
-
-def write_lines(lines, out=None, stream=None) -> int:
-    """Write lines to the file `out` atomically (all of them or nothing), or to `stream`; return how many."""
+    To the file `out` atomically (all of it or nothing), else to `stream` (stdout); returns the line count.
+    """
     if out is None:
-        return _write(lines, stream or sys.stdout)
+        return _write(qrels, stream or sys.stdout)
     with atomic_file(out) as handle:
-        return _write(lines, handle)
+        return _write(qrels, handle)
 
 
-def _write(lines, handle):
+def _write(qrels, handle):
     count, batch = 0, []
+    qrels = iter(qrels)
+    first = next(qrels, None)
+    if first is None:
+        return 0
+    if len(first) == 3:
+        lines = (f"{topic} 0 {docid} {grade}\n" for topic, docid, grade in chain((first,), qrels))
+    else:
+        lines = (f"{topic} {column2} {docid} {grade}\n" for topic, column2, docid, grade in chain((first,), qrels))
     for line in lines:
         batch.append(line)
         if len(batch) >= WRITE_BATCH:

@@ -2,6 +2,7 @@
 
 import itertools
 import json
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
@@ -203,15 +204,18 @@ def test_a_failure_while_writing_leaves_only_complete_files(car, tmp_path, monke
     _, _, _, judge = car
     for name in ("alice", "bob", "carol"):
         judge(new_user(name), Layer.REMOVAL, True, P[0])
-    real_dumps, calls = json.dumps, []
+    real_atomic_file, calls = car_y3.atomic_file, []
 
-    def dumps_then_fail(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device")
-        return real_dumps(*args, **kwargs)
+    @contextmanager
+    def disk_full_on_the_second_file(path, **kwargs):
+        with real_atomic_file(path, **kwargs) as handle:
+            calls.append(path)
+            if len(calls) == 2:
+                handle.write('{"notes_state": [')  # half a file, then the disk is full
+                raise OSError(28, "No space left on device")
+            yield handle
 
-    monkeypatch.setattr(car_y3.json, "dumps", dumps_then_fail)
+    monkeypatch.setattr(car_y3, "atomic_file", disk_full_on_the_second_file)
     with pytest.raises(CommandError, match="No space left on device"):
         export(tmp_path)
     monkeypatch.undo()

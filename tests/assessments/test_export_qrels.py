@@ -1,6 +1,8 @@
 """export_qrels: TREC qrels on the CAR scale from judgements (computed here independently from the labels)."""
 
 import math
+import os
+import stat
 from collections import Counter
 from fractions import Fraction
 from io import StringIO
@@ -134,6 +136,9 @@ def test_a_spot_check_of_the_rules(judged):
 def test_the_aggregation_rules():
     assert aggregate_grades([3, 0], "majority") == 3  # a tie goes to the higher grade
     assert aggregate_grades([0, 0, 3], "majority") == 0
+    assert aggregate_grades([1, 3, 2], "majority") == 3
+    assert aggregate_grades([2, 3, 3, 2, 0], "majority") == 3
+    assert aggregate_grades([1, 1, 1, 3, 3], "majority") == 1
     assert aggregate_grades([3, 2], "mean") == 3  # 2.5 rounds half up
     assert aggregate_grades([1, 1, 2], "mean") == 1
     assert aggregate_grades([-2, 1], "mean") == 0  # -0.5 rounds half up
@@ -261,3 +266,13 @@ def test_bare_facet_ids_of_the_trial_pages_are_keyed_under_their_topic(judged):
     assert qrels("--level", "section", "--topic", "tqa:water%20distribution", "--assessor", "alice") == [
         "tqa:water%20distribution/H1 0 p-a 2",
     ]
+
+
+def test_the_written_file_has_the_usual_permissions(judged, tmp_path):
+    old = os.umask(0o027)
+    try:
+        qrels("--out", str(tmp_path / "car.qrels"))
+    finally:
+        os.umask(old)
+
+    assert stat.S_IMODE((tmp_path / "car.qrels").stat().st_mode) == 0o640

@@ -60,7 +60,7 @@ class Command(BaseCommand):
                 rows = qrels.judgement_qrels(
                     scope, aggregate=aggregate or ("one" if assessor else "majority"), level=options["level"] or "page"
                 )
-            count = qrels.write_lines(qrels.format_lines(rows), options["out"], self.stdout)
+            count = qrels.write_qrels(rows, options["out"], self.stdout)
         except ExportFailed as exc:
             raise CommandError(f"nothing was exported: {exc}") from exc
         if options["out"]:
