@@ -114,7 +114,6 @@ CHANGE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "pooljudge:car-y3-assessments"
 _RELEVANCE_WIRE = {str(k.value): v for k, v in RELEVANCE_TO_WIRE.items()}
 _TRANSITION_WIRE = {str(k.value): v for k, v in TRANSITION_TO_WIRE.items()}
 _SPECIAL_WIRE = {str(k.value): v for k, v in SPECIAL_FACET_TO_WIRE.items()}
-_LAYER = {layer: str(layer.value) for layer in CAR_LAYERS}
 
 
 # --- time stamps and file names ----------------------------------------------------------------------------
@@ -173,6 +172,8 @@ def file_name(topic: str, assessor: str) -> str:
 
 @dataclass
 class Y3Export:
+    """What an export wrote."""
+
     directory: str
     files: int = 0
     labels: int = 0
@@ -331,6 +332,8 @@ class Entry:
 
 @dataclass
 class Y3Import:
+    """What an import read and stored."""
+
     collection: str
     files: int
     changes: int

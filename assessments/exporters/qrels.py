@@ -8,9 +8,9 @@ Grades of one assessor for one (topic, passage):
 - Page level: the maximum over the passage's facets. Section level: one line per facet, its topic
   column the section path `topic/heading` (a facet's heading_id, e.g. tqa2:L_0257/T_1512, already
   is that path; a bare id such as the trial pages' H1 is prefixed with the topic); a removed
-  passage is 0 for every heading of the topic. The special
-  facets (OTHER RELEVANT FACET, GENERAL/INTRODUCTION) name no section, so they give no
-  section-level line (they do count at page level).
+  passage is 0 for every heading of the topic. The special facets (OTHER RELEVANT FACET,
+  GENERAL/INTRODUCTION) name no section, so they give no section-level line (they do count at
+  page level).
 - Plot and other topics: the plot grade (Layer.PLOT_GRADE) as it is, at either level.
 
 Aggregation over the assessors who graded the same line:
@@ -22,9 +22,10 @@ Aggregation over the assessors who graded the same line:
 - `adjudicated`: not available yet (it comes with review and adjudication in campaigns).
 
 Lines come sorted by topic id, then docid, both by their bytes (code points); at section level the
-lines of one topic are sorted by `topic/heading_id` then docid. One database query is streamed with
-iterator() (sorted by the database); only one topic's lines are held at a time (section level), so
-memory does not grow with the number of judgements.
+lines of one topic are sorted by `topic/heading_id` then docid. One database query, sorted by the
+database, is streamed (common.raw_rows: a server-side cursor where there is one); only one
+passage's grades, and at section level one topic's lines, are held at a time, so memory does not
+grow with the number of judgements.
 """
 
 import json
@@ -244,17 +245,21 @@ def write_qrels(qrels, out=None, stream=None) -> int:
         return _write(qrels, handle)
 
 
-def _write(qrels, handle):
-    count, batch = 0, []
+def qrels_lines(qrels):
+    """TREC qrels lines ("topic 0 docid grade\\n") from triples or quadruples, e.g. for a streaming HTTP response."""
     qrels = iter(qrels)
     first = next(qrels, None)
     if first is None:
-        return 0
+        return
     if len(first) == 3:
-        lines = (f"{topic} 0 {docid} {grade}\n" for topic, docid, grade in chain((first,), qrels))
+        yield from (f"{topic} 0 {docid} {grade}\n" for topic, docid, grade in chain((first,), qrels))
     else:
-        lines = (f"{topic} {column2} {docid} {grade}\n" for topic, column2, docid, grade in chain((first,), qrels))
-    for line in lines:
+        yield from (f"{topic} {column2} {docid} {grade}\n" for topic, column2, docid, grade in chain((first,), qrels))
+
+
+def _write(qrels, handle):
+    count, batch = 0, []
+    for line in qrels_lines(qrels):
         batch.append(line)
         if len(batch) >= WRITE_BATCH:
             handle.write("".join(batch))

@@ -265,3 +265,20 @@ def test_the_export_reads_a_constant_number_of_queries(car, tmp_path, django_ass
         export(tmp_path)
 
     assert len(list(tmp_path.iterdir())) == 12
+
+
+def test_indent_pretty_prints_the_same_document(car, tmp_path):
+    _, _, _, judge = car
+    nist = new_user("NIST")
+    judge(nist, Layer.NOTES, "Zoë's \"quoted\" note\nwith a line break", P[0])
+    judge(nist, Layer.FACET, [{"facet": "general", "relevance": "can"}], P[0])
+    judge(nist, Layer.TRANSITION, "switch", P[0], P[1])
+
+    export(tmp_path / "compact")
+    export(tmp_path / "pretty", "--indent", "2")
+
+    compact = (tmp_path / "compact" / file_name(TOPIC, "NIST")).read_text(encoding="utf-8")
+    pretty = (tmp_path / "pretty" / file_name(TOPIC, "NIST")).read_text(encoding="utf-8")
+    assert compact.count("\n") == 1 and pretty.count("\n") > 20
+    assert json.loads(compact) == json.loads(pretty)
+    assert json.loads(compact)["notes_state"][0][1][0]["value"] == "Zoë's \"quoted\" note\nwith a line break"

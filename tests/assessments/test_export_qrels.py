@@ -153,7 +153,9 @@ def test_plot_topics_give_their_plot_grade(judged):
     record_judgement(assessor=users["bob"], layer=Layer.PLOT_GRADE, value=0, topic=plot, passage=chunk_b)
     record_judgement(assessor=users["alice"], layer=Layer.PLOT_GRADE, value=1, topic=plot, passage=chunk_a)
 
-    assert qrels("--topic", "plot-7", "--aggregate", "max") == ["plot-7 0 call-wild#0003 1", "plot-7 0 call-wild#0012 2"]
+    assert qrels("--topic", "plot-7", "--aggregate", "max") == [
+        "plot-7 0 call-wild#0003 1", "plot-7 0 call-wild#0012 2",
+    ]
     assert qrels("--topic", "plot-7", "--level", "section", "--aggregate", "mean") == [
         "plot-7 0 call-wild#0003 1", "plot-7 0 call-wild#0012 1",
     ]
