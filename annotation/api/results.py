@@ -3,9 +3,10 @@
 import io
 import tempfile
 import zipfile
+from itertools import chain
 from pathlib import Path
 
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -19,17 +20,13 @@ from assessments.exporters.car_y3 import export_car_assessments
 from assessments.exporters.common import ExportFailed, resolve_scope
 
 
-def qrels_text(*, collection=None, pool=None, topic=(), assessor=None, aggregate=None, level=None, qrel_set=None):
-    """The qrels `manage.py export_qrels` writes for the same options, as one string; ExportFailed if impossible."""
+def qrels_rows(*, collection=None, pool=None, topic=(), assessor=None, aggregate=None, level=None, qrel_set=None):
+    """The qrels rows `manage.py export_qrels` writes for the same options (an iterator); ExportFailed if impossible."""
     if qrel_set:
         scope = resolve_scope(collection=collection, topics=topic, pool=pool) if collection or pool or topic else None
-        rows = qrels.qrel_set_lines(qrel_set, scope and scope.topic_ids)
-    else:
-        scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
-        rows = qrels.judgement_qrels(scope, aggregate=aggregate or ("one" if assessor else "majority"), level=level or "page")
-    text = io.StringIO()
-    qrels.write_qrels(rows, stream=text)
-    return text.getvalue()
+        return qrels.qrel_set_lines(qrel_set, scope and scope.topic_ids)
+    scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
+    return qrels.judgement_qrels(scope, aggregate=aggregate or ("one" if assessor else "majority"), level=level or "page")
 
 
 SCOPE_PARAMETERS = [
@@ -64,10 +61,11 @@ class Qrels(APIView):
         query = QrelsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            text = qrels_text(**query.validated_data)
+            lines = qrels.qrels_lines(qrels_rows(**query.validated_data))
+            first = next(lines, "")  # a problem shows before the first line: it is still a 400
         except ExportFailed as exc:
             return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was exported: {exc}")
-        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+        return StreamingHttpResponse(chain([first], lines), content_type="text/plain; charset=utf-8")
 
 
 class ScopeQuerySerializer(serializers.Serializer):

@@ -18,6 +18,12 @@ pytestmark = pytest.mark.django_db
 PAGE = "tqa2:L_0001"
 
 
+def text(response):
+    """The body of a streamed text response."""
+    assert response.status_code == 200, response
+    return b"".join(response.streaming_content).decode()
+
+
 @pytest.fixture
 def judged(car):
     """Two assessors' facet judgements of two paragraphs of tqa2:L_0001; one paragraph removed by one of them."""
@@ -33,22 +39,23 @@ def judged(car):
 
 def test_qrels_of_the_judgements_with_the_export_qrels_options(judged, organiser):
     response = organiser.get("/api/qrels/", {"collection": "car", "aggregate": "max"})
-    assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
-    assert response.content.decode() == f"{PAGE} 0 {1:040x} 3\n{PAGE} 0 {2:040x} 0\n"
-    one = organiser.get("/api/qrels/", {"assessor": "ann", "topic": [PAGE]}).content.decode()
+    assert text(response) == f"{PAGE} 0 {1:040x} 3\n{PAGE} 0 {2:040x} 0\n"
+    one = text(organiser.get("/api/qrels/", {"assessor": "ann", "topic": [PAGE]}))
     assert one == f"{PAGE} 0 {1:040x} 3\n"
-    section = organiser.get("/api/qrels/", {"collection": "car", "level": "section", "aggregate": "mean"})
-    assert f"{PAGE}/T_0001 0 {1:040x} 2\n" in section.content.decode()
+    section = text(organiser.get("/api/qrels/", {"collection": "car", "level": "section", "aggregate": "mean"}))
+    assert f"{PAGE}/T_0001 0 {1:040x} 2\n" in section
+
+
+def test_qrels_of_nothing_judged_are_an_empty_file(car, organiser):
+    assert text(organiser.get("/api/qrels/", {"collection": "car"})) == ""
 
 
 def test_qrels_of_a_stored_qrel_set(web, organiser):
     qrel_set = QrelSet.objects.create(name="official", collection=web)
     Qrel.objects.create(qrel_set=qrel_set, topic=Topic.objects.get(external_id="301"),
                         passage=Passage.objects.get(external_id="d1"), grade=2)
-    response = organiser.get("/api/qrels/?qrel_set=official")
-    assert response.status_code == 200
-    assert response.content.decode() == "301 0 d1 2\n"
+    assert text(organiser.get("/api/qrels/?qrel_set=official")) == "301 0 d1 2\n"
 
 
 @pytest.mark.parametrize(
