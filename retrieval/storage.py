@@ -14,8 +14,15 @@ from django.conf import settings
 
 
 def index_root() -> Path:
-    """The folder holding every index (created on first use)."""
-    root = getattr(settings, "RETRIEVAL_INDEX_DIR", None) or Path(settings.BASE_DIR) / "var" / "indexes"
+    """The folder holding every index (created on first use).
+
+    The setting RETRIEVAL_INDEX_DIR, else the environment variable of that name, else BASE_DIR/var/indexes.
+    """
+    root = (
+        getattr(settings, "RETRIEVAL_INDEX_DIR", None)
+        or os.environ.get("RETRIEVAL_INDEX_DIR")
+        or Path(settings.BASE_DIR) / "var" / "indexes"
+    )
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     return root

@@ -7,7 +7,8 @@ and the per-topic cap N. Strategies:
 - union (TREC depth-k pooling): every passage some run ranks within k, ordered by its best
   rank, then by how many runs brought it, then by passage id.
 - rrf (fused top-N): the runs' top-k fused by reciprocal rank fusion (k=60), or CombSUM /
-  CombMNZ with `params["fusion"]` and `params["normalisation"]` (min-max or z-score).
+  CombMNZ with `params["fusion"]` and `params["normalisation"]` (min-max or z-score); the
+  fused ranking is stored as a run too.
 - rerank (seed 002 §2.3): the union of the runs' top-k re-scored by the ensemble of the
   `rerank:` cross-encoders (each model's scores min-max normalised, then averaged), best first.
 
@@ -108,6 +109,7 @@ def build_pool(pool_id: int, *, resume: bool = True) -> Pool:
         raise PoolError(f"pool {pool.name}: no topics selected")
     _check_strategy(pool.name, pool.strategy, runs or first, rerankers, pool.params.get("fusion", "rrf"),
                     pool.params.get("normalisation", "minmax"))
+    started = timezone.now()
     Pool.objects.filter(pk=pool.pk).exclude(status=Pool.Status.BUILDING).update(status=Pool.Status.BUILDING, error="")
 
     made, waiting = [], []
@@ -118,12 +120,17 @@ def build_pool(pool_id: int, *, resume: bool = True) -> Pool:
             waiting.append(job)
     if waiting:
         return _still_building(pool, waiting)
-    rerank_run = None
+    final = None
     if pool.strategy == Pool.Strategy.RERANK:
-        rerank_run, job = _rerank_run(pool, rerankers, topics, [*runs, *made], resume)
+        final, job = _rerank_run(pool, rerankers, topics, [*runs, *made], resume)
         if job is not None:
             return _still_building(pool, [job])
-    return _compose(pool.pk, topics, [*runs, *made], rerank_run)
+    elif pool.strategy == Pool.Strategy.RRF:
+        final = _fused_run(pool, topics, [*runs, *made])
+    pool.refresh_from_db()
+    if pool.status == Pool.Status.READY and pool.built_at and pool.built_at >= started:
+        return pool  # built meanwhile from the same inputs (by a job's callback, run eagerly inside this call)
+    return _compose(pool.pk, topics, [*runs, *made], final)
 
 
 def mark_pool_failed(pool_id: int, error: str) -> None:
@@ -214,6 +221,31 @@ def _rerank_run(pool, rerankers, topics, runs, resume):
     return run, None
 
 
+def _fused_run(pool, topics, runs):
+    """The runs' top-k fused (RRF, CombSUM or CombMNZ), stored as a run ranked to the full fused list."""
+    method = pool.params.get("fusion", "rrf")
+    config = {"kind": "fusion", "method": method, "depth": pool.depth, "over": sorted(r.name for r in runs)}
+    if method == "rrf":
+        config["k"] = pool.params.get("rrf_k", fusion.RRF_K)
+    else:
+        config["normalisation"] = pool.params.get("normalisation", "minmax")
+    run = _run_for(pool.collection, f"{method}-" + "+".join(config["over"])[:76], config)
+    missing = _topics_without_entries(run, topics)
+    found = _entries(runs, missing, pool.depth)
+    rankings = {}
+    for topic in missing:
+        hits = found[topic.pk]
+        per_run = []
+        for source in runs:
+            ranked = sorted((rank, pid, score) for pid, at in hits.items() for rank, run_id, score in at if run_id == source.pk)
+            per_run.append([(pid, score if score is not None else -rank) for rank, pid, score in ranked])
+        fused = fusion.fuse(per_run, method, k=config.get("k", fusion.RRF_K), normalisation=config.get("normalisation", "minmax"))
+        if fused:
+            rankings[topic.pk] = fused
+    _save_rankings(run, rankings)
+    return run
+
+
 def _run_for(collection, label, config) -> Run:
     """The retriever run for `config`: named `label`, or `label-<hash>` when that name is taken by another config."""
     for name in (label, f"{label[: MAX_RUN_NAME - 9]}-{config_key(config)[:8]}"):
@@ -268,23 +300,31 @@ def _entries(runs, topics, depth):
     return found
 
 
-def _compose(pool_id, topics, runs, rerank_run) -> Pool:
-    """Replace the pool's candidates by the strategy's ordering of the runs' top-k, with provenance."""
+def _compose(pool_id, topics, runs, final) -> Pool:
+    """Replace the pool's candidates with provenance: the union of the runs' top-k, or the top of `final`.
+
+    `final` (strategies rrf and rerank) is the fused or re-ranked run; its order is the pool's order.
+    """
     with transaction.atomic():
         pool = Pool.objects.select_for_update().get(pk=pool_id)
         found = _entries(runs, topics, pool.depth)
-        reranked = _entries([rerank_run], topics, 2**31 - 1) if rerank_run else {}
+        ranked = _entries([final], topics, 2**31 - 1) if final else {}
         PoolCandidate.objects.filter(pool=pool).delete()
         candidates, sources = [], []
         for topic in topics:
             hits = found[topic.pk]
-            ordered = _order(pool, hits, runs, reranked.get(topic.pk, {}) if rerank_run else None)
+            if final is None:
+                ordered = sorted(hits.items(), key=lambda kv: (min(r for r, _, _ in kv[1]), -len(kv[1]), kv[0]))
+                ordered = [(pid, None) for pid, _ in ordered]
+            else:
+                at = ranked.get(topic.pk, {})
+                ordered = [(pid, at[pid][0][2]) for pid in sorted(at, key=lambda pid: at[pid][0][0]) if pid in hits]
             if pool.per_topic:
                 ordered = ordered[: pool.per_topic]
             for position, (passage_id, score) in enumerate(ordered, start=1):
                 candidate = PoolCandidate(pool=pool, topic=topic, passage_id=passage_id, rank=position, score=score)
                 candidates.append(candidate)
-                extra = reranked.get(topic.pk, {}).get(passage_id, []) if rerank_run else []
+                extra = ranked.get(topic.pk, {}).get(passage_id, []) if final else []
                 sources.append((candidate, hits.get(passage_id, []) + extra))
         PoolCandidate.objects.bulk_create(candidates, batch_size=1000)
         CandidateSource.objects.bulk_create(
@@ -295,27 +335,8 @@ def _compose(pool_id, topics, runs, rerank_run) -> Pool:
             ],
             batch_size=1000,
         )
-        pool.params = {**pool.params, "built": {"runs": [r.pk for r in runs], "rerank_run": getattr(rerank_run, "pk", None)}}
+        built = {"runs": [r.pk for r in runs], "final_run": getattr(final, "pk", None)}
+        pool.params = {**pool.params, "built": built}
         pool.status, pool.error, pool.built_at = Pool.Status.READY, "", timezone.now()
         pool.save(update_fields=["params", "status", "error", "built_at"])
     return pool
-
-
-def _order(pool, hits, runs, reranked):
-    """[(passage id, score)] in the pool's order for one topic."""
-    if pool.strategy == Pool.Strategy.UNION:
-        ordered = sorted(hits.items(), key=lambda kv: (min(r for r, _, _ in kv[1]), -len(kv[1]), kv[0]))
-        return [(pid, None) for pid, _ in ordered]
-    if pool.strategy == Pool.Strategy.RERANK:
-        scored = {pid: found[0][2] for pid, found in reranked.items()}
-        return fusion.ordered({pid: scored.get(pid, float("-inf")) for pid in hits})
-    rankings = []
-    for run in runs:
-        ranking = sorted(
-            ((rank, pid, score) for pid, found in hits.items() for rank, run_id, score in found if run_id == run.pk)
-        )
-        rankings.append([(pid, score if score is not None else -rank) for _, pid, score in ranking])
-    return fusion.fuse(
-        rankings, pool.params.get("fusion", "rrf"), k=pool.params.get("rrf_k", fusion.RRF_K),
-        normalisation=pool.params.get("normalisation", "minmax"),
-    )

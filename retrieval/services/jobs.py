@@ -63,6 +63,14 @@ def add_callback(job: Job, callback) -> None:
         job.callbacks = locked.callbacks
 
 
+def send(task, *args) -> None:
+    """Queue a task; run eagerly (no broker), apply it here at once (as .delay would, minus a broker connection)."""
+    if task.app.conf.task_always_eager:
+        task.apply(args=args)
+    else:
+        task.delay(*args)
+
+
 def start(job: Job) -> None:
     """Send the job's pending shards to the workers, or its finishing step when every shard is in."""
     job.refresh_from_db()
@@ -77,7 +85,7 @@ def start(job: Job) -> None:
         return
     task = tasks.gpu_run_shard if job.gpu else tasks.run_shard
     for shard_id in pending:
-        task.delay(shard_id)
+        send(task, shard_id)
 
 
 class Heartbeat:
@@ -154,7 +162,7 @@ def maybe_finish(job: Job, worker: str, *, here: bool = False) -> None:
     elif moved:
         from retrieval import tasks
 
-        tasks.finish_job.delay(job.pk)
+        send(tasks.finish_job, job.pk)
 
 
 def finish(job_id: int, worker: str = "") -> dict:
@@ -207,7 +215,7 @@ def fail_job(job_id: int, reason: str, detail: str = "") -> None:
 def notify(job: Job) -> None:
     """Send the job's callbacks (each a Celery task by name, with its args)."""
     for name, args in job.callbacks:
-        callback_task(name).apply_async(args=args)
+        send(callback_task(name), *args)
 
 
 def callback_task(name: str):
@@ -261,10 +269,10 @@ def recover_worker(hostname: str) -> list[int]:
         status=Shard.Status.PENDING, worker=""
     )
     for shard_id, gpu in held:
-        (tasks.gpu_run_shard if gpu else tasks.run_shard).delay(shard_id)
+        send(tasks.gpu_run_shard if gpu else tasks.run_shard, shard_id)
     finishing = list(Job.objects.filter(status=Job.Status.FINISHING, finisher=hostname).values_list("pk", flat=True))
     for job_id in finishing:
-        tasks.finish_job.delay(job_id)
+        send(tasks.finish_job, job_id)
     if held or finishing:
         logger.warning("worker %s restarted: re-sent %d shard(s), %d finishing job(s)", hostname, len(held), len(finishing))
     return [pk for pk, _ in held]

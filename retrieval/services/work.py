@@ -5,6 +5,7 @@ them, so importing this module (as the web process does when it plans a job) sta
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -22,8 +23,8 @@ IDS = "ids.npy"
 
 
 def shard_size() -> int:
-    """Passages a dense-encoding shard holds (RETRIEVAL_SHARD_SIZE, default 10,000)."""
-    return int(getattr(settings, "RETRIEVAL_SHARD_SIZE", 0) or 10_000)
+    """Passages a dense-encoding shard holds: the setting or environment variable RETRIEVAL_SHARD_SIZE, else 10,000."""
+    return int(getattr(settings, "RETRIEVAL_SHARD_SIZE", 0) or os.environ.get("RETRIEVAL_SHARD_SIZE") or 10_000)
 
 
 def passage_text(title: str, text: str) -> str:

@@ -59,10 +59,13 @@ def test_an_rrf_pool_keeps_the_fused_top_n(cranfield, tiny_encoder):  # noqa: F8
     )
     build_pool(pool.pk)
     bm25, dense = Run.objects.get(name="bm25"), Run.objects.get(name__startswith="dense-")
-    fused = fusion.rrf([top(upload, topics[0], 10), top(bm25, topics[0], 10), top(dense, topics[0], 10)])
-    assert ranking(pool, topics[0]) == [pid for pid, _ in fused[:6]]
+    fused_run = Run.objects.get(name__startswith="rrf-")
+    assert fused_run.name == f"rrf-bm25+{dense.name}+upload" and fused_run.retriever["k"] == 60
+    expected = dict(fusion.rrf([top(upload, topics[0], 10), top(bm25, topics[0], 10), top(dense, topics[0], 10)]))
+    assert dict(top(fused_run, topics[0], 100)) == pytest.approx(expected)
+    assert ranking(pool, topics[0]) == [pid for pid, _ in top(fused_run, topics[0], 6)]
     scores = list(PoolCandidate.objects.filter(pool=pool, topic=topics[0]).order_by("rank").values_list("score", flat=True))
-    assert scores == pytest.approx([score for _, score in fused[:6]])
+    assert scores == sorted(scores, reverse=True) and len(scores) == 6
 
 
 def test_combmnz_fusion_is_chosen_by_a_parameter(cranfield):
@@ -73,8 +76,10 @@ def test_combmnz_fusion_is_chosen_by_a_parameter(cranfield):
     )
     build_pool(pool.pk)
     runs = [Run.objects.get(name="bm25"), Run.objects.get(name="bm25-k1-0.5-b-0.3")]
-    fused = fusion.combmnz([top(r, topics[0], 10) for r in runs], "zscore")
-    assert ranking(pool, topics[0]) == [pid for pid, _ in fused[:4]]
+    fused_run = Run.objects.get(name="combmnz-bm25+bm25-k1-0.5-b-0.3")
+    expected = dict(fusion.combmnz([top(r, topics[0], 10) for r in runs], "zscore"))
+    assert dict(top(fused_run, topics[0], 100)) == pytest.approx(expected)
+    assert ranking(pool, topics[0]) == [pid for pid, _ in top(fused_run, topics[0], 4)]
 
 
 def test_a_rerank_pool_rescores_the_union_with_the_ensemble_and_keeps_the_top_n(

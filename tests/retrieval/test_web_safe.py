@@ -21,7 +21,7 @@ app.loader.import_default_modules()  # what a process that sends tasks imports: 
 import retrieval.tasks, retrieval.services, retrieval.specs, retrieval.admin, retrieval.fusion
 import assessments.services.pooling, assessments.tasks
 from django.core.management import load_command_class
-for name in ("build_pool", "resume_job"):
+for name in ("build_pool", "evaluate_runs", "export_run", "resume_job"):
     app_name = "retrieval" if name == "resume_job" else "assessments"
     load_command_class(app_name, name)
 heavy = sorted(m for m in ("torch", "transformers", "faiss", "bm25s", "sentence_transformers") if m in sys.modules)

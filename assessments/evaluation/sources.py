@@ -1,0 +1,161 @@
+"""Where evaluations get their qrels and runs: stored qrel sets and runs, or TREC files (as trec_eval reads them)."""
+
+from collections import defaultdict
+from pathlib import Path
+
+from assessments.evaluation.measures import ALPHA, Measure, evaluate, nrodcg, topic_value, trec_order
+from assessments.evaluation.report import Report, RunScores
+from assessments.importers.trec import parse_qrels, parse_run
+from assessments.models import PoolCandidate, Qrel, RunEntry, Topic
+from retrieval.ingest import Problems, read_text
+from retrieval.models import Passage
+
+IDEAL_NOTES = {
+    "book": "N-RODCG ideal=book: the best k chunks of the whole book (penalises missing the plot, as nDCG does)",
+    "retrieved": "N-RODCG ideal=retrieved: the retrieved chunks re-sorted (the paper's literal wording)",
+}
+
+
+# --- files --------------------------------------------------------------------------------------------------
+
+
+def read_qrels_file(path) -> dict:
+    """{topic: {docid: grade}} of a TREC qrels file; a document graded under several subtopics keeps its highest grade."""
+    problems = Problems(path)
+    rows = parse_qrels(read_text(path), problems)
+    problems.raise_if_any()
+    qrels = defaultdict(dict)
+    for row in rows:
+        qrels[row.qid][row.docid] = max(row.grade, qrels[row.qid].get(row.docid, row.grade))
+    return dict(qrels)
+
+
+def read_run_file(path) -> tuple[str, dict]:
+    """(run name, {topic: [docid…]}) of a TREC run file, each topic in trec_eval's order; the name is the tag."""
+    problems = Problems(path)
+    rows, tags = parse_run(read_text(path), problems)
+    problems.raise_if_any()
+    scored = defaultdict(dict)
+    for row in rows:
+        scored[row.qid][row.docid] = row.score
+    name = next(iter(tags)) if len(tags) == 1 else Path(path).stem
+    return name, {topic: trec_order(docs) for topic, docs in scored.items()}
+
+
+def evaluate_files(qrels_path, run_paths, measures, *, only_run_topics=False) -> Report:
+    """Evaluate TREC run files against a TREC qrels file (N-RODCG needs stored runs and books)."""
+    plot = [m for m in measures if m.name == "N-RODCG"]
+    if plot:
+        raise ValueError(f"{plot[0]} needs the books' sentence positions: evaluate stored runs (--runs) instead")
+    qrels = read_qrels_file(qrels_path)
+    report = Report(measures)
+    for path in run_paths:
+        name, run = read_run_file(path)
+        report.runs.append(RunScores(name, evaluate(qrels, run, measures, only_run_topics=only_run_topics)))
+    return report
+
+
+# --- stored runs --------------------------------------------------------------------------------------------
+
+
+def stored_qrels(qrel_set) -> dict:
+    """{topic external id: {passage external id: grade}}; a passage graded under several subtopics keeps its highest."""
+    qrels = defaultdict(dict)
+    rows = Qrel.objects.filter(qrel_set=qrel_set).values_list("topic__external_id", "passage__external_id", "grade")
+    for topic, passage, grade in rows.iterator(chunk_size=5000):
+        qrels[topic][passage] = max(grade, qrels[topic].get(passage, grade))
+    return dict(qrels)
+
+
+def stored_ranking(run, topics=None) -> dict:
+    """{topic external id: [passage external id…]} in the run's stored rank order (trec_eval's, for imports)."""
+    entries = RunEntry.objects.filter(run=run)
+    if topics is not None:
+        entries = entries.filter(topic__in=topics)
+    ranking = defaultdict(list)
+    rows = entries.order_by("topic_id", "rank").values_list("topic__external_id", "passage__external_id")
+    for topic, passage in rows.iterator(chunk_size=10_000):
+        ranking[topic].append(passage)
+    return dict(ranking)
+
+
+def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=False) -> Report:
+    """Evaluate stored runs against a stored qrel set (over `topics` only, when given); N-RODCG against ground truth."""
+    qrels = stored_qrels(qrel_set) if qrel_set is not None else {}
+    if topics is not None:
+        wanted = {t.external_id for t in topics}
+        qrels = {topic: judged for topic, judged in qrels.items() if topic in wanted}
+    report = Report(measures)
+    plot_measures = [m for m in measures if m.name == "N-RODCG"]
+    for measure in plot_measures:
+        note = IDEAL_NOTES[measure.ideal] + (f", α={measure.alpha}" if measure.alpha != ALPHA else ", α=5")
+        if note not in report.notes:
+            report.notes.append(note)
+    if qrel_set is not None:
+        report.notes.append(f"qrels: {qrel_set.name}" + (f" ({qrel_set.description})" if qrel_set.description else ""))
+    for run in runs:
+        ranking = stored_ranking(run, topics)
+        per_topic = evaluate(qrels, ranking, measures, only_run_topics=only_run_topics)
+        if plot_measures:
+            for topic, values in plot_scores(run, plot_measures, topics).items():
+                per_topic.setdefault(topic, {}).update(values)
+        report.runs.append(RunScores(run.name, per_topic))
+    return report
+
+
+def plot_scores(run, measures, topics=None) -> dict:
+    """{topic: {N-RODCG measure: value}} for the run's plot topics that have ground-truth chunks."""
+    plot_topics = Topic.objects.filter(kind=Topic.Kind.PLOT, run_entries__run=run).distinct()
+    if topics is not None:
+        plot_topics = plot_topics.filter(pk__in=[t.pk for t in topics])
+    scores = {}
+    book_positions = {}
+    for topic in plot_topics.prefetch_related("ground_truth"):
+        truth = [p.position for p in topic.ground_truth.all() if p.position is not None]
+        if not truth:
+            continue
+        if topic.book_id not in book_positions:
+            chunks = Passage.objects.filter(book_id=topic.book_id).values_list("first_sentence", "last_sentence")
+            book_positions[topic.book_id] = [(a + b) / 2 for a, b in chunks if a is not None]
+        entries = RunEntry.objects.filter(run=run, topic=topic).order_by("rank")
+        retrieved = [
+            (a + b) / 2 if a is not None else None
+            for a, b in entries.values_list("passage__first_sentence", "passage__last_sentence")
+        ]
+        scores[topic.external_id] = {m: nrodcg(retrieved, truth, book_positions[topic.book_id], m) for m in measures}
+    return scores
+
+
+def pool_coverage(pool, runs, qrels, depth) -> dict:
+    """{run name: (Judged@depth over the qrels, share of the run's top-depth in the pool)}, averaged over the pool's topics."""
+    topics = list(pool.topics.all())
+    in_pool = defaultdict(set)
+    for topic, passage in PoolCandidate.objects.filter(pool=pool).values_list("topic__external_id", "passage__external_id"):
+        in_pool[topic].add(passage)
+    judged_at = Measure("Judged", depth)
+    coverage = {}
+    for run in runs:
+        ranking = stored_ranking(run, topics)
+        judged = [topic_value(judged_at, docs, qrels.get(topic, {})) for topic, docs in ranking.items()]
+        pooled = [sum(1 for d in docs[:depth] if d in in_pool[t]) / len(docs[:depth]) for t, docs in ranking.items() if docs]
+        coverage[run.name] = (
+            sum(judged) / len(judged) if judged else 0.0,
+            sum(pooled) / len(pooled) if pooled else 0.0,
+        )
+    return coverage
+
+
+def pool_recall(pool, qrels, rel=1) -> float:
+    """Share of the qrels' relevant passages (grade ≥ rel) that are candidates of the pool, averaged over its topics.
+
+    Topics without a relevant passage are left out (their recall is undefined).
+    """
+    candidates = defaultdict(set)
+    for topic, passage in PoolCandidate.objects.filter(pool=pool).values_list("topic__external_id", "passage__external_id"):
+        candidates[topic].add(passage)
+    shares = []
+    for topic in pool.topics.values_list("external_id", flat=True):
+        relevant = {doc for doc, grade in qrels.get(topic, {}).items() if grade >= rel}
+        if relevant:
+            shares.append(len(relevant & candidates[topic]) / len(relevant))
+    return sum(shares) / len(shares) if shares else 0.0

@@ -1,0 +1,131 @@
+"""manage.py evaluate_runs [--pool P | --runs NAME…] --measures M… | --qrels FILE --run FILE… --measures M…"""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessments.evaluation import MeasureError, parse_measure
+from assessments.evaluation.report import RunScores
+from assessments.evaluation.sources import evaluate_files, evaluate_stored, pool_coverage, pool_recall, stored_qrels
+from assessments.models import Pool, QrelSet, Run
+from retrieval.ingest import ImportFailed
+from retrieval.models import Collection
+
+DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "R@100", "RR", "Rprec"]
+
+
+class Command(BaseCommand):
+    help = (
+        "Evaluate runs against qrels, as trec_eval does, with measures in ir_measures' notation: AP, AP@k, nDCG, "
+        "nDCG@k, P@k, R@k, RR, RR@k, Rprec, Success@k, Judged@k, NumRet, NumRel, NumRelRet, P(rel=2)@k…, and "
+        "N-RODCG@k for plot topics (N-RODCG(ideal=retrieved)@k for the paper's literal ideal). Stored runs "
+        "(--runs, or every run of --pool, which also reports how many of each run's top-k are judged and pooled) "
+        "against a stored qrel set, or files alone (--qrels FILE --run FILE…). Prints `run measure topic value` "
+        "lines, topic `all` for the mean; --format json for machines."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", help="Evaluate the pool's runs (its inputs and the retriever runs it made).")
+        parser.add_argument("--runs", nargs="+", default=[], metavar="NAME", help="Stored runs.")
+        parser.add_argument("--collection", help="Collection of the runs (when run names are ambiguous).")
+        parser.add_argument("--qrel-set", help="Stored qrel set (default: the collection's only one).")
+        parser.add_argument("--qrels", metavar="FILE", help="A TREC qrels file (with --run).")
+        parser.add_argument("--run", nargs="+", default=[], metavar="FILE", dest="run_files", help="TREC run files.")
+        parser.add_argument("--measures", nargs="+", default=DEFAULT_MEASURES, metavar="M")
+        parser.add_argument("--per-topic", action="store_true", help="Also print each topic's values.")
+        parser.add_argument(
+            "--only-run-topics", action="store_true",
+            help="Score only topics the run has (trec_eval without -c); by default every qrels topic counts, "
+            "a topic the run lacks scoring 0 (trec_eval -c, ir_measures).",
+        )
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument("--judged-depth", type=int, metavar="K", help="With --pool: k for Judged@k (default: its depth).")
+
+    def handle(self, *args, **opts):
+        try:
+            measures = list(dict.fromkeys(parse_measure(m) for m in opts["measures"]))
+        except MeasureError as exc:
+            raise CommandError(str(exc)) from exc
+        if opts["qrels"] or opts["run_files"]:
+            if opts["pool"] or opts["runs"]:
+                raise CommandError("use either files (--qrels FILE --run FILE…) or stored runs (--runs / --pool)")
+            if not (opts["qrels"] and opts["run_files"]):
+                raise CommandError("files need both --qrels FILE and --run FILE…")
+            try:
+                report = evaluate_files(opts["qrels"], opts["run_files"], measures, only_run_topics=opts["only_run_topics"])
+            except ImportFailed as exc:
+                raise CommandError(f"cannot read the files:\n{exc.report()}") from exc
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+        else:
+            report = self.stored(opts, measures)
+        if opts["format"] == "json":
+            self.stdout.write(report.as_json(opts["per_topic"]))
+        else:
+            for note in report.notes:
+                self.stderr.write(f"# {note}")
+            for line in report.lines(opts["per_topic"]):
+                self.stdout.write(line)
+
+    def stored(self, opts, measures):
+        pool, topics = None, None
+        if opts["pool"]:
+            pool = Pool.objects.filter(name=opts["pool"]).select_related("collection").first()
+            if pool is None:
+                raise CommandError(f"no pool named {opts['pool']!r}")
+            collection = pool.collection
+            built = pool.params.get("built", {})
+            ids = {*pool.runs.values_list("pk", flat=True), *built.get("runs", []), built.get("final_run")}
+            runs = list(Run.objects.filter(pk__in=[i for i in ids if i]).order_by("name"))
+            topics = list(pool.topics.all())
+        elif opts["runs"]:
+            collection = self.collection(opts)
+            found = {r.name: r for r in Run.objects.filter(collection=collection, name__in=opts["runs"])}
+            missing = [n for n in opts["runs"] if n not in found]
+            if missing:
+                raise CommandError(f"collection {collection.name!r} has no runs {', '.join(missing)}")
+            runs = [found[n] for n in dict.fromkeys(opts["runs"])]
+        else:
+            raise CommandError("name --runs, a --pool, or files (--qrels FILE --run FILE…)")
+        qrel_set = self.qrel_set(opts, collection, needed=any(m.name != "N-RODCG" for m in measures) or pool)
+        report = evaluate_stored(runs, qrel_set, measures, topics=topics, only_run_topics=opts["only_run_topics"])
+        if pool is not None:
+            depth = opts["judged_depth"] or pool.depth
+            qrels = stored_qrels(qrel_set)
+            coverage = pool_coverage(pool, runs, qrels, depth)
+            for scores in report.runs:
+                judged, pooled = coverage[scores.name]
+                scores.extra_all.update({f"Judged@{depth}": judged, f"InPool@{depth}": pooled})
+            report.runs.append(RunScores(f"pool:{pool.name}", {}, {"PoolRecall": pool_recall(pool, qrels)}))
+            report.notes.append(
+                f"Judged@{depth}: share of each run's top {depth} with a qrel; InPool@{depth}: share in pool "
+                f"{pool.name}; PoolRecall: share of the qrels' relevant passages (grade ≥ 1) that the pool holds, "
+                "mean over its topics with any"
+            )
+        return report
+
+    def collection(self, opts):
+        if opts["collection"]:
+            found = Collection.objects.filter(name=opts["collection"]).first()
+            if found is None:
+                raise CommandError(f"no collection named {opts['collection']!r}")
+            return found
+        ids = set(Run.objects.filter(name__in=opts["runs"]).values_list("collection_id", flat=True))
+        if len(ids) == 1:
+            return Collection.objects.get(pk=ids.pop())
+        if not ids:
+            raise CommandError(f"no runs named {', '.join(opts['runs'])}")
+        raise CommandError("these run names exist in several collections: name one with --collection")
+
+    def qrel_set(self, opts, collection, needed):
+        if opts["qrel_set"]:
+            found = QrelSet.objects.filter(name=opts["qrel_set"]).first()
+            if found is None:
+                raise CommandError(f"no qrel set named {opts['qrel_set']!r}")
+            return found
+        sets = list(QrelSet.objects.filter(collection=collection).order_by("name"))
+        if len(sets) == 1:
+            return sets[0]
+        if not needed:
+            return None
+        if not sets:
+            raise CommandError(f"collection {collection.name!r} has no qrel set (import or freeze qrels first)")
+        raise CommandError(f"name the qrel set with --qrel-set (one of {', '.join(s.name for s in sets)})")

@@ -1,0 +1,163 @@
+"""Real Celery workers on a real broker (CELERY_BROKER_URL, Redis in CI): pools from retrievers, a killed worker.
+
+The second test runs the worker as a separate process on the test database (PostgreSQL, or SQLite
+when SQLITE_TEST_NAME puts the test database in a file), kills it with SIGKILL in the middle of a
+sharded encoding job, starts it again under the same node name, and checks that the job and the
+pool waiting on it finish with nothing duplicated.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from assessments.models import CandidateSource, Pool, PoolCandidate, Run, RunEntry, Topic
+from assessments.services.pooling import define_pool
+from retrieval.models import Index, Job, Passage, Shard
+from tests import factories
+from tests.retrieval.fixtures import minilm, tiny_encoder  # noqa: F401
+from tests.retrieval.tiny_models import cranfield_documents, cranfield_queries
+
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.skipif(not os.environ.get("CELERY_BROKER_URL"), reason="needs CELERY_BROKER_URL (a real broker)"),
+]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def shared_index_dir(settings, tmp_path, monkeypatch):
+    """An index folder that this process and worker subprocesses agree on (through the environment)."""
+    folder = tmp_path / "indexes"
+    settings.RETRIEVAL_INDEX_DIR = folder
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(folder))
+    return folder
+
+
+def cranfield_pool(name, documents, topics, retrievers, **fields):
+    coll = factories.collection(f"cran-{name}")
+    Passage.objects.bulk_create(Passage(collection=coll, external_id=i, text=t) for i, t in cranfield_documents(documents))
+    chosen = [
+        Topic.objects.create(collection=coll, external_id=str(n), kind=Topic.Kind.ADHOC, text=text)
+        for n, text in enumerate(cranfield_queries(topics), start=1)
+    ]
+    return define_pool(name=name, collection=coll, topics=chosen, retrievers=retrievers, **fields)
+
+
+def wait_for(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def assert_nothing_duplicated(pool):
+    for job in Job.objects.filter(kind=Job.Kind.ENCODE):
+        assert job.status == Job.Status.DONE and job.shards_done == job.shard_count
+        assert job.shards.filter(status=Shard.Status.DONE).count() == job.shard_count
+        manifest = json.loads((job.index.path / "manifest.json").read_text())
+        assert manifest["count"] == Passage.objects.filter(collection=pool.collection).count()
+        import numpy as np
+
+        ids = np.load(job.index.path / "ids.npy")
+        assert len(ids) == len(set(ids.tolist())) == manifest["count"]
+    for run in Run.objects.filter(source=Run.Source.RETRIEVER):
+        per_topic = RunEntry.objects.filter(run=run).values_list("topic_id", "rank")
+        assert len(per_topic) == len(set(per_topic))
+    pairs = list(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", "passage_id"))
+    assert len(pairs) == len(set(pairs))
+    sources = list(CandidateSource.objects.filter(candidate__pool=pool).values_list("candidate_id", "run_id"))
+    assert len(sources) == len(set(sources))
+
+
+@pytest.fixture
+def thread_worker(transactional_db, shared_index_dir):
+    from celery.contrib.testing.worker import start_worker
+
+    from config.celery import app
+
+    with start_worker(
+        app, pool="threads", concurrency=2, queues=["default", "gpu"], perform_ping_check=False,
+        loglevel="WARNING", shutdown_timeout=60,
+    ):
+        yield app
+
+
+def test_a_worker_builds_a_pool_with_bm25_dense_and_fusion(thread_worker, tiny_encoder):  # noqa: F811
+    from assessments.tasks import build_pool
+
+    pool = cranfield_pool(
+        "worker-rrf", 120, 3, ["bm25", f"dense:{tiny_encoder}"], strategy=Pool.Strategy.RRF, depth=10, per_topic=5
+    )
+    assert thread_worker.conf.task_always_eager is False
+    build_pool.delay(pool.pk)
+    build_pool.delay(pool.pk)  # delivered twice: must not duplicate anything
+    wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 120, "the pool")
+    pool.refresh_from_db()
+    assert pool.status == Pool.Status.READY, pool.error
+    assert PoolCandidate.objects.filter(pool=pool).count() == 15
+    assert Index.objects.filter(status=Index.Status.READY).count() == 2
+    assert_nothing_duplicated(pool)
+
+
+def database_url():
+    settings = connection.settings_dict
+    if connection.vendor == "postgresql":
+        auth = settings["USER"] + (f":{settings['PASSWORD']}" if settings["PASSWORD"] else "")
+        return f"postgres://{auth}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    if connection.vendor == "sqlite" and not connection.is_in_memory_db():
+        return f"sqlite:///{settings['NAME']}"
+    return None
+
+
+def start_worker_process(node, log):
+    env = dict(
+        os.environ, DATABASE_URL=database_url(), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", RETRIEVAL_SHARD_SIZE="8"
+    )
+    command = [
+        sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,gpu", "-P", "solo", "-n", node,
+        "--without-heartbeat", "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+    ]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
+    transactional_db, shared_index_dir, minilm, tmp_path  # noqa: F811
+):
+    from assessments.tasks import build_pool
+
+    if database_url() is None:
+        pytest.skip("a worker process needs the test database in PostgreSQL or in a SQLite file (SQLITE_TEST_NAME)")
+    pool = cranfield_pool(
+        "worker-kill", 96, 3, ["bm25", "dense"], strategy=Pool.Strategy.RRF, depth=10, per_topic=5,
+    )
+    with open(tmp_path / "worker.log", "wb") as log:
+        node = "gpu1@pooljudge-test"
+        worker = start_worker_process(node, log)
+        try:
+            build_pool.delay(pool.pk)
+            wait_for(lambda: Job.objects.filter(kind=Job.Kind.ENCODE, shards_done__gte=2).exists(), 180, "2 shards")
+            os.killpg(worker.pid, signal.SIGKILL)  # no warm shutdown: the shard in hand is lost with the process
+            worker.wait(30)
+            job = Job.objects.get(kind=Job.Kind.ENCODE)
+            assert job.status != Job.Status.DONE and job.shards_done < job.shard_count, "killed too late"
+
+            worker = start_worker_process(node, log)  # same node name: it takes back what it held
+            wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 240, "pool")
+        finally:
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGTERM)
+                worker.wait(60)
+    pool.refresh_from_db()
+    assert pool.status == Pool.Status.READY, pool.error + (tmp_path / "worker.log").read_text()[-3000:]
+    job.refresh_from_db()
+    assert job.shard_count == 12 and sum(job.shards.values_list("attempts", flat=True)) >= 12
+    assert_nothing_duplicated(pool)
