@@ -9,3 +9,28 @@ from tests.factories import DATA
 def data_dir():
     """The project's sample data folder (copied from shared/data)."""
     return DATA
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Tests create many users; a real password hash costs about 0.25 s each, MD5 nothing (tests only)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def celery_eager_unless_worker(request):
+    """Tasks run in-process unless the test is marked `worker` (and so starts a real worker on the broker).
+
+    With CELERY_BROKER_URL set (CI), a test that sends a task without a worker would wait forever.
+    """
+    from config.celery import app
+
+    if request.node.get_closest_marker("worker"):
+        yield
+        return
+    before = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = before
