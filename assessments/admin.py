@@ -109,10 +109,45 @@ class PoolAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     filter_horizontal = ["topics", "runs"]
     readonly_fields = ["status", "error", "built_at", "created_at"]
-    actions = ["build"]
+    actions = ["build", "download_page_qrels", "download_section_qrels"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).with_counts()
+
+    @admin.action(description="Download qrels of the selected pool (page level, majority of assessors)")
+    def download_page_qrels(self, request, queryset):
+        return self._qrels_response(request, queryset, "page")
+
+    @admin.action(description="Download qrels of the selected pool (section level, majority of assessors)")
+    def download_section_qrels(self, request, queryset):
+        return self._qrels_response(request, queryset, "section")
+
+    def _qrels_response(self, request, queryset, level):
+        """Stream the pool's qrels as a file, as `export_qrels --pool NAME --level LEVEL` writes them."""
+        from itertools import chain
+
+        from django.contrib import messages
+        from django.http import StreamingHttpResponse
+
+        from assessments.exporters.common import ExportFailed, resolve_scope
+        from assessments.exporters.qrels import judgement_qrels, qrels_lines
+
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one pool to download its qrels.", messages.WARNING)
+            return None
+        pool = queryset.get()
+        try:
+            lines = qrels_lines(judgement_qrels(resolve_scope(pool=pool.name), aggregate="majority", level=level))
+            first = next(lines, None)
+        except ExportFailed as exc:
+            self.message_user(request, f"No qrels for pool {pool.name}: {exc}", messages.WARNING)
+            return None
+        if first is None:
+            self.message_user(request, f"Pool {pool.name} has no judgements yet.", messages.WARNING)
+            return None
+        response = StreamingHttpResponse(chain([first], lines), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{pool.name}-{level}.qrels"'
+        return response
 
     @admin.display(ordering="topic_count", description="topics")
     def topic_total(self, obj):

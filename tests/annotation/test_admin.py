@@ -79,3 +79,32 @@ def test_an_assessor_is_sent_to_the_login_page(client):
 def test_judgement_history_cannot_be_edited_in_the_admin(client, organiser):
     client.force_login(organiser)
     assert client.get(reverse("admin:assessments_judgementchange_add")).status_code == 403
+
+
+def test_an_organiser_downloads_a_pools_qrels_from_the_pool_list(client, organiser, some_data):
+    from assessments.models import Layer
+    from assessments.services.judging import record_judgement
+
+    topic, pool = some_data
+    p1, p2 = [e.passage for e in topic.run_entries.order_by("rank")]
+    for name, grade in (("j1", "must"), ("j2", "must"), ("j3", "can")):
+        record_judgement(assessor=factories.user(name), layer=Layer.FACET, topic=topic, passage=p1,
+                         value=[{"facet": "tqa2:L_0001/T_1", "relevance": grade}])
+    record_judgement(assessor=factories.user("j4"), layer=Layer.REMOVAL, topic=topic, passage=p2, value=True)
+    client.force_login(organiser)
+
+    response = client.post(reverse("admin:assessments_pool_changelist"),
+                           {"action": "download_page_qrels", "_selected_action": [pool.pk]})
+
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="{pool.name}-page.qrels"'
+    body = b"".join(response.streaming_content).decode()
+    assert body == f"tqa2:L_0001 0 {'a' * 40} 3\ntqa2:L_0001 0 {'b' * 40} 0\n"
+
+
+def test_downloading_qrels_of_a_pool_without_judgements_says_so(client, organiser, some_data):
+    _, pool = some_data
+    client.force_login(organiser)
+    response = client.post(reverse("admin:assessments_pool_changelist"),
+                           {"action": "download_page_qrels", "_selected_action": [pool.pk]}, follow=True)
+    assert f"Pool {pool.name} has no judgements yet." in response.content.decode()
