@@ -59,7 +59,7 @@ def issue_token(*, username: str, role: str, campaign: str | None = None) -> tup
         if role == ApiToken.Role.ORGANISER and not user.is_staff:
             user.is_staff = True
             user.save(update_fields=["is_staff"])
-        key = secrets.token_urlsafe(32)
+        key = secrets.token_hex(32)  # hex: never starts with "-", which a command line would take for an option
         token = ApiToken.objects.create(
             user=user, role=role, campaign=scope, prefix=key[:PREFIX_LENGTH], key_hash=hash_key(key)
         )

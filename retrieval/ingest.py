@@ -108,6 +108,23 @@ def read_text(path) -> str:
     return decode_text(data, str(path))
 
 
+def json_type(value) -> str:
+    """The JSON name of a decoded value's type, for messages ("expected a list, got a string")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def parse_json_lines(text: str, problems: Problems):
     """Yield (line number, object) for each non-blank line; a line that is not a JSON object is a problem."""
     for number, line in enumerate(text.split("\n"), start=1):
@@ -118,8 +135,11 @@ def parse_json_lines(text: str, problems: Problems):
         except json.JSONDecodeError as exc:
             problems.add(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
             continue
+        except RecursionError:
+            problems.add("invalid JSON: nested too deeply", line=number)
+            continue
         if not isinstance(obj, dict):
-            problems.add(f"expected a JSON object, got {type(obj).__name__}", line=number)
+            problems.add(f"expected a JSON object, got {json_type(obj)}", line=number)
             continue
         yield number, obj
 

@@ -40,7 +40,7 @@ from assessments.importers.trec import (
     refused,
 )
 from assessments.models import Facet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, Problem, Problems, decode_text, read_text
+from retrieval.ingest import ImportFailed, Problem, Problems, decode_text, json_type, parse_json_lines, read_text
 from retrieval.models import Collection, Passage
 
 DEFAULT_COLLECTION = "car-y3"
@@ -54,23 +54,6 @@ MAX_FACETS = 1000  # far more than any outline; keeps positions well inside a sm
 SHOWN_DIFFERENCES = 3
 
 # --- small helpers ------------------------------------------------------------------------------------------
-
-
-def json_type(value) -> str:
-    """The JSON name of a decoded value's type, for messages ("expected a list, got a string")."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def short(value, limit=60) -> str:
@@ -646,21 +629,7 @@ def json_records(text, problems):
     except (json.JSONDecodeError, RecursionError):
         first_is_json = False
     if first_is_json or (first.startswith("{") and first.endswith("}")):
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.add(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
-                continue
-            except RecursionError:
-                problems.add("invalid JSON: nested too deeply", line=number)
-                continue
-            if not isinstance(obj, dict):
-                problems.add(f"expected a JSON object, got {json_type(obj)}", line=number)
-                continue
-            yield number, obj
+        yield from parse_json_lines(text, problems)
     else:
         # Neither one object nor JSON lines: most likely a broken (e.g. truncated) single page.
         problems.add(f"invalid JSON: {error.msg} at column {error.colno}", line=error.lineno)

@@ -124,3 +124,8 @@ def test_an_organiser_revokes_tokens_in_the_admin_but_cannot_make_one_there(clie
     assert token.prefix in page and key not in page
     client.post("/admin/annotation/apitoken/", {"action": "revoke", "_selected_action": [token.pk]})
     assert client_with(f"Token {key}").get("/api/me/").status_code == 401
+
+
+def test_keys_never_look_like_a_command_line_option():
+    keys = [issue_token(username=f"team-{i}", role="participant")[1] for i in range(64)]
+    assert all(key[0].isalnum() and len(key) == 64 for key in keys)

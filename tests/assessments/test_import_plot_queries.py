@@ -255,7 +255,7 @@ def test_it_rejects_an_invalid_json_line_and_writes_nothing(tale, queries_file):
     message = rejected(path)
 
     assert f"{path}:2: invalid JSON" in message
-    assert f"{path}:3: expected a JSON object, got list" in message
+    assert f"{path}:3: expected a JSON object, got a list" in message
 
 
 @pytest.mark.parametrize("missing", ["query_id", "book", "query"])
