@@ -8,10 +8,10 @@ from assessments.services.pooling import PoolError, build_pool, define_pool, poo
 from retrieval import fusion
 from retrieval.models import Job, Passage
 from tests import factories
-from tests.retrieval.fixtures import index_dir, tiny_cross_encoders, tiny_encoder  # noqa: F401
+from tests.retrieval.fixtures import eager_celery, index_dir, tiny_cross_encoders, tiny_encoder  # noqa: F401
 from tests.retrieval.tiny_models import cranfield_documents, cranfield_queries
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
 
 
 @pytest.fixture

@@ -36,3 +36,14 @@ def tiny_cross_encoders(tmp_path_factory):
         tiny_models.tiny_bert(tmp_path_factory.mktemp("tiny-ce-1"), head="classification", num_labels=1, seed=1),
         tiny_models.tiny_bert(tmp_path_factory.mktemp("tiny-ce-2"), head="classification", num_labels=2, seed=2),
     ]
+
+
+@pytest.fixture
+def eager_celery():
+    """Tasks run in this process even when CELERY_BROKER_URL names a broker (the suite also runs that way in CI)."""
+    from config.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield app
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved

@@ -16,7 +16,7 @@ from retrieval.specs import parse
 from tests import factories
 from tests.retrieval.tiny_models import cranfield_documents, cranfield_queries
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
 
 CALLS = []
 

@@ -100,7 +100,7 @@ def test_a_worker_builds_a_pool_with_bm25_dense_and_fusion(thread_worker, tiny_e
     assert thread_worker.conf.task_always_eager is False
     build_pool.delay(pool.pk)
     build_pool.delay(pool.pk)  # delivered twice: must not duplicate anything
-    wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 120, "the pool")
+    wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 600, "the pool")
     pool.refresh_from_db()
     assert pool.status == Pool.Status.READY, pool.error
     assert PoolCandidate.objects.filter(pool=pool).count() == 15
@@ -144,14 +144,14 @@ def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
         worker = start_worker_process(node, log)
         try:
             build_pool.delay(pool.pk)
-            wait_for(lambda: Job.objects.filter(kind=Job.Kind.ENCODE, shards_done__gte=2).exists(), 180, "2 shards")
+            wait_for(lambda: Job.objects.filter(kind=Job.Kind.ENCODE, shards_done__gte=2).exists(), 600, "2 shards")
             os.killpg(worker.pid, signal.SIGKILL)  # no warm shutdown: the shard in hand is lost with the process
             worker.wait(30)
             job = Job.objects.get(kind=Job.Kind.ENCODE)
             assert job.status != Job.Status.DONE and job.shards_done < job.shard_count, "killed too late"
 
             worker = start_worker_process(node, log)  # same node name: it takes back what it held
-            wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 240, "pool")
+            wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 900, "pool")
         finally:
             if worker.poll() is None:
                 os.killpg(worker.pid, signal.SIGTERM)

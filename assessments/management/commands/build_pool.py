@@ -3,7 +3,6 @@
 import logging
 import time
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.models import Pool, Run, Topic
@@ -62,7 +61,7 @@ class Command(BaseCommand):
         from assessments.tasks import build_pool
 
         started = time.perf_counter()
-        if settings.CELERY_TASK_ALWAYS_EAGER:
+        if build_pool.app.conf.task_always_eager:
             with self.progress_shown(not opts["no_progress"]):
                 build_pool.apply(args=[pool.pk])
         else:
