@@ -30,14 +30,15 @@ def book_passages():
     return texts
 
 
-def median_of(repeats, fn):
-    times, result = [], None
+def interleaved(repeats, first, second):
+    """Median times of `first` and `second`, run alternately (so drifting machine load hits both alike)."""
+    times, results = ([], []), [None, None]
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2], result
+        for i, fn in enumerate((first, second)):
+            start = time.perf_counter()
+            results[i] = fn()
+            times[i].append(time.perf_counter() - start)
+    return [sorted(t)[len(t) // 2] for t in times], results
 
 
 def main():
@@ -49,7 +50,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--k", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     texts = book_passages()
     ids = list(range(10_000, 10_000 + len(texts)))
@@ -75,10 +76,10 @@ def main():
         return index.search(queries, args.k)
 
     direct_index(), our_index()  # warm up
-    direct_build, retriever = median_of(args.repeats, direct_index)
-    our_build, index = median_of(args.repeats, our_index)
-    direct_query, (_, scores) = median_of(args.repeats, lambda: direct_search(retriever))
-    our_query, hits = median_of(args.repeats, lambda: our_search(index))
+    (direct_build, our_build), (retriever, index) = interleaved(args.repeats, direct_index, our_index)
+    (direct_query, our_query), ((_, scores), hits) = interleaved(
+        args.repeats, lambda: direct_search(retriever), lambda: our_search(index)
+    )
     same = sum(  # the same top-10 scores (the order of equal scores may differ)
         [round(float(s), 4) for s in row[:10] if s > 0] == [round(s, 4) for _, s in ranking[:10]]
         for row, ranking in zip(scores, hits)

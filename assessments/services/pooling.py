@@ -189,7 +189,7 @@ def _retriever_run(pool, spec, topics, resume):
             return run, job
         queries = [(str(t.pk), query_text(t)) for t in missing]
         job = retrieval.ensure_search(pool.collection, spec, queries, config["depth"], callback=_callback(pool))
-    except retriever_specs.SpecError as exc:
+    except (retriever_specs.SpecError, retrieval.NotReady, ValueError) as exc:
         raise PoolError(f"pool {pool.name}: {exc}") from None
     pending = _settle(job, resume)
     if pending is not None:
@@ -212,12 +212,14 @@ def _rerank_run(pool, rerankers, topics, runs, resume):
     items = [(str(t.pk), query_text(t), sorted(found[t.pk])) for t in missing if found[t.pk]]
     if not items:
         return run, None
-    job = retrieval.ensure_rerank(pool.collection, rerankers, items, normalisation=normalisation, callback=_callback(pool))
+    job = retrieval.ensure_rerank(
+        pool.collection, rerankers, items, normalisation=normalisation, callback=_callback(pool)
+    )
     pending = _settle(job, resume)
     if pending is not None:
         return run, pending
-    rankings = {int(key): [(pid, score) for pid, score in value["ranking"]] for key, value in retrieval.results(job).items()}
-    _save_rankings(run, rankings)
+    scored = retrieval.results(job)
+    _save_rankings(run, {int(key): [(pid, score) for pid, score in value["ranking"]] for key, value in scored.items()})
     return run, None
 
 
@@ -234,16 +236,23 @@ def _fused_run(pool, topics, runs):
     found = _entries(runs, missing, pool.depth)
     rankings = {}
     for topic in missing:
-        hits = found[topic.pk]
-        per_run = []
-        for source in runs:
-            ranked = sorted((rank, pid, score) for pid, at in hits.items() for rank, run_id, score in at if run_id == source.pk)
-            per_run.append([(pid, score if score is not None else -rank) for rank, pid, score in ranked])
-        fused = fusion.fuse(per_run, method, k=config.get("k", fusion.RRF_K), normalisation=config.get("normalisation", "minmax"))
+        fused = fusion.fuse(
+            _per_run(found[topic.pk], runs), method, k=config.get("k", fusion.RRF_K),
+            normalisation=config.get("normalisation", "minmax"),
+        )
         if fused:
             rankings[topic.pk] = fused
     _save_rankings(run, rankings)
     return run
+
+
+def _per_run(hits, runs):
+    """One topic's hits {passage id: [(rank, run id, score)]} as one ranking per run; a missing score counts as −rank."""
+    rankings = []
+    for source in runs:
+        ranked = sorted((rank, pid, score) for pid, at in hits.items() for rank, run_id, score in at if run_id == source.pk)
+        rankings.append([(pid, score if score is not None else -rank) for rank, pid, score in ranked])
+    return rankings
 
 
 def _run_for(collection, label, config) -> Run:

@@ -54,6 +54,8 @@ def ensure_index(collection, spec: dict, *, callback=None, shard_size=None, star
     """None when the spec's index is ready and current; else the job that builds it."""
     index = index_for(collection, spec)
     state = work.collection_state(collection.pk)
+    if not state["count"]:
+        raise ValueError(f"collection {collection.name} has no passages to index")
     if is_current(index, state):
         return None
     kind = Job.Kind.BM25_INDEX if index.kind == Index.Kind.BM25 else Job.Kind.ENCODE

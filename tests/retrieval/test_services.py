@@ -166,6 +166,8 @@ def test_a_changed_collection_makes_the_index_out_of_date(cranfield):
 def test_searching_an_index_that_is_not_built_says_so(cranfield):
     with pytest.raises(services.NotReady, match="bm25 index of cran-small is not built"):
         services.ensure_search(cranfield, parse("bm25"), QUERIES, 5)
+    with pytest.raises(ValueError, match="has no passages to index"):
+        services.ensure_index(factories.collection("empty"), parse("bm25"))
 
 
 def test_an_ensemble_of_cross_encoders_reranks_candidates(cranfield, tiny_cross_encoders):
