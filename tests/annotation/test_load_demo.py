@@ -14,7 +14,8 @@ from retrieval.models import Book, Collection
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_everything_and_prints_working_passwords_and_can_run_again():
+def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path):
+    settings.RETRIEVAL_INDEX_DIR = tmp_path / "indexes"  # never reuse indexes of another test database
     out = StringIO()
     call_command("load_demo", "--no-progress", stdout=out)
     text = out.getvalue()
@@ -26,6 +27,13 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again():
     assert Collection.objects.get(name="cranfield").passages.count() == 1400
     pool = Pool.objects.get(name="car-trial-union")
     assert pool.status == Pool.Status.READY and pool.candidates.exists()
+
+    plot_pool = Pool.objects.get(name="plot-call-of-the-wild")
+    assert plot_pool.status == Pool.Status.READY
+    assert set(plot_pool.topics.values_list("external_id", flat=True)) == {"demo-1", "demo-2"}
+    assert plot_pool.candidates.filter(topic__external_id="demo-1").count() == 10
+    retriever_runs = Run.objects.filter(collection__name="call-of-the-wild", source=Run.Source.RETRIEVER)
+    assert retriever_runs.count() == 3  # bm25, dense, and their RRF fusion
 
     accounts = dict(re.findall(r"^\s+\w+\s+(organiser|assessor\d)\s+(\S+)$", text, re.M))
     assert set(accounts) == {"organiser", "assessor1", "assessor2", "assessor3"}

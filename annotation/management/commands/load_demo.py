@@ -21,6 +21,9 @@ BOOKS = [
 ]
 CAR_COLLECTION = "car-y3"
 DEMO_POOL = "car-trial-union"
+# A plot pool built by the retrieval workers (in-process without a broker): BM25 + dense encoder, fused by RRF.
+PLOT_POOL_BOOK = "call-of-the-wild"
+PLOT_POOL = f"plot-{PLOT_POOL_BOOK}"
 DEMO_CAMPAIGN = "car-trial"
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
 
@@ -55,6 +58,11 @@ class Command(BaseCommand):
             f"Pool {pool.name}: {pool.candidates.count()} candidates over {pool.topics.count()} topics "
             f"from {pool.runs.count()} runs ({pool.get_status_display()})."
         )
+        self.step(f"plot pool {PLOT_POOL} (BM25 + dense, RRF, through the retrieval workers)",
+                  not Pool.objects.filter(name=PLOT_POOL, status=Pool.Status.READY).exists(),
+                  lambda: call_command("build_pool", "--name", PLOT_POOL, "--collection", PLOT_POOL_BOOK,
+                                       "--retrievers", "bm25", "dense", "--strategy", "rrf", "--depth", "20",
+                                       "--per-topic", "10", *quiet))
         self.people()
         self.assignments(pool)
 
