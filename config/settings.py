@@ -142,7 +142,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "INFO"},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # faiss logs each CPU-specific build it tries (AVX-512, AVX2) as a ModuleNotFoundError before the one that loads.
+        "faiss.loader": {"level": "WARNING"},
+    },
 }
 
 # Where the project's sample data lives (the demo loads it from here).
