@@ -13,6 +13,7 @@ from assessments.models import (
     QrelSet,
     Run,
     RunEntry,
+    StudyItem,
     Topic,
 )
 
@@ -205,7 +206,7 @@ class JudgementAdmin(admin.ModelAdmin):
 class JudgementChangeAdmin(admin.ModelAdmin):
     """Every change ever made, never edited."""
 
-    list_display = ["assessor", "layer", "value", "client_time", "received_at", "session_id", "run_ids", "source"]
+    list_display = ["assessor", "layer", "value", "client_time", "received_at", "session_id", "run_ids", "source", "active_ms"]
     list_filter = ["layer", "source", "assessor"]
     search_fields = ["assessor__username", "session_id", "change_id"]
     list_select_related = ["assessor"]
@@ -263,4 +264,17 @@ class CandidateSourceAdmin(admin.ModelAdmin):
     search_fields = ["run__name", "candidate__passage__external_id", "candidate__topic__external_id"]
     list_select_related = ["run", "candidate__pool", "candidate__topic", "candidate__passage"]
     raw_id_fields = ["candidate"]
+    show_full_result_count = False
+
+
+@admin.register(StudyItem)
+class StudyItemAdmin(admin.ModelAdmin):
+    """Human-study items: forced-choice sets and passage pairs to rate."""
+
+    list_display = ["pool", "kind", "key", "topic", "answer", "retriever_choice", "similarity"]
+    list_filter = ["kind", "pool"]
+    search_fields = ["key", "topic__external_id"]
+    list_select_related = ["pool", "topic", "answer", "retriever_choice"]
+    raw_id_fields = ["topic", "answer", "retriever_choice", "passage", "passage2", "run"]
+    filter_horizontal = ["candidates"]
     show_full_result_count = False

@@ -140,7 +140,7 @@ def populate(total):
                         Judgement, id=made, assessor_id=user.pk, layer=str(layer.value), topic_id=topic.pk,
                         passage_id=p1, passage2_id=p2, item="", key=Judgement.make_key(layer, topic.pk, p1, p2),
                         value=value, grade=grade, run_ids=runs, latest_change_id=made, client_time=moment,
-                        client_seq=0, updated_at=moment,
+                        client_seq=0, updated_at=moment, adjudicated=False,
                     )
                     writer.add(
                         JudgementChange, id=made, change_id=uuid.UUID(int=made), judgement_id=made,

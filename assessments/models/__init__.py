@@ -4,6 +4,7 @@ from assessments.models.judgements import Judgement, JudgementChange, Layer, Rel
 from assessments.models.pools import CandidateSource, Pool, PoolCandidate
 from assessments.models.qrels import Qrel, QrelSet
 from assessments.models.runs import Run, RunEntry
+from assessments.models.studies import StudyItem
 from assessments.models.topics import Facet, Topic
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Run",
     "RunEntry",
     "SpecialFacet",
+    "StudyItem",
     "Topic",
     "Transition",
 ]

@@ -126,6 +126,9 @@ class Judgement(models.Model):
     value = models.JSONField(null=True, blank=True, help_text="Null when the assessor cleared the label.")
     grade = models.SmallIntegerField(null=True, blank=True, help_text="Numeric grade derived from the value, if any.")
     run_ids = models.JSONField(default=list, blank=True, help_text="All runs this key was judged under.")
+    adjudicated = models.BooleanField(
+        default=False, help_text="An organiser's final label set by adjudication (source ADJUDICATION), not an assessor's.",
+    )
     latest_change = models.ForeignKey(
         "JudgementChange", on_delete=models.PROTECT, related_name="+", null=True, blank=True
     )
@@ -172,6 +175,9 @@ class JudgementChange(models.Model):
     session_id = models.CharField(max_length=200, blank=True)
     run_ids = models.JSONField(default=list, blank=True)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.WEB)
+    active_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Active time the assessor spent on this change (idle time not counted), ms.",
+    )
 
     class Meta:
         ordering = ["judgement", "client_time", "client_seq", "id"]

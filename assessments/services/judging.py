@@ -163,13 +163,16 @@ def record_judgement(
     run_ids=(),
     change_id: uuid.UUID | str | None = None,
     source: str = JudgementChange.Source.WEB,
+    active_ms: int | None = None,
 ) -> Recorded:
     """Store one change of a label and make it current if it is the assessor's latest.
 
     A change whose change_id is already stored is not stored again (the stored one is
     returned with duplicate=True). The current value is that of the change latest by
     (client_time, client_seq), whatever order changes arrive in. The original CAR tool's legacy
-    labels are accepted only with source=IMPORT. Raises JudgementInvalid.
+    labels are accepted only with source=IMPORT. A change with source=ADJUDICATION is an organiser's
+    final label: its judgement is flagged `adjudicated`. `active_ms` is the assessor's active time on
+    the change (idle time not counted). Raises JudgementInvalid.
     """
     grade = validate_value(
         layer, value, topic=topic, passage=passage, passage2=passage2, item=item,
@@ -186,7 +189,7 @@ def record_judgement(
             return existing
         try:
             return _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-                          client_time, client_seq, session_id, run_ids, change_id, source)
+                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms)
         except IntegrityError:
             # A concurrent request stored this change, or created the judgement row first: look again.
             if attempt == 2:
@@ -196,18 +199,20 @@ def record_judgement(
 
 @transaction.atomic
 def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-           client_time, client_seq, session_id, run_ids, change_id, source) -> Recorded:
+           client_time, client_seq, session_id, run_ids, change_id, source, active_ms) -> Recorded:
     judgement, created = Judgement.objects.select_for_update().get_or_create(
         assessor=assessor,
         key=key,
         defaults=dict(
             layer=layer, topic=topic, passage=passage, passage2=passage2, item=item,
             value=value, grade=grade, client_time=client_time, client_seq=client_seq, run_ids=run_ids,
+            adjudicated=source == JudgementChange.Source.ADJUDICATION,
         ),
     )
     change = JudgementChange.objects.create(
         change_id=change_id, judgement=judgement, assessor=assessor, layer=layer, value=value,
         client_time=client_time, client_seq=client_seq, session_id=session_id, run_ids=run_ids, source=source,
+        active_ms=active_ms,
     )
     is_latest = created or (client_time, client_seq) >= (judgement.client_time, judgement.client_seq)
     fields = ["run_ids", "updated_at"]
