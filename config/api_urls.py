@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.permissions import AllowAny
 
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
+from annotation.api.evaluation import RunEvaluation
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
@@ -20,6 +21,7 @@ endpoints = [
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
+    path("runs/<str:pk>/evaluation/", RunEvaluation.as_view(), name="api-run-evaluation"),
     path("pools/", PoolList.as_view(), name="api-pools"),
     path("pools/<str:name>/", PoolDetail.as_view(), name="api-pool"),
     path("pools/<str:name>/candidates/", PoolCandidates.as_view(), name="api-pool-candidates"),

@@ -33,6 +33,7 @@ TABLE = {
     ("POST", "/api/runs/"): (401, 201, 201, 403, 201),
     ("GET", "/api/runs/{id}/"): (401, 200, 404, 403, 200),
     ("DELETE", "/api/runs/{id}/"): (401, 204, 404, 403, 204),
+    ("GET", "/api/runs/{id}/evaluation/"): (401, 403, 404, 403, 200),  # participants: once evaluation is open
     ("GET", "/api/pools/"): (401, 403, 403, 403, 200),
     ("POST", "/api/pools/"): (401, 403, 403, 403, 201),
     ("GET", "/api/pools/{name}/"): (401, 403, 403, 403, 200),
