@@ -1,10 +1,9 @@
-// The outline judging page (TREC CAR Y3): keyboard, autosave and an outbox that survives reloads.
+// The outline judging page (TREC CAR Y3): keyboard, and autosave through autosave.js (an outbox
+// that survives reloads and network loss, active time per change, other tabs kept in step).
 //
 // The server renders the passages (escaped by Django); this script applies the labels
 // to them and builds the transition rows. Data is only ever written with textContent,
-// never as markup. Every change is a record {change_id, client_time, client_seq, ...}
-// put first into localStorage (the outbox) and then sent, oldest first; it leaves the
-// outbox when the server has it. The server stores a resent change only once.
+// never as markup.
 (function () {
   "use strict";
 
@@ -12,13 +11,10 @@
   if (!dataEl) return;
   var S = JSON.parse(dataEl.textContent);
   var READONLY = !!S.readonly;
-  var OUTBOX_KEY = "pooljudge:outbox:" + S.user;
-  var SEQ_KEY = "pooljudge:seq";
   var POS_KEY = "pooljudge:position:" + S.assignment;
-  var SESSION = uuid4();
   var NOTES_DELAY = 700;
-  var MAX_RETRY_DELAY = 15000;
-  var SEND_TIMEOUT = 20000;
+  var AS = window.PooljudgeAutosave;
+  var el = AS.el, kbd = AS.kbd;
   var TRANSITIONS = [["same", "Same topic"], ["coherent", "Coherent transition"], ["switch", "Topic switch"]];
   var GRADE = { must: "MUST", should: "SHOULD", can: "CAN" };
 
@@ -47,53 +43,8 @@
   var armed = false;        // "t" pressed: the next 1/2/3 labels the transition below
   var dirty = {};           // item keys typed but not queued yet (notes)
   var notesTimers = {};
-  var errors = {};          // item key -> message of a change the server refused
-  var otherErrors = 0;      // refused changes of other pages (replayed from the outbox)
-  var inflight = null;
-  var sending = false, failures = 0, retryTimer = null, retryAt = 0, ticker = null;
-  var signedOut = false;
-  var memoryOutbox = null;  // when localStorage cannot be used
-  var memorySeq = 0;
 
   // ----- small helpers -------------------------------------------------------------------------------------------
-  function uuid4() {
-    if (window.crypto && typeof window.crypto.randomUUID === "function") return window.crypto.randomUUID();
-    var b = window.crypto.getRandomValues(new Uint8Array(16));
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    var h = Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
-    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
-  }
-
-  function nextSeq() {
-    try {
-      var n = (parseInt(window.sessionStorage.getItem(SEQ_KEY) || "0", 10) || 0) + 1;
-      n = Math.max(n, memorySeq + 1);
-      window.sessionStorage.setItem(SEQ_KEY, String(n));
-      memorySeq = n;
-      return n;
-    } catch (e) {
-      memorySeq += 1;
-      return memorySeq;
-    }
-  }
-
-  function csrfToken() {
-    var m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    if (m) return decodeURIComponent(m[1]);
-    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function kbd(text) { return el("kbd", null, text); }
-
   function hint(text) {
     var h = document.getElementById("hint");
     if (h) h.textContent = text || "";
@@ -113,111 +64,19 @@
     return null;
   }
 
-  // ----- outbox --------------------------------------------------------------------------------------------------
-  function readOutbox() {
-    if (memoryOutbox) return memoryOutbox.slice();
-    try {
-      var items = JSON.parse(window.localStorage.getItem(OUTBOX_KEY) || "[]");
-      return Array.isArray(items) ? items : [];
-    } catch (e) {
-      return [];
-    }
-  }
-
-  function writeOutbox(items) {
-    if (!memoryOutbox) {
-      try {
-        window.localStorage.setItem(OUTBOX_KEY, JSON.stringify(items));
-        return;
-      } catch (e) {
-        memoryOutbox = [];  // storage full or blocked: keep going in memory, and say so
-        hint("This browser does not let the page keep unsent changes; keep this tab open until they are saved.");
-      }
-    }
-    memoryOutbox = items.slice();
-  }
-
-  function dropFromOutbox(id) {
-    writeOutbox(readOutbox().filter(function (it) { return it.id !== id; }));
-  }
+  // ----- saving --------------------------------------------------------------------------------------------------
+  var saver = AS.create({
+    user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
+    readonly: READONLY, hint: hint, changed: function () { renderSaveState(); },
+    saved: serverSays, remote: applyRemote,
+    status: function (status) { S.status = status; renderProgress(); },
+  });
 
   function queueChange(layer, pid, pid2, value) {
-    var body = {
-      change_id: uuid4(), layer: layer, passage: byId[pid].pk, value: value,
-      client_time: new Date().toISOString(), client_seq: nextSeq(), session_id: SESSION,
-    };
+    var fields = { layer: layer, passage: byId[pid].pk, value: value };
     var key = itemKey(layer, pid);
-    if (pid2 !== null) { body.passage2 = byId[pid2].pk; key = itemKey(layer, pairKey(pid, pid2)); }
-    var items = readOutbox();
-    items.push({ id: body.change_id, url: S.save_url, topic: S.topic, item: key, body: body });
-    writeOutbox(items);
-    delete errors[key];
-    pump(true);
-  }
-
-  function pump(now) {
-    if (READONLY) return;
-    if (now) {
-      // The assessor is at work (or the network is back): try at once, and start the backoff over.
-      if (retryTimer) { clearTimeout(retryTimer); retryTimer = null; }
-      failures = 0;
-    }
-    if (sending || retryTimer) { renderSaveState(); return; }
-    sending = true;
-    renderSaveState();
-    sendNext();
-  }
-
-  function sendNext() {
-    var items = readOutbox();
-    if (!items.length) { sending = false; failures = 0; renderSaveState(); return; }
-    var it = items[0];
-    inflight = it;
-    renderSaveState();
-    var response = null;
-    // A server that takes the connection and never answers must not hold the queue: give up and retry.
-    var controller = typeof AbortController === "function" ? new AbortController() : null;
-    var timeout = setTimeout(function () { if (controller) controller.abort(); }, SEND_TIMEOUT);
-    fetch(it.url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(it.body),
-      signal: controller ? controller.signal : undefined,
-    }).then(function (res) {
-      response = res;
-      return res.json().catch(function () { return null; });
-    }).catch(function () {
-      return null;
-    }).then(function (payload) {
-      clearTimeout(timeout);
-      inflight = null;
-      var status = response ? response.status : 0;
-      if (response && response.ok) {
-        dropFromOutbox(it.id);
-        failures = 0;
-        setSignedOut(false);
-        if (it.url === S.save_url && payload) serverSays(payload);
-        sendNext();
-        return;
-      }
-      if (status === 400 || status === 404 || status === 405 || status === 413) {
-        dropFromOutbox(it.id);  // the server will never take it: say so instead of retrying forever
-        var message = payload && payload.message ? (payload.field ? payload.field + ": " : "") + payload.message
-          : "the server refused this change (" + status + ")";
-        if (it.url === S.save_url) errors[it.item] = message; else otherErrors += 1;
-        hint("Not saved: " + message);
-        sendNext();
-        return;
-      }
-      if (status === 403 && payload && payload.signed_out) setSignedOut(true);
-      failures += 1;
-      var delay = Math.min(MAX_RETRY_DELAY, 1000 * Math.pow(2, failures - 1)) * (0.8 + 0.4 * Math.random());
-      retryAt = Date.now() + delay;
-      retryTimer = setTimeout(function () { retryTimer = null; pump(false); }, delay);
-      sending = false;
-      renderSaveState();
-    });
+    if (pid2 !== null) { fields.passage2 = byId[pid2].pk; key = itemKey(layer, pairKey(pid, pid2)); }
+    saver.queue(key, fields);
   }
 
   function serverSays(payload) {
@@ -227,88 +86,33 @@
     }
   }
 
-  function setSignedOut(value) {
-    if (signedOut === value) return;
-    signedOut = value;
-    var banner = document.getElementById("signed-out");
-    if (banner) banner.hidden = !value;
+  function applyRemote(body) {
+    applyBody(body);
+    var p = byId[String(body.passage)];
+    if (p && body.layer === "facet" && !activeFacet[p.id] && facetList(p.id)[0]) activeFacet[p.id] = facetList(p.id)[0].facet;
+    renderAll();
   }
 
   // ----- save state ----------------------------------------------------------------------------------------------
-  function pendingKeys() {
-    var keys = {};
-    readOutbox().forEach(function (it) { if (it.topic === S.topic) keys[it.item] = true; });
-    return keys;
-  }
-
-  function itemState(key, pending) {
-    if (errors[key]) return "error";
-    if (dirty[key]) return "pending";
-    if (inflight && inflight.topic === S.topic && inflight.item === key) return "saving";
-    if (pending[key]) return failures > 0 ? "pending" : "saving";
-    return null;
-  }
-
-  var STATE_RANK = { error: 3, pending: 2, saving: 1 };
-  var STATE_TEXT = { error: "not saved", pending: "not yet saved", saving: "saving…", saved: "saved" };
-
-  function worst(states) {
-    var best = null;
-    states.forEach(function (s) { if (s && (!best || STATE_RANK[s] > STATE_RANK[best])) best = s; });
-    return best;
-  }
-
-  function showItemState(node, state, hasLabel, errorText) {
-    if (!node) return;
-    var s = state || (hasLabel ? "saved" : "");
-    node.dataset.state = s;
-    node.textContent = s ? STATE_TEXT[s] : "";
-    node.title = errorText || "";
-  }
+  function itemState(key, pending) { return saver.itemState(key, pending, !!dirty[key]); }
+  var worst = AS.worst, showItemState = AS.showItemState;
 
   function renderSaveState() {
-    var pending = pendingKeys();
+    var pending = saver.pendingKeys();
     passages.forEach(function (p) {
       var keys = ["notes", "facet", "removal"].map(function (layer) { return itemKey(layer, p.id); });
       var state = worst(keys.map(function (k) { return itemState(k, pending); }));
-      var error = keys.map(function (k) { return errors[k]; }).filter(Boolean).join("; ");
+      var error = keys.map(function (k) { return saver.errors[k]; }).filter(Boolean).join("; ");
       var has = !!(L.notes[p.id] || facetList(p.id).length || L.removed[p.id] !== undefined);
       showItemState(p.el.querySelector('[data-role="save"]'), state, has, error);
       if (p.slot && p.slot.dataset.pair) {
         var tkey = itemKey("transition", p.slot.dataset.pair);
         showItemState(p.slot.querySelector('[data-role="save"]'), itemState(tkey, pending),
-          !!L.transitions[p.slot.dataset.pair], errors[tkey]);
+          !!L.transitions[p.slot.dataset.pair], saver.errors[tkey]);
       }
     });
 
-    var box = document.getElementById("savestate");
-    if (!box) return;
-    var queued = readOutbox().length;
-    var typing = Object.keys(dirty).length;
-    var errorCount = Object.keys(errors).length + otherErrors;
-    var state, text;
-    if (READONLY) {
-      state = "saved"; text = "Read-only";
-    } else if (queued && failures > 0) {
-      state = "pending";
-      var secs = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-      text = queued + (queued === 1 ? " change" : " changes") + " not yet saved · " +
-        (signedOut ? "signed out" : retryTimer ? "retrying in " + secs + " s" : "retrying…");
-    } else if (queued) {
-      state = "saving"; text = "Saving…";
-    } else if (typing) {
-      state = "pending"; text = "Not yet saved";
-    } else if (errorCount) {
-      state = "error"; text = errorCount + (errorCount === 1 ? " change was" : " changes were") + " refused";
-    } else {
-      state = "saved"; text = "All changes saved";
-    }
-    box.dataset.state = state;
-    box.textContent = text;
-    box.dataset.queued = String(queued);
-    if (retryTimer && !ticker) {
-      ticker = setInterval(function () { if (!retryTimer) { clearInterval(ticker); ticker = null; } renderSaveState(); }, 1000);
-    }
+    saver.renderBox(Object.keys(dirty).length);
   }
 
   // ----- rendering -----------------------------------------------------------------------------------------------
@@ -592,14 +396,7 @@
   function markDone() {
     if (READONLY) return;
     var done = S.status !== "done";
-    fetch(S.mark_url, {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify({ done: done }),
-    }).then(function (res) {
-      if (!res.ok) throw new Error(String(res.status));
-      return res.json();
-    }).then(function (payload) {
+    saver.mark(done).then(function (payload) {
       S.status = payload.status;
       hint(done ? "Marked done." : "Opened again.");
       renderProgress();
@@ -688,26 +485,29 @@
   }
 
   // ----- wiring --------------------------------------------------------------------------------------------------
+  function applyBody(b) {
+    var pid = String(b.passage);
+    if (!byId[pid]) return;
+    if (b.layer === "transition") {
+      if (byId[String(b.passage2)]) {
+        if (b.value) L.transitions[pairKey(pid, String(b.passage2))] = b.value;
+        else delete L.transitions[pairKey(pid, String(b.passage2))];
+      }
+    } else if (b.layer === "facet") {
+      if (b.value && b.value.length) L.facets[pid] = b.value; else delete L.facets[pid];
+    } else if (b.layer === "removal") {
+      L.removed[pid] = b.value === true;
+    } else if (b.layer === "notes") {
+      L.notes[pid] = b.value || "";
+      sentNotes[pid] = b.value || "";
+    }
+  }
+
   function applyOutbox() {
     // Changes not yet on the server are newer than what the page was rendered with: show them.
-    readOutbox().forEach(function (it) {
+    saver.outbox().forEach(function (it) {
       if (it.topic !== S.topic || !it.body) return;
-      var b = it.body;
-      var pid = String(b.passage);
-      if (!byId[pid]) return;
-      if (b.layer === "transition") {
-        if (byId[String(b.passage2)]) {
-          if (b.value) L.transitions[pairKey(pid, String(b.passage2))] = b.value;
-          else delete L.transitions[pairKey(pid, String(b.passage2))];
-        }
-      } else if (b.layer === "facet") {
-        if (b.value && b.value.length) L.facets[pid] = b.value; else delete L.facets[pid];
-      } else if (b.layer === "removal") {
-        L.removed[pid] = b.value === true;
-      } else if (b.layer === "notes") {
-        L.notes[pid] = b.value || "";
-        sentNotes[pid] = b.value || "";
-      }
+      applyBody(it.body);
     });
   }
 
@@ -745,12 +545,9 @@
     if (mark) mark.addEventListener("click", markDone);
     var nextLink = document.getElementById("next-assignment");
     if (nextLink) nextLink.addEventListener("click", function () { flushNotes(); });
-    window.addEventListener("online", function () { pump(true); });
-    window.addEventListener("focus", function () { if (retryTimer) pump(true); });
-    window.addEventListener("storage", function (ev) { if (ev.key === OUTBOX_KEY) renderSaveState(); });
     window.addEventListener("pagehide", function () { flushNotes(); });
     document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "hidden") flushNotes(); else if (retryTimer) pump(true);
+      if (document.visibilityState === "hidden") flushNotes();
     });
   }
 
@@ -770,7 +567,7 @@
     var start = startIndex();
     setCurrent(start, { scroll: start > 0 });
   }
-  pump(true);  // send what earlier pages left in the outbox first
-  window.pooljudge = { outbox: readOutbox, progress: progress };
+  saver.pump(true);  // send what earlier pages left in the outbox first
+  window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver };
   document.body.dataset.ready = "outline";
 })();

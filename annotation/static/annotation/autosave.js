@@ -1,0 +1,366 @@
+// Autosave shared by the assessor pages (outline, plot labelling, forced choice, pair rating).
+//
+// Every change is a record {change_id, client_time, client_seq, session_id, active_ms, ...} put first
+// into localStorage (the outbox) and then sent, oldest first; it leaves the outbox when the server has
+// it. The server stores a resent change only once (change_id), so nothing is lost and nothing doubled,
+// also when the network drops, the assessor is signed out, or the page reloads.
+//
+// Active time: the time since the previous change (or since the page opened) while the page was
+// visible, counting at most IDLE_MS after each input event: idle time is not counted. It travels
+// with each change as active_ms.
+//
+// Tabs: pages of the same assignment tell each other (BroadcastChannel named after the assignment's
+// token) that they are open and which changes they made; each page applies the other's changes.
+//
+// window.PooljudgeAutosave.create(options) returns the saver; the page keeps its own labels.
+(function () {
+  "use strict";
+
+  var SEQ_KEY = "pooljudge:seq";
+  var MAX_RETRY_DELAY = 15000;
+  var SEND_TIMEOUT = 20000;
+  var IDLE_MS = 60000;
+  var STATE_RANK = { error: 3, pending: 2, saving: 1 };
+  var STATE_TEXT = { error: "not saved", pending: "not yet saved", saving: "saving…", saved: "saved" };
+
+  function uuid4() {
+    if (window.crypto && typeof window.crypto.randomUUID === "function") return window.crypto.randomUUID();
+    var b = window.crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    var h = Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+  }
+
+  function csrfToken() {
+    var m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (m) return decodeURIComponent(m[1]);
+    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function kbd(text) { return el("kbd", null, text); }
+
+  function worst(states) {
+    var best = null;
+    states.forEach(function (s) { if (s && (!best || STATE_RANK[s] > STATE_RANK[best])) best = s; });
+    return best;
+  }
+
+  function showItemState(node, state, hasLabel, errorText) {
+    if (!node) return;
+    var s = state || (hasLabel ? "saved" : "");
+    node.dataset.state = s;
+    node.textContent = s ? STATE_TEXT[s] : "";
+    node.title = errorText || "";
+  }
+
+  function postJSON(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+    });
+  }
+
+  // options: user, assignment (token), topic, saveUrl, markUrl, readonly,
+  //   hint(text), changed() (redraw save states), saved(payload) (the server's answer to a change),
+  //   remote(body) (a change made in another tab of this assignment), status(status) (marked in another tab)
+  function create(options) {
+    var o = options;
+    var OUTBOX_KEY = "pooljudge:outbox:" + o.user;
+    var SESSION = uuid4();
+    var hint = o.hint || function () {};
+    var changed = o.changed || function () {};
+    var memoryOutbox = null;  // when localStorage cannot be used
+    var memorySeq = 0;
+    var errors = {};          // item key -> message of a change the server refused
+    var otherErrors = 0;      // refused changes of other pages (replayed from the outbox)
+    var inflight = null;
+    var sending = false, failures = 0, retryTimer = null, retryAt = 0, ticker = null;
+    var signedOut = false;
+    var otherTabs = false;
+
+    // ----- active time -------------------------------------------------------------------------------------------
+    var visible = document.visibilityState !== "hidden";
+    var lastInput = Date.now();
+    var activeMs = 0;
+
+    function activity() {
+      var now = Date.now();
+      if (visible) activeMs += Math.max(0, Math.min(now - lastInput, IDLE_MS));
+      lastInput = now;
+    }
+
+    function takeActive() {
+      activity();
+      var ms = Math.round(activeMs);
+      activeMs = 0;
+      return ms;
+    }
+
+    ["keydown", "mousedown", "mousemove", "wheel", "touchstart", "input"].forEach(function (name) {
+      document.addEventListener(name, activity, { capture: true, passive: true });
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "hidden") { activity(); visible = false; }
+      else { visible = true; lastInput = Date.now(); }
+    });
+
+    // ----- outbox ------------------------------------------------------------------------------------------------
+    function nextSeq() {
+      try {
+        var n = (parseInt(window.sessionStorage.getItem(SEQ_KEY) || "0", 10) || 0) + 1;
+        n = Math.max(n, memorySeq + 1);
+        window.sessionStorage.setItem(SEQ_KEY, String(n));
+        memorySeq = n;
+        return n;
+      } catch (e) {
+        memorySeq += 1;
+        return memorySeq;
+      }
+    }
+
+    function readOutbox() {
+      if (memoryOutbox) return memoryOutbox.slice();
+      try {
+        var items = JSON.parse(window.localStorage.getItem(OUTBOX_KEY) || "[]");
+        return Array.isArray(items) ? items : [];
+      } catch (e) {
+        return [];
+      }
+    }
+
+    function writeOutbox(items) {
+      if (!memoryOutbox) {
+        try {
+          window.localStorage.setItem(OUTBOX_KEY, JSON.stringify(items));
+          return;
+        } catch (e) {
+          memoryOutbox = [];  // storage full or blocked: keep going in memory, and say so
+          hint("This browser does not let the page keep unsent changes; keep this tab open until they are saved.");
+        }
+      }
+      memoryOutbox = items.slice();
+    }
+
+    function dropFromOutbox(id) {
+      writeOutbox(readOutbox().filter(function (it) { return it.id !== id; }));
+    }
+
+    // Queue one change: `key` names the label on the page (for its save state), `fields` are the
+    // change's own fields (layer, passage, passage2, item, value). Returns the stored body.
+    function queue(key, fields) {
+      var body = {
+        change_id: uuid4(), client_time: new Date().toISOString(), client_seq: nextSeq(),
+        session_id: SESSION, active_ms: takeActive(),
+      };
+      Object.keys(fields).forEach(function (k) { body[k] = fields[k]; });
+      var items = readOutbox();
+      items.push({ id: body.change_id, url: o.saveUrl, topic: o.topic, assignment: o.assignment, item: key, body: body });
+      writeOutbox(items);
+      delete errors[key];
+      broadcast({ type: "change", item: key, body: body });
+      pump(true);
+      return body;
+    }
+
+    function pump(now) {
+      if (o.readonly) return;
+      if (now) {
+        // The assessor is at work (or the network is back): try at once, and start the backoff over.
+        if (retryTimer) { clearTimeout(retryTimer); retryTimer = null; }
+        failures = 0;
+      }
+      if (sending || retryTimer) { changed(); return; }
+      sending = true;
+      changed();
+      sendNext();
+    }
+
+    function sendNext() {
+      var items = readOutbox();
+      if (!items.length) { sending = false; failures = 0; changed(); return; }
+      var it = items[0];
+      inflight = it;
+      changed();
+      var response = null;
+      // A server that takes the connection and never answers must not hold the queue: give up and retry.
+      var controller = typeof AbortController === "function" ? new AbortController() : null;
+      var timeout = setTimeout(function () { if (controller) controller.abort(); }, SEND_TIMEOUT);
+      fetch(it.url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify(it.body),
+        signal: controller ? controller.signal : undefined,
+      }).then(function (res) {
+        response = res;
+        return res.json().catch(function () { return null; });
+      }).catch(function () {
+        return null;
+      }).then(function (payload) {
+        clearTimeout(timeout);
+        inflight = null;
+        var status = response ? response.status : 0;
+        if (response && response.ok) {
+          dropFromOutbox(it.id);
+          failures = 0;
+          setSignedOut(false);
+          if (it.url === o.saveUrl && payload && o.saved) o.saved(payload, it);
+          sendNext();
+          return;
+        }
+        if (status === 400 || status === 404 || status === 405 || status === 413) {
+          dropFromOutbox(it.id);  // the server will never take it: say so instead of retrying forever
+          var message = payload && payload.message ? (payload.field ? payload.field + ": " : "") + payload.message
+            : "the server refused this change (" + status + ")";
+          if (it.url === o.saveUrl) errors[it.item] = message; else otherErrors += 1;
+          hint("Not saved: " + message);
+          sendNext();
+          return;
+        }
+        if (status === 403 && payload && payload.signed_out) setSignedOut(true);
+        failures += 1;
+        var delay = Math.min(MAX_RETRY_DELAY, 1000 * Math.pow(2, failures - 1)) * (0.8 + 0.4 * Math.random());
+        retryAt = Date.now() + delay;
+        retryTimer = setTimeout(function () { retryTimer = null; pump(false); }, delay);
+        sending = false;
+        changed();
+      });
+    }
+
+    function setSignedOut(value) {
+      if (signedOut === value) return;
+      signedOut = value;
+      var banner = document.getElementById("signed-out");
+      if (banner) banner.hidden = !value;
+    }
+
+    // ----- save state --------------------------------------------------------------------------------------------
+    function pendingKeys() {
+      var keys = {};
+      readOutbox().forEach(function (it) { if (it.topic === o.topic) keys[it.item] = true; });
+      return keys;
+    }
+
+    // "error", "saving", "pending" or null for one label; `typing` says it is being typed, not queued yet.
+    function itemState(key, pending, typing) {
+      if (errors[key]) return "error";
+      if (typing) return "pending";
+      if (inflight && inflight.topic === o.topic && inflight.item === key) return "saving";
+      if (pending[key]) return failures > 0 ? "pending" : "saving";
+      return null;
+    }
+
+    // The page-wide save state in #savestate; `typing` counts labels typed but not queued yet.
+    function renderBox(typing) {
+      var box = document.getElementById("savestate");
+      if (!box) return;
+      var queued = readOutbox().length;
+      var errorCount = Object.keys(errors).length + otherErrors;
+      var state, text;
+      if (o.readonly) {
+        state = "saved"; text = "Read-only";
+      } else if (queued && failures > 0) {
+        state = "pending";
+        var secs = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+        text = queued + (queued === 1 ? " change" : " changes") + " not yet saved · " +
+          (signedOut ? "signed out" : retryTimer ? "retrying in " + secs + " s" : "retrying…");
+      } else if (queued) {
+        state = "saving"; text = "Saving…";
+      } else if (typing) {
+        state = "pending"; text = "Not yet saved";
+      } else if (errorCount) {
+        state = "error"; text = errorCount + (errorCount === 1 ? " change was" : " changes were") + " refused";
+      } else {
+        state = "saved"; text = "All changes saved";
+      }
+      box.dataset.state = state;
+      box.textContent = text;
+      box.dataset.queued = String(queued);
+      if (retryTimer && !ticker) {
+        ticker = setInterval(function () { if (!retryTimer) { clearInterval(ticker); ticker = null; } changed(); }, 1000);
+      }
+    }
+
+    // ----- marking done ------------------------------------------------------------------------------------------
+    function mark(done) {
+      return postJSON(o.markUrl, { done: done }).then(function (res) {
+        if (!res.ok) throw new Error(String(res.status));
+        return res.json();
+      }).then(function (payload) {
+        broadcast({ type: "status", status: payload.status });
+        return payload;
+      });
+    }
+
+    // ----- other tabs --------------------------------------------------------------------------------------------
+    var channel = null;
+    if (!o.readonly && o.assignment && typeof window.BroadcastChannel === "function") {
+      channel = new window.BroadcastChannel("pooljudge:assignment:" + o.assignment);
+      channel.onmessage = function (ev) {
+        var m = ev.data;
+        if (!m || m.session === SESSION) return;
+        if (m.type === "hello") { broadcast({ type: "here" }); sawOtherTab(); return; }
+        if (m.type === "here") { sawOtherTab(); return; }
+        if (m.type === "bye") { sawOtherTab(false); return; }
+        sawOtherTab();
+        if (m.type === "change" && m.body && o.remote) {
+          o.remote(m.body, m.item);
+          hint("Changed in another tab of this assignment: shown here too.");
+          changed();
+        } else if (m.type === "status" && o.status) {
+          o.status(m.status);
+        }
+      };
+      window.addEventListener("pagehide", function () { broadcast({ type: "bye" }); });
+    }
+
+    function broadcast(message) {
+      if (!channel) return;
+      message.session = SESSION;
+      try { channel.postMessage(message); } catch (e) { /* a closed channel: nothing to tell */ }
+    }
+
+    function sawOtherTab(open) {
+      otherTabs = open !== false;
+      var banner = document.getElementById("other-tab");
+      if (banner) banner.hidden = !otherTabs;
+    }
+
+    // ----- wiring ------------------------------------------------------------------------------------------------
+    window.addEventListener("online", function () { pump(true); });
+    window.addEventListener("focus", function () { if (retryTimer) pump(true); });
+    window.addEventListener("storage", function (ev) { if (ev.key === OUTBOX_KEY) changed(); });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState !== "hidden" && retryTimer) pump(true);
+    });
+    broadcast({ type: "hello" });
+
+    return {
+      session: SESSION,
+      queue: queue,
+      pump: pump,
+      outbox: readOutbox,
+      pendingKeys: pendingKeys,
+      itemState: itemState,
+      errors: errors,
+      renderBox: renderBox,
+      mark: mark,
+      activeMs: function () { return activeMs; },
+    };
+  }
+
+  window.PooljudgeAutosave = {
+    create: create, uuid4: uuid4, csrfToken: csrfToken, el: el, kbd: kbd,
+    worst: worst, showItemState: showItemState, postJSON: postJSON,
+  };
+})();
