@@ -97,17 +97,23 @@ def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=Fa
         ranking = stored_ranking(run, topics)
         per_topic = evaluate(qrels, ranking, measures, only_run_topics=only_run_topics)
         if plot_measures:
-            for topic, values in plot_scores(run, plot_measures, topics).items():
+            for topic, values in plot_scores(run, plot_measures, topics, only_run_topics=only_run_topics).items():
                 per_topic.setdefault(topic, {}).update(values)
         report.runs.append(RunScores(run.name, per_topic))
     return report
 
 
-def plot_scores(run, measures, topics=None) -> dict:
-    """{topic: {N-RODCG measure: value}} for the run's plot topics that have ground-truth chunks."""
-    plot_topics = Topic.objects.filter(kind=Topic.Kind.PLOT, run_entries__run=run).distinct()
+def plot_scores(run, measures, topics=None, *, only_run_topics=False) -> dict:
+    """{topic: {N-RODCG measure: value}} for the plot topics with ground-truth chunks (of `topics`, else the run's collection).
+
+    As for the other measures, a plot topic the run has no entry for scores 0 (an empty list), unless
+    only_run_topics keeps just the topics the run has.
+    """
+    plot_topics = Topic.objects.filter(kind=Topic.Kind.PLOT, collection_id=run.collection_id)
     if topics is not None:
         plot_topics = plot_topics.filter(pk__in=[t.pk for t in topics])
+    if only_run_topics:
+        plot_topics = plot_topics.filter(run_entries__run=run).distinct()
     scores = {}
     book_positions = {}
     for topic in plot_topics.prefetch_related("ground_truth"):
@@ -124,6 +130,17 @@ def plot_scores(run, measures, topics=None) -> dict:
         ]
         scores[topic.external_id] = {m: nrodcg(retrieved, truth, book_positions[topic.book_id], m) for m in measures}
     return scores
+
+
+def ground_truth_qrels(topics) -> dict:
+    """{topic external id: {chunk external id: 1}}: plot topics' ground-truth chunks as binary qrels (MRR, Recall)."""
+    qrels = defaultdict(dict)
+    rows = Topic.ground_truth.through.objects.filter(topic__in=topics).values_list(
+        "topic__external_id", "passage__external_id"
+    )
+    for topic, passage in rows:
+        qrels[topic][passage] = 1
+    return dict(qrels)
 
 
 def pool_coverage(pool, runs, qrels, depth) -> dict:
