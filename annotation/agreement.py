@@ -1,0 +1,148 @@
+"""A campaign's agreement report: every label layer's figures overall, per topic and per assessor pair.
+
+The campaign's judgements are the labels (Judgement rows, never the adjudicated ones: those are the
+organisers' final labels) of the assessors who have an assignment in the campaign, on the topics of
+the campaign's assignments, plus their labels of the study items of the campaign's pools (forced
+choice, pair ratings). The figures come from assessments.agreement; see its modules for each one.
+"""
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from annotation.models import Assignment, Campaign
+from assessments.agreement import judgements as layers_of
+from assessments.agreement.ranking import ranking_stability
+from assessments.agreement.spans import span_figures
+from assessments.agreement.statistics import figures
+from assessments.evaluation import parse_measure
+from assessments.models import Judgement, RunEntry, StudyItem, Topic
+
+LAYERS = layers_of.LAYERS
+RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10"}
+NOTES = [
+    "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels are "
+    "left out.",
+    "units: units labelled by two assessors or more (the ones agreement is about); assessors: those with a label "
+    "on one of them.",
+    "relevance: MUST 3, SHOULD 2, CAN 1 (highest facet), removed 0; facet: the set of chosen facets as one label, "
+    "removed passages left out; removal: removed or kept.",
+    "Fleiss' κ: the units labelled by the most common number of assessors (fleiss_units, fleiss_raters).",
+    "none_agree: every assessor gave a different label (seed 001 Table 4).",
+    "Weighted κ: linear weights, on ranks (ordinal) or values (interval).",
+    "plot_spans: mean pairwise character-level Jaccard of the marked spans (two empty marks agree), not α.",
+    "Ranking stability: Kendall's τ-b between the runs' mean scores with each assessor's qrels, over the topics "
+    "both judged (a topic a run lacks scores 0).",
+]
+
+
+class AgreementFailed(Exception):
+    """A report that cannot be made as asked (unknown topic or layer); the message says which."""
+
+
+def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None) -> dict:
+    """The agreement report of a campaign, JSON-serialisable (no NaN: a figure that cannot be computed is None).
+
+    topic: only this topic (its external id); layers: only these layers (names of LAYERS).
+    Shape:
+        {"campaign": name, "task": task, "topic": external id or None,
+         "layers": [{"layer": "relevance", "level": "ordinal", "units": n, "assessors": m,
+                     "alpha": x|None, "fleiss_kappa": x|None, "fleiss_units": n, "fleiss_raters": k,
+                     "all_agree": share|None, "none_agree": share|None, "reasons": {figure: why it is None},
+                     "pairs": [{"a": username, "b": username, "units": n, "cohen_kappa": x|None,
+                                "weighted_kappa": x|None, "confusion": {"labels": [...], "matrix": [[...]]},
+                                "reasons": {...}}],
+                     "topics": [{"topic": external id, ...the same figures without pairs}]}],
+         "ranking_stability": {"layer": "relevance"|"plot_grade"|None, "measure": "nDCG@20", "runs": n,
+                               "pairs": [{"a", "b", "topics", "runs", "tau", "p_value", "reasons"}], "reasons"},
+         "notes": [...]}
+    The plot_spans layer (level "spans") has "span_jaccard" instead of α, κ and the shares, and pairs with
+    "span_jaccard". The rating layer comes twice, at levels ordinal and interval. Layers without labels are
+    left out. AgreementFailed for an unknown topic or layer.
+    """
+    unknown = sorted(set(layers or ()) - set(LAYERS))
+    if unknown:
+        raise AgreementFailed(f"layer: {unknown[0]!r} is not one of {', '.join(LAYERS)}")
+    judgements, topic_names = campaign_judgements(campaign, topic)
+    assessor_ids = Assignment.objects.filter(campaign=campaign).values("assessor_id")
+    usernames = dict(get_user_model().objects.filter(pk__in=assessor_ids).values_list("pk", "username"))
+    present = layers_of.layer_present(judgements)
+    report_layers, graded = [], {}
+    for layer in LAYERS:
+        if layer not in present or (layers and layer not in layers):
+            continue
+        if layer == "plot_spans":
+            report_layers.append(_spans_entry(layers_of.span_marks(judgements, usernames), topic_names))
+            continue
+        for ratings in layers_of.layer_ratings(judgements, layer, usernames):
+            if layer in RANKING_MEASURE:
+                graded[layer] = ratings
+            report_layers.append(_entry(layer, ratings, topic_names))
+    return {
+        "campaign": campaign.name,
+        "task": campaign.task,
+        "topic": topic,
+        "layers": report_layers,
+        "ranking_stability": _stability(campaign, graded, topic_names),
+        "notes": list(NOTES),
+    }
+
+
+def campaign_judgements(campaign, topic=None):
+    """(Judgement queryset, {topic id: external id}) of the campaign (module docstring), or of one of its topics."""
+    assignments = Assignment.objects.filter(campaign=campaign)
+    topics = Topic.objects.filter(pk__in=assignments.values("topic_id"))
+    items = StudyItem.objects.filter(pool__in=campaign.pools.all()).values("key")
+    if topic is not None:
+        topics = topics.filter(external_id=topic)
+        if not topics.exists():
+            raise AgreementFailed(f"topic: campaign {campaign.name!r} has no assigned topic {topic!r}")
+    scope = Q(topic__in=topics.values("pk"))
+    if topic is None:
+        scope |= Q(topic__isnull=True, item__in=items)
+    rows = Judgement.objects.filter(scope, adjudicated=False, assessor__in=assignments.values("assessor_id")).order_by()
+    return rows, dict(topics.values_list("pk", "external_id"))
+
+
+def _entry(layer, ratings, topic_names):
+    entry = {"layer": layer, "level": ratings.level, **figures(ratings)}
+    entry["topics"] = []
+    if ratings.unit_groups is None or not ratings.unit_count:
+        return entry
+    groups, inverse = np.unique(ratings.unit_groups, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(groups) + 1))
+    for i, group in enumerate(groups.tolist()):
+        part = ratings.subset(order[bounds[i]:bounds[i + 1]])
+        entry["topics"].append({"topic": topic_names.get(group), **figures(part, pairs=False)})
+    entry["topics"].sort(key=lambda figure: str(figure["topic"]))
+    return entry
+
+
+def _spans_entry(marks, topic_names):
+    entry = {"layer": "plot_spans", "level": "spans", **span_figures(marks), "topics": []}
+    by_topic = {}
+    for unit, marked in marks.items():
+        by_topic.setdefault(unit[0], {})[unit] = marked
+    for topic_id, topic_marks in sorted(by_topic.items(), key=lambda item: str(topic_names.get(item[0]))):
+        figure = span_figures(topic_marks)
+        del figure["pairs"]
+        entry["topics"].append({"topic": topic_names.get(topic_id), **figure})
+    return entry
+
+
+def _stability(campaign, graded, topic_names):
+    layer = "relevance" if "relevance" in graded else "plot_grade" if "plot_grade" in graded else None
+    if layer is None:
+        return {"layer": None, "measure": None, "runs": 0, "pairs": [],
+                "reasons": {"tau": "no relevance or plot grades to make qrels from"}}
+    measure = parse_measure(RANKING_MEASURE[layer])
+    qrels = layers_of.graded_qrels(graded[layer])
+    run_ids = set(campaign.pools.values_list("runs", flat=True)) | set(
+        Assignment.objects.filter(campaign=campaign, run__isnull=False).values_list("run_id", flat=True))
+    run_ids.discard(None)
+    entries = RunEntry.objects.filter(run_id__in=run_ids, topic_id__in=list(topic_names)).order_by("run_id", "rank")
+    runs = {}
+    for run_name, topic_id, passage_id in entries.values_list("run__name", "topic_id", "passage_id").iterator(10_000):
+        runs.setdefault(run_name, {}).setdefault(topic_id, []).append(passage_id)
+    return {"layer": layer, **ranking_stability(qrels, runs, measure)}

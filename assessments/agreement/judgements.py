@@ -1,0 +1,183 @@
+"""Units × assessors matrices from Judgement rows, one per label layer; adjudicated rows are never read.
+
+A unit is a judgement key: (topic, passage) for per-passage layers, (topic, passage, passage2) for
+transitions, (topic, item) for forced choice, (topic, passage, passage2, item) for pair ratings.
+Every unit belongs to its topic (unit_groups holds the topic id; 0 for a rating without a topic).
+
+Layers (name: level, label):
+- relevance (ordinal): the passage's page-level grade, as qrels derive it (exporters.qrels): the
+  highest graded facet (MUST 3, SHOULD 2, CAN 1; the original tool's TOPIC/NONREL 0, TRASH -2), and
+  0 when the assessor removed the passage, whatever facets it still carries. A passage with neither a
+  graded facet nor a removal is not labelled. Scale: 0…3 (and -2 when present).
+- facet (nominal): the set of facets the assessor chose for a kept passage, as one label (the facet
+  ids sorted and joined by "+"), so choosing {A, B} agrees with {A, B} only. Facets of a passage the
+  assessor removed are not read (they no longer claim anything).
+- removal (nominal): "removed" or "kept", for every passage the assessor removed, restored or gave a
+  facet to.
+- transition (nominal): SAME / COHERENT / SWITCH (and legacy labels) of a pair of passages.
+- plot_grade (ordinal): the plot grade; scale from the lowest (at most 0) to the highest grade seen.
+- plot_spans: not categories; span_marks gives them to agreement.spans (character-level Jaccard).
+- choice (nominal): the chosen candidate of a forced-choice item.
+- rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
+"""
+
+import numpy as np
+
+from assessments.agreement.ratings import Ratings, ratings_from_arrays, ratings_from_triples
+from assessments.exporters.common import raw_rows
+from assessments.models import Layer
+from assessments.services.judging import RATING_MAX, RATING_MIN
+
+LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "plot_spans", "choice", "rating")
+LEVELS = {
+    "relevance": ("ordinal",), "facet": ("nominal",), "removal": ("nominal",), "transition": ("nominal",),
+    "plot_grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
+}
+RELEVANCE_SCALE = (0, 1, 2, 3)
+CHUNK = 10_000
+_SHIFT = 32  # unit id of a (topic, passage) key: topic id << 32 | passage id
+
+
+def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
+    """The Ratings of one layer (one per level; none when nobody labelled anything in it).
+
+    judgements: a Judgement queryset (already limited to the campaign, topic…); usernames: {user id: name}.
+    """
+    if layer in ("relevance", "plot_grade"):
+        ratings = _graded(judgements, layer, usernames)
+        return [ratings] if ratings is not None else []
+    if layer == "rating":
+        return _ratings(judgements, usernames)
+    rows = {"facet": _facet_triples, "removal": _removal_triples, "transition": _transition_triples,
+            "choice": _choice_triples}[layer](judgements, usernames)
+    if not rows:
+        return []
+    return [ratings_from_triples(rows, LEVELS[layer][0], group_of=lambda unit: unit[0] or 0)]
+
+
+def layer_present(judgements) -> set:
+    """The layers that have judgements in the queryset (one query)."""
+    stored = set(judgements.order_by().values_list("layer", flat=True).distinct())
+    present = {layer for layer in LAYERS if layer in stored}
+    if stored & {Layer.FACET, Layer.REMOVAL}:
+        present |= {"relevance", "facet", "removal"}
+    return present
+
+
+def span_marks(judgements, usernames) -> dict:
+    """{(topic id, passage id): {assessor name: [[start, end], …]}} of the plot-span layer."""
+    marks = {}
+    rows = judgements.filter(layer=Layer.PLOT_SPANS, value__isnull=False).order_by()
+    for topic, passage, assessor, value in rows.values_list("topic_id", "passage_id", "assessor_id", "value").iterator(CHUNK):
+        marks.setdefault((topic, passage), {})[usernames.get(assessor, str(assessor))] = value
+    return marks
+
+
+# --- graded layers: numpy all the way ---------------------------------------------------------------------
+
+
+def _int_rows(queryset, columns) -> np.ndarray:
+    rows = list(raw_rows(queryset.order_by().values_list(*columns), CHUNK))
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(columns))
+
+
+def _graded(judgements, layer, usernames):
+    columns = ("topic_id", "passage_id", "assessor_id", "grade")
+    if layer == "relevance":
+        graded = _int_rows(judgements.filter(layer=Layer.FACET, grade__isnull=False), columns)
+        removed = _int_rows(judgements.filter(layer=Layer.REMOVAL, grade=0), columns)
+        rows = np.concatenate([graded, removed])  # removal last: it replaces the facet's grade
+    else:
+        rows = _int_rows(judgements.filter(layer=Layer.PLOT_GRADE, grade__isnull=False), columns)
+    if not len(rows):
+        return None
+    grades = rows[:, 3]
+    if layer == "relevance":
+        scale = sorted(set(RELEVANCE_SCALE) | set(np.unique(grades).tolist()))
+    else:
+        scale = list(range(min(0, int(grades.min())), int(grades.max()) + 1))
+    unit_ids = (rows[:, 0] << _SHIFT) | rows[:, 1]
+    return ratings_from_arrays(unit_ids, rows[:, 2], grades, "ordinal", scale=scale, assessor_names=usernames,
+                               unit_groups=lambda keys: keys >> _SHIFT)
+
+
+def _ratings(judgements, usernames):
+    rows = judgements.filter(layer=Layer.RATING, grade__isnull=False).order_by()
+    triples = [
+        ((topic, passage, passage2, item), usernames.get(assessor, str(assessor)), grade)
+        for topic, passage, passage2, item, assessor, grade in raw_rows(
+            rows.values_list("topic_id", "passage_id", "passage2_id", "item", "assessor_id", "grade"), CHUNK)
+    ]
+    if not triples:
+        return []
+    scale = list(range(RATING_MIN, RATING_MAX + 1))
+    return [ratings_from_triples(triples, level, scale=scale, group_of=lambda unit: unit[0] or 0)
+            for level in LEVELS["rating"]]
+
+
+# --- nominal layers ------------------------------------------------------------------------------------------
+
+
+def _removed(judgements) -> set:
+    rows = judgements.filter(layer=Layer.REMOVAL, grade=0).order_by()
+    return set(raw_rows(rows.values_list("topic_id", "passage_id", "assessor_id"), CHUNK))
+
+
+def _facet_rows(judgements):
+    rows = judgements.filter(layer=Layer.FACET, value__isnull=False).order_by()
+    return rows.values_list("topic_id", "passage_id", "assessor_id", "value").iterator(CHUNK)
+
+
+def _facet_triples(judgements, usernames):
+    removed = _removed(judgements)
+    triples = []
+    for topic, passage, assessor, value in _facet_rows(judgements):
+        if value and (topic, passage, assessor) not in removed:
+            label = "+".join(sorted(entry["facet"] for entry in value))
+            triples.append(((topic, passage), usernames.get(assessor, str(assessor)), label))
+    return triples
+
+
+def _removal_triples(judgements, usernames):
+    labels = {}
+    for topic, passage, assessor, value in _facet_rows(judgements):
+        if value:
+            labels[topic, passage, assessor] = "kept"
+    rows = judgements.filter(layer=Layer.REMOVAL, value__isnull=False).order_by()
+    for topic, passage, assessor, value in rows.values_list("topic_id", "passage_id", "assessor_id", "value").iterator(CHUNK):
+        if value is True:
+            labels[topic, passage, assessor] = "removed"
+        else:
+            labels.setdefault((topic, passage, assessor), "kept")
+    return [((t, p), usernames.get(a, str(a)), label) for (t, p, a), label in labels.items()]
+
+
+def _transition_triples(judgements, usernames):
+    rows = judgements.filter(layer=Layer.TRANSITION, value__isnull=False).order_by()
+    return [
+        ((topic, passage, passage2), usernames.get(assessor, str(assessor)), value)
+        for topic, passage, passage2, assessor, value in rows.values_list(
+            "topic_id", "passage_id", "passage2_id", "assessor_id", "value").iterator(CHUNK)
+    ]
+
+
+def _choice_triples(judgements, usernames):
+    rows = judgements.filter(layer=Layer.CHOICE, value__isnull=False).order_by()
+    return [
+        ((topic, item), usernames.get(assessor, str(assessor)), value)
+        for topic, item, assessor, value in rows.values_list("topic_id", "item", "assessor_id", "value").iterator(CHUNK)
+    ]
+
+
+def graded_qrels(ratings: Ratings) -> dict:
+    """{assessor: {topic id: {passage id: grade}}} of a relevance or plot-grade Ratings (its labels are grades)."""
+    topics, passages = ratings.unit_keys >> _SHIFT, ratings.unit_keys & ((1 << _SHIFT) - 1)
+    labels = np.asarray(ratings.labels)
+    qrels = {}
+    for a, name in enumerate(ratings.assessors):
+        rated = np.flatnonzero(~np.isnan(ratings.codes[a]))
+        grades = labels[ratings.codes[a, rated].astype(np.int64)]
+        mine = qrels.setdefault(name, {})
+        for topic, passage, grade in zip(topics[rated].tolist(), passages[rated].tolist(), grades.tolist()):
+            mine.setdefault(topic, {})[passage] = grade
+    return qrels

@@ -1,0 +1,167 @@
+"""campaign_report on judgements stored in the database, checked against the packages called directly."""
+
+import json
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+from statsmodels.stats.inter_rater import cohens_kappa
+
+from annotation.agreement import AgreementFailed, campaign_report
+from annotation.models import Assignment, Campaign
+from assessments.models import JudgementChange, Layer
+from assessments.services.judging import record_judgement
+from tests import factories
+
+H1, H2 = "tqa2:L_0001/T_1", "tqa2:L_0001/T_2"
+# Relevance of passages p1..p6 per assessor: a facet grade (m/s/c) or x (removed) or - (nothing).
+RELEVANCE = {
+    "ann": "m s c x m s",
+    "bob": "m s s x c -",
+    "cat": "m c c m - x",
+}
+GRADE = {"m": 3, "s": 2, "c": 1, "x": 0}
+WORD = {"m": "must", "s": "should", "c": "can"}
+
+
+@pytest.fixture
+def campaign():
+    coll = factories.collection("car")
+    topic = factories.topic(coll, "tqa2:L_0001", facets=[(H1, "Droughts"), (H2, "Scarcity")])
+    other = factories.topic(coll, "tqa2:L_0002", facets=[("tqa2:L_0002/T_1", "Rain")])
+    passages = [factories.passage(coll, f"p{i}") for i in range(1, 7)]
+    # Run r1 ranks the passages as given, r2 backwards, r3 the even ones first.
+    runs = [
+        factories.run(coll, "r1", {topic: passages}),
+        factories.run(coll, "r2", {topic: passages[::-1]}),
+        factories.run(coll, "r3", {topic: passages[1::2] + passages[0::2]}),
+    ]
+    campaign = Campaign.objects.create(name="car", task=Campaign.Task.OUTLINE)
+    users = {name: factories.user(name) for name in RELEVANCE}
+    for name, user in users.items():
+        Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, run=runs[0])
+    for name, marks in RELEVANCE.items():
+        for passage, mark in zip(passages, marks.split()):
+            if mark == "x":
+                record_judgement(assessor=users[name], layer=Layer.REMOVAL, value=True, topic=topic, passage=passage)
+                # a facet left on a removed passage does not count
+                record_judgement(assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
+                                 value=[{"facet": H1, "relevance": "must"}])
+            elif mark != "-":
+                facet = H2 if (name, passage.external_id) == ("cat", "p2") else H1
+                record_judgement(assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
+                                 value=[{"facet": facet, "relevance": WORD[mark]}])
+    # Transitions of (p1, p2): two say SAME, one SWITCH.
+    for name, label in (("ann", "same"), ("bob", "same"), ("cat", "switch")):
+        record_judgement(assessor=users[name], layer=Layer.TRANSITION, value=label, topic=topic,
+                         passage=passages[0], passage2=passages[1])
+    # Not in the report: an adjudicated label, another campaign's topic, a user without an assignment.
+    # (bob said nothing of p6; an adjudicated label under his name would make p6 a unit of three)
+    record_judgement(assessor=users["bob"], layer=Layer.FACET, topic=topic, passage=passages[5],
+                     value=[{"facet": H1, "relevance": "can"}], source=JudgementChange.Source.ADJUDICATION)
+    record_judgement(assessor=users["ann"], layer=Layer.FACET, topic=other, passage=passages[0],
+                     value=[{"facet": "tqa2:L_0002/T_1", "relevance": "can"}])
+    record_judgement(assessor=factories.user("eve"), layer=Layer.FACET, topic=topic, passage=passages[0],
+                     value=[{"facet": H1, "relevance": "can"}])
+    return campaign, topic, passages, runs
+
+
+def matrix():
+    """The relevance matrix the report should see: assessors × passages, NaN where nothing was said."""
+    return np.array([[GRADE.get(m, np.nan) for m in marks.split()] for marks in RELEVANCE.values()], dtype=float)
+
+
+def layer(report, name, level=None):
+    return next(x for x in report["layers"] if x["layer"] == name and (level is None or x["level"] == level))
+
+
+@pytest.mark.django_db
+def test_relevance_figures_equal_the_packages_on_the_same_matrix(campaign):
+    report = campaign_report(campaign[0])
+    relevance = layer(report, "relevance")
+    expected = krippendorff.alpha(reliability_data=matrix(), value_domain=[0, 1, 2, 3], level_of_measurement="ordinal")
+    assert relevance["level"] == "ordinal"
+    assert relevance["alpha"] == pytest.approx(expected)
+    assert relevance["units"] == 6 and relevance["assessors"] == 3
+    assert relevance["fleiss_units"] == 4 and relevance["fleiss_raters"] == 3  # p5, p6 have two labels each
+    # p1 (3, 3, 3) agrees; p5 (3, 1) and p6 (2, 0) disagree entirely; p2, p3, p4 are in between.
+    assert relevance["all_agree"] == pytest.approx(1 / 6)
+    assert relevance["none_agree"] == pytest.approx(2 / 6)
+
+
+@pytest.mark.django_db
+def test_pairs_have_cohen_kappa_and_the_confusion_matrix(campaign):
+    relevance = layer(campaign_report(campaign[0]), "relevance")
+    pair = next(p for p in relevance["pairs"] if (p["a"], p["b"]) == ("ann", "bob"))
+    m = matrix()
+    both = ~np.isnan(m[0]) & ~np.isnan(m[1])
+    table = np.zeros((4, 4), dtype=int)
+    for a, b in zip(m[0, both].astype(int), m[1, both].astype(int)):
+        table[a, b] += 1
+    assert pair["units"] == 5
+    assert pair["confusion"] == {"labels": [0, 1, 2, 3], "matrix": table.tolist()}
+    assert pair["cohen_kappa"] == pytest.approx(cohens_kappa(table).kappa)
+    assert pair["weighted_kappa"] == pytest.approx(cohens_kappa(table, wt="linear").kappa)
+
+
+@pytest.mark.django_db
+def test_nominal_layers_and_adjudicated_labels(campaign):
+    report = campaign_report(campaign[0])
+    removal = layer(report, "removal")
+    assert removal["level"] == "nominal" and removal["units"] == 6
+    facet = layer(report, "facet")
+    # Removed passages' facets are not read: p4 and p6 keep one facet label each, so 4 units are pairable.
+    assert facet["units"] == 4
+    transition = layer(report, "transition")
+    assert transition["units"] == 1 and transition["all_agree"] == 0.0 and transition["none_agree"] == 0.0
+    assert transition["alpha"] is not None
+    names = {name for x in report["layers"] for p in x["pairs"] for name in (p["a"], p["b"])}
+    assert names == {"ann", "bob", "cat"}  # not the organiser's adjudicated label, not eve (no assignment)
+    assert layer(report, "relevance")["assessors"] == 3
+
+
+@pytest.mark.django_db
+def test_per_topic_figures_and_the_topic_filter(campaign):
+    campaign_obj, topic, _, _ = campaign
+    report = campaign_report(campaign_obj, topic=topic.external_id, layers=["relevance"])
+    relevance = layer(report, "relevance")
+    assert [t["topic"] for t in relevance["topics"]] == [topic.external_id]
+    assert relevance["topics"][0]["alpha"] == pytest.approx(relevance["alpha"])
+    assert "pairs" not in relevance["topics"][0]
+    assert [x["layer"] for x in report["layers"]] == ["relevance"]
+    with pytest.raises(AgreementFailed, match="topic: campaign 'car' has no assigned topic 'nope'"):
+        campaign_report(campaign_obj, topic="nope")
+    with pytest.raises(AgreementFailed, match="layer: 'grade'"):
+        campaign_report(campaign_obj, layers=["grade"])
+
+
+@pytest.mark.django_db
+def test_ranking_stability_is_kendall_tau_of_the_runs_scored_with_each_assessors_qrels(campaign):
+    from assessments.evaluation import aggregate, evaluate, parse_measure
+
+    campaign_obj, topic, passages, runs = campaign
+    Assignment.objects.filter(campaign=campaign_obj).update(run=None)
+    pool = factories.pool(topic.collection, [topic], runs)
+    campaign_obj.pools.add(pool)
+    stability = campaign_report(campaign_obj)["ranking_stability"]
+    measure = parse_measure("nDCG@20")
+    m = matrix()
+
+    def scores(row):
+        qrels = {topic.pk: {p.pk: int(g) for p, g in zip(passages, m[row]) if not np.isnan(g)}}
+        rankings = [{topic.pk: [e.passage_id for e in run.entries.order_by("rank")]} for run in sorted(runs, key=lambda r: r.name)]
+        return [aggregate(evaluate(qrels, r, [measure]), [measure])[measure] for r in rankings]
+
+    pair = next(p for p in stability["pairs"] if (p["a"], p["b"]) == ("ann", "cat"))
+    assert stability["layer"] == "relevance" and stability["measure"] == "nDCG@20" and stability["runs"] == 3
+    assert pair["topics"] == 1 and pair["runs"] == 3
+    assert pair["tau"] == pytest.approx(kendalltau(scores(0), scores(2)).statistic)
+
+
+@pytest.mark.django_db
+def test_an_empty_campaign_gives_an_empty_report_that_is_valid_json():
+    campaign = Campaign.objects.create(name="empty", task=Campaign.Task.PLOT)
+    report = campaign_report(campaign)
+    assert report["layers"] == [] and report["ranking_stability"]["pairs"] == []
+    json.dumps(report, allow_nan=False)
