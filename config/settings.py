@@ -55,6 +55,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.LoginThrottleMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
+    "config.middleware.ServerTimingMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -111,8 +114,29 @@ LOGIN_URL = "admin:login"
 
 # Security headers; the HTTPS ones only in production mode.
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# Request bodies: a judgement or form is a few KB; run files go through the API's own limit (API_MAX_UPLOAD_BYTES),
+# streamed to a temporary file above FILE_UPLOAD_MAX_MEMORY_SIZE rather than held in memory.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_FILE_UPLOAD_MAX_MEMORY_BYTES", 2 * 1024 * 1024)
+FILE_UPLOAD_PERMISSIONS = 0o640
+# Login throttling (config/throttle.py): this many failures per user name and address within the window.
+LOGIN_THROTTLE_FAILURES = env_int("LOGIN_THROTTLE_FAILURES", 5)
+LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 15 * 60)
+# The cache holds login failure counts; several server processes must share it (CACHE_URL=redis://…).
+CACHE_URL = env_str("CACHE_URL")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+# Server-Timing header with each response's database time (the load benchmark turns it on).
+SERVER_TIMING = env_bool("DJANGO_SERVER_TIMING", False)
+# Where deleting a campaign leaves its export (manage.py delete_campaign, the admin's delete).
+EXPORT_DIR = Path(env_str("EXPORT_DIR") or BASE_DIR / "var" / "exports")
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

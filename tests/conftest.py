@@ -18,6 +18,14 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def empty_cache():
+    """The cache holds login failure counts (config/throttle.py): each test starts without any."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def celery_eager_unless_worker(request):
     """Tasks run in-process unless the test is marked `worker` (and so starts a real worker on the broker).
 

@@ -1,0 +1,97 @@
+"""Site-wide middleware: a database outage answered with 503 (the page keeps its changes and retries), login
+throttling, and optional per-request database timing for the load benchmark."""
+
+import logging
+import time
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
+from django.http import HttpResponse, JsonResponse
+
+from config import throttle
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 2
+
+
+def _wants_json(request) -> bool:
+    return (
+        request.content_type == "application/json"
+        or "application/json" in request.headers.get("Accept", "")
+        or request.path.startswith("/api/")
+    )
+
+
+class DatabaseUnavailableMiddleware:
+    """A view that cannot reach the database answers 503 with Retry-After, not a 500 page.
+
+    Scripts (the outline page's outbox, API clients) get JSON `{"retry": true, "message": ...}` and try again;
+    nothing was stored, since the failed request's transaction never committed.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        log.warning("database unavailable for %s %s: %s", request.method, request.path, exception)
+        message = "The database is unreachable for a moment; nothing was stored. Try again."
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if _wants_json(request):
+            return JsonResponse({"retry": True, "message": message}, status=503, headers=headers)
+        return HttpResponse(message, status=503, content_type="text/plain; charset=utf-8", headers=headers)
+
+
+class LoginThrottleMiddleware:
+    """Too many failed sign-ins for one user name from one address: that pair is refused (429) for a while.
+
+    Failures are counted by the user_login_failed signal (config.throttle), so the site's and the admin's
+    sign-in pages share the count; the check happens here, before the password is even looked at.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and throttle.is_login_path(request.path):
+            wait = throttle.seconds_blocked(request, request.POST.get("username", ""))
+            if wait:
+                return throttle.refused(request, wait)
+        return self.get_response(request)
+
+
+class ServerTimingMiddleware:
+    """With SERVER_TIMING on, every response says how long its database queries took: `Server-Timing: db;dur=…`.
+
+    The load benchmark reads it to give the database's share of the time. Off by default (it wraps every query).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not settings.SERVER_TIMING:
+            return self.get_response(request)
+        spent = [0.0, 0]
+
+        def timed(execute, sql, params, many, context):
+            start = time.perf_counter()
+            try:
+                return execute(sql, params, many, context)
+            finally:
+                spent[0] += time.perf_counter() - start
+                spent[1] += 1
+
+        start = time.perf_counter()
+        with connections["default"].execute_wrapper(timed):
+            response = self.get_response(request)
+        total = time.perf_counter() - start
+        response["Server-Timing"] = (
+            f"db;dur={spent[0] * 1000:.2f};desc=\"{spent[1]} queries\", app;dur={total * 1000:.2f}"
+        )
+        return response
