@@ -14,6 +14,7 @@ from annotation.models import Assignment, Campaign
 from assessments.agreement import judgements as layers_of
 from assessments.agreement.ranking import ranking_stability
 from assessments.agreement.spans import span_figures
+from assessments.agreement.statistics import NOTES as FIGURE_NOTES
 from assessments.agreement.statistics import figures
 from assessments.evaluation import parse_measure
 from assessments.models import Judgement, RunEntry, StudyItem, Topic
@@ -23,13 +24,9 @@ RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10"}
 NOTES = [
     "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels are "
     "left out.",
-    "units: units labelled by two assessors or more (the ones agreement is about); assessors: those with a label "
-    "on one of them.",
+    *FIGURE_NOTES,
     "relevance: MUST 3, SHOULD 2, CAN 1 (highest facet), removed 0; facet: the set of chosen facets as one label, "
     "removed passages left out; removal: removed or kept.",
-    "Fleiss' κ: the units labelled by the most common number of assessors (fleiss_units, fleiss_raters).",
-    "none_agree: every assessor gave a different label (seed 001 Table 4).",
-    "Weighted κ: linear weights, on ranks (ordinal) or values (interval).",
     "plot_spans: mean pairwise character-level Jaccard of the marked spans (two empty marks agree), not α.",
     "Ranking stability: Kendall's τ-b between the runs' mean scores with each assessor's qrels, over the topics "
     "both judged (a topic a run lacks scores 0).",

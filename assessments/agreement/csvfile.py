@@ -11,6 +11,7 @@ pair given the same label twice is fine.
 import csv
 
 from assessments.agreement.ratings import LEVELS, Ratings, ratings_from_triples
+from assessments.agreement.statistics import NOTES, figures
 from retrieval.ingest import Problems, read_text
 
 COLUMNS = ("item", "assessor", "label")
@@ -60,6 +61,17 @@ def read_labels_csv(path, level, *, scale=None) -> Ratings:
             triples.append((item, assessor, value))
     problems.raise_if_any()
     return ratings_from_triples(triples, level, scale=scale)
+
+
+def csv_report(path, level, *, scale=None) -> dict:
+    """The agreement figures of a labels CSV, in the shape of a campaign report with one layer, `labels`.
+
+    {"input": path, "layers": [{"layer": "labels", "level": level, ...statistics.figures, "topics": []}],
+     "ranking_stability": None, "notes": [...]}; ImportFailed for a bad file.
+    """
+    ratings = read_labels_csv(path, level, scale=scale)
+    layer = {"layer": "labels", "level": level, **figures(ratings), "topics": []}
+    return {"input": str(path), "layers": [layer], "ranking_stability": None, "notes": list(NOTES)}
 
 
 def _parse(label, numeric, scale, line, problems):

@@ -67,7 +67,7 @@ def ratings_from_triples(triples, level, *, scale=None, group_of=None) -> Rating
     scale: the labels in scale order (ordinal); a label outside it is an AgreementInputError. Without a
     scale the labels are sorted (label_order). For interval and ratio every label must be a number.
     group_of: a function unit -> int group id (e.g. the unit's topic id) for per-group figures.
-    Assessors come in the order first seen.
+    Assessors are sorted by name.
     """
     check_level(level)
     units, assessors, cells = {}, {}, {}
@@ -84,12 +84,15 @@ def ratings_from_triples(triples, level, *, scale=None, group_of=None) -> Rating
         bad = [label for label in labels if not _is_number(label)]
         if bad:
             raise AgreementInputError(f"label: {bad[0]!r} is not a number ({level} labels are numbers)")
+    names = sorted(assessors, key=str)
+    row_of = np.empty(len(names), dtype=np.int64)
+    row_of[[assessors[name] for name in names]] = np.arange(len(names))  # first-seen index -> sorted row
     codes = np.full((len(assessors), len(units)), np.nan)
     if cells:
         index = np.array(list(cells), dtype=np.int64)
-        codes[index[:, 0], index[:, 1]] = [code_of[label] for label in cells.values()]
+        codes[row_of[index[:, 0]], index[:, 1]] = [code_of[label] for label in cells.values()]
     groups = np.array([group_of(unit) for unit in units], dtype=np.int64) if group_of else None
-    return Ratings(level, labels, list(assessors), codes, groups)
+    return Ratings(level, labels, names, codes, groups)
 
 
 def ratings_from_arrays(unit_ids, assessor_ids, values, level, *, scale=None, assessor_names=None,

@@ -29,6 +29,14 @@ from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 from assessments.agreement.ratings import Ratings
 
+NOTES = [
+    "units: units labelled by two assessors or more (the ones agreement is about); assessors: those with a label "
+    "on one of them.",
+    "Fleiss' κ: the units labelled by the most common number of assessors (fleiss_units, fleiss_raters).",
+    "none_agree: every assessor gave a different label (seed 001 Table 4).",
+    "Weighted κ: linear weights, on ranks (ordinal) or values (interval, ratio).",
+]
+
 
 def value_counts(codes, label_count) -> np.ndarray:
     """units × labels: how many assessors gave each label to each unit."""

@@ -1,11 +1,13 @@
 """campaign_report on judgements stored in the database, checked against the packages called directly."""
 
 import json
+from io import StringIO
 
 import krippendorff
 import numpy as np
 import pytest
 from scipy.stats import kendalltau
+from django.core.management import CommandError, call_command
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from annotation.agreement import AgreementFailed, campaign_report
@@ -165,3 +167,47 @@ def test_an_empty_campaign_gives_an_empty_report_that_is_valid_json():
     report = campaign_report(campaign)
     assert report["layers"] == [] and report["ranking_stability"]["pairs"] == []
     json.dumps(report, allow_nan=False)
+
+
+def command(*args):
+    out = StringIO()
+    call_command("agreement_report", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_command_prints_the_report_as_json_text_and_csv(campaign):
+    report = json.loads(command("--campaign", "car", "--format", "json"))
+    assert report == json.loads(json.dumps(campaign_report(campaign[0])))
+    text = command("--layer", "relevance")  # the only campaign with assignments
+    alpha = layer(report, "relevance")["alpha"]
+    assert "Agreement in campaign car (outline)" in text and f"Krippendorff's α {alpha:.3f}" in text
+    assert "with each assessor's relevance qrels (1 run)\n  (1 run: a ranking needs two)" in text  # no pool yet
+    rows = command("--format", "csv").splitlines()
+    assert rows[0].split(",")[:3] == ["scope", "layer", "level"]
+    assert any(row.startswith("layer,relevance,ordinal,,,,6,3,") for row in rows)
+    assert any(row.startswith("pair,relevance,ordinal,,ann,bob,5,") for row in rows)
+
+
+@pytest.mark.django_db
+def test_the_command_says_what_is_wrong(campaign, tmp_path):
+    with pytest.raises(CommandError, match="--campaign: no campaign named 'nope'"):
+        command("--campaign", "nope")
+    with pytest.raises(CommandError, match="--topic: campaign 'car' has no assigned topic 'x'"):
+        command("--topic", "x")
+    with pytest.raises(CommandError, match="--input needs --level"):
+        command("--input", "labels.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,assessor,label\n1,a,1\n1,b\n")
+    with pytest.raises(CommandError, match=r"bad.csv:3: expected 3 fields"):
+        command("--input", str(bad), "--level", "ordinal")
+
+
+@pytest.mark.django_db
+def test_the_command_reads_labels_from_a_csv(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("item,assessor,label\n1,a,x\n1,b,x\n2,a,x\n2,b,y\n3,a,y\n3,b,y\n")
+    text = command("--input", str(path), "--level", "nominal")
+    assert "Agreement of the labels in" in text and "labels (nominal): 3 units labelled by two or more of 2" in text
+    data = json.loads(command("--input", str(path), "--level", "nominal", "--format", "json"))
+    assert data["layers"][0]["pairs"][0]["confusion"] == {"labels": ["x", "y"], "matrix": [[1, 1], [0, 1]]}
