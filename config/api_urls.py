@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.permissions import AllowAny
 
+from annotation.api.agreement import CampaignAgreement
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
@@ -19,6 +20,7 @@ endpoints = [
     path("campaigns/<str:name>/", CampaignDetail.as_view(), name="api-campaign"),
     path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
+    path("campaigns/<str:name>/agreement/", CampaignAgreement.as_view(), name="api-campaign-agreement"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
     path("runs/<str:pk>/evaluation/", RunEvaluation.as_view(), name="api-run-evaluation"),

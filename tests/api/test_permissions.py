@@ -29,6 +29,7 @@ TABLE = {
     ("GET", "/api/campaigns/{name}/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/topics/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/topics/trec/"): (401, 200, 200, 403, 200),
+    ("GET", "/api/campaigns/{name}/agreement/"): (401, 403, 403, 403, 200),
     ("GET", "/api/runs/"): (401, 200, 200, 403, 200),
     ("POST", "/api/runs/"): (401, 201, 201, 403, 201),
     ("GET", "/api/runs/{id}/"): (401, 200, 404, 403, 200),
