@@ -11,8 +11,8 @@ narrative similarity (a Judgement of layer RATING keyed (topic, passage, passage
 carries a plot topic of the same book, so it can be assigned per (assessor, topic, pool) like any
 other work.
 
-Items are keyed by what makes them (run, N, topic; encoder, count, rank), so making them again with
-the same inputs updates the same rows and never duplicates them.
+Items are keyed by what makes them (forced choice: run, N, topic; pair: encoder and the two chunks),
+so making them again with the same inputs updates the same rows and never duplicates them.
 """
 
 import hashlib
@@ -157,7 +157,7 @@ def make_forced_choice_items(pool, run, n=DEFAULT_CHOICES, topics=None) -> list[
 # --- pair rating ---------------------------------------------------------------------------------------------
 
 
-def _pair_passages(pool, passages, book):
+def _pair_passages(pool, passages, book, max_passages):
     if (passages is None) == (book is None):
         raise StudyError("pairs need either passages or a book")
     if book is not None:
@@ -173,9 +173,9 @@ def _pair_passages(pool, passages, book):
     outside = [p.external_id for p in passages if p.collection_id != pool.collection_id]
     if outside:
         raise StudyError(f"passages {', '.join(outside[:5])} are not in pool {pool.name!r}'s collection")
-    if len(passages) > MAX_PAIR_PASSAGES:  # evenly through the book, deterministically
-        step = len(passages) / MAX_PAIR_PASSAGES
-        passages = [passages[int(i * step)] for i in range(MAX_PAIR_PASSAGES)]
+    if len(passages) > max_passages:  # evenly through the book, deterministically
+        step = len(passages) / max_passages
+        passages = [passages[int(i * step)] for i in range(max_passages)]
     return passages
 
 
@@ -226,16 +226,18 @@ def encode_passages(encoder: str, texts, progress=None):
 
 
 def make_pair_items(pool, *, passages=None, book=None, encoder="dense", count=DEFAULT_PAIRS,
-                    min_distance=DEFAULT_MIN_DISTANCE, max_similarity=None, progress=None) -> list[StudyItem]:
+                    min_distance=DEFAULT_MIN_DISTANCE, max_similarity=None, max_passages=MAX_PAIR_PASSAGES,
+                    progress=None) -> list[StudyItem]:
     """Pair-rating items of `pool`: the encoder's ⌈count/2⌉ most and ⌊count/2⌋ least similar pairs of chunks.
 
     `passages` (chunks) or `book` (a Book or its slug: all its chunks) give the chunks; `encoder` is a
     dense retrieval spec (`dense` is the default encoder). Each item gets a plot topic of the pool about
-    the same book, in turn, so pairs are assigned like other work. Same inputs, same items.
+    the same book, in turn, so pairs are assigned like other work. At most `max_passages` chunks are
+    encoded, taken evenly through the book. Same inputs, same items.
     """
     if not isinstance(count, int) or count < 1:
         raise StudyError(f"count: at least 1 pair, not {count!r}")
-    passages = _pair_passages(pool, passages, book)
+    passages = _pair_passages(pool, passages, book, max_passages)
     books = {p.book_id for p in passages}
     topics = list(
         pool.topics.filter(kind=Topic.Kind.PLOT, book_id__in=books - {None}).order_by("external_id")
@@ -256,17 +258,21 @@ def make_pair_items(pool, *, passages=None, book=None, encoder="dense", count=DE
         by_book[t.book_id].append(t)
     items = []
     with transaction.atomic():
-        for number, (group, rank, (similarity, i, j)) in enumerate(chosen):
+        for group, rank, (similarity, i, j) in chosen:
             a, b = passages[i], passages[j]
+            key = item_key("pair", label, a.external_id, b.external_id)
             candidates = by_book.get(a.book_id) or topics
+            # the topic follows from the pair alone, so making the items again never moves a rated pair
+            topic = candidates[int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % len(candidates)]
             item, _ = StudyItem.objects.update_or_create(
                 pool=pool,
-                key=item_key("pair", label, count, group, rank + 1),
+                key=key,
                 defaults=dict(
-                    kind=StudyItem.Kind.PAIR, topic=candidates[number % len(candidates)], passage=a, passage2=b,
+                    kind=StudyItem.Kind.PAIR, topic=topic, passage=a, passage2=b,
                     similarity=similarity, answer=None, run=None, retriever_choice=None,
                     metadata={"group": group, "rank": rank + 1, "encoder": spec["model"], "count": count,
-                              "min_distance": min_distance, "max_similarity": max_similarity},
+                              "min_distance": min_distance, "max_similarity": max_similarity,
+                              "passages": len(passages)},
                 ),
             )
             item.candidates.clear()
@@ -358,6 +364,14 @@ def pair_ratings(pool) -> dict:
                 "histogram": [counts.get(v, 0) for v in range(1, 11)]}
 
     return {"items": len(items), **{name: summary(groups.get(name, [])) for name in ("all", "most", "least")}}
+
+
+def pool_book(pool) -> Book:
+    """The book of a plot pool's collection; StudyError when the collection is not a book."""
+    book = Book.objects.filter(collection_id=pool.collection_id).first()
+    if book is None:
+        raise StudyError(f"pool {pool.name!r}'s collection {pool.collection.name!r} is not a book; name --book")
+    return book
 
 
 def resolve_pool_and_run(pool_name, run_name=None):

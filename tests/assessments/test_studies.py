@@ -1,11 +1,14 @@
 """Study items (forced choice, pair rating) and forced-choice accuracy, on a real sample book and a real BM25 run."""
 
+import io
+
 import pytest
 
 from assessments.models import Judgement, Layer, RunEntry, StudyItem
 from assessments.services.judging import record_judgement
 from assessments.studies import (
-    StudyError, forced_choice_accuracy, item_key, make_forced_choice_items,
+    StudyError, encode_passages, forced_choice_accuracy, item_key, make_forced_choice_items, make_pair_items,
+    ranked_pairs,
 )
 from tests import factories
 from tests.assessments.plot_data import bm25_pool, load_book
@@ -123,3 +126,91 @@ def test_accuracy_of_a_pool_without_answers_is_none_not_a_division_by_zero(plot)
 def test_long_keys_keep_a_readable_head_and_stay_unique():
     a, b = item_key("choice", 20, "x" * 300, "t1"), item_key("choice", 20, "x" * 300, "t2")
     assert len(a) == len(b) == 200 and a != b and a.startswith("choice:20:xxx")
+
+
+# --- pair rating (seed 003) ------------------------------------------------------------------------------------
+
+
+def test_ranked_pairs_orders_by_cosine_and_leaves_out_neighbours_and_near_duplicates():
+    # four unit vectors; passages without book positions are always far enough apart
+    from types import SimpleNamespace
+
+    vectors = [[1, 0], [0.8, 0.6], [0, 1], [-1, 0]]
+    passages = [SimpleNamespace(book_id=None, first_sentence=None) for _ in vectors]
+    # cosines: (0,1) 0.8, (0,2) 0, (0,3) -1, (1,2) 0.6, (1,3) -0.8, (2,3) 0
+    ranked = ranked_pairs(vectors, passages)
+    assert [(i, j) for _, i, j in ranked] == [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (0, 3)]  # ties by (i, j)
+    assert [round(s, 6) for s, _, _ in ranked] == [0.8, 0.6, 0.0, 0.0, -0.8, -1.0]
+    assert [(i, j) for _, i, j in ranked_pairs(vectors, passages, max_similarity=0.7)][0] == (1, 2)
+    near = [SimpleNamespace(book_id=1, first_sentence=3 * n, last_sentence=3 * n + 2, position=3 * n + 1)
+            for n in range(4)]  # positions 1, 4, 7, 10
+    # positions 6 or more apart: (0,2) cos 0, (1,3) -0.8, (0,3) -1
+    assert [(i, j) for _, i, j in ranked_pairs(vectors, near, min_distance=6)] == [(0, 2), (1, 3), (0, 3)]
+
+
+@pytest.fixture
+def book_pool(tmp_path, index_dir):  # noqa: F811
+    book, topics = load_book(tmp_path)
+    pool = factories.pool(book.collection, topics, [], name="pairs")
+    return book, pool, topics
+
+
+def test_pairs_are_the_encoders_most_and_least_similar_far_apart_chunks_each_with_a_plot_topic(book_pool):
+    book, pool, topics = book_pool
+    chunks = list(book.chunks.order_by("first_sentence")[:40])
+    items = make_pair_items(pool, passages=chunks, count=6, min_distance=30)
+
+    most = [i for i in items if i.metadata["group"] == "most"]
+    least = [i for i in items if i.metadata["group"] == "least"]
+    assert len(most) == 3 and len(least) == 3 and all(i.kind == StudyItem.Kind.PAIR for i in items)
+    assert [i.similarity for i in most] == sorted((i.similarity for i in most), reverse=True)
+    assert min(i.similarity for i in most) > max(i.similarity for i in least)
+    assert all(abs(i.passage.position - i.passage2.position) >= 30 for i in items)
+    assert all(i.topic in topics for i in items)
+    # the stored similarity is the cosine of the two chunks, each encoded on its own
+    _, vectors = encode_passages("dense", [most[0].passage.text, most[0].passage2.text])
+    assert most[0].similarity == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-4)
+    # the most similar pair is the best of every allowed pair
+    _, every = encode_passages("dense", [c.text for c in chunks])
+    best = max(float(every[a] @ every[b]) for a in range(len(chunks)) for b in range(a + 1, len(chunks))
+               if abs(chunks[a].position - chunks[b].position) >= 30)
+    assert most[0].similarity == pytest.approx(best, abs=1e-5)
+
+    again = make_pair_items(pool, passages=chunks, count=6, min_distance=30)
+    assert [(i.pk, i.topic_id) for i in again] == [(i.pk, i.topic_id) for i in items]
+    assert StudyItem.objects.filter(pool=pool).count() == 6
+
+
+def test_pairs_need_a_plot_topic_of_the_book_and_enough_chunks(book_pool):
+    book, pool, topics = book_pool
+    chunks = list(book.chunks.order_by("first_sentence")[:12])
+    # positions 1, 4, …, 34: 24 sentences apart means 8 chunks apart: 4 + 3 + 2 + 1 = 10 pairs
+    with pytest.raises(StudyError, match="only 10 pairs of chunks are far enough apart; 30 were asked for"):
+        make_pair_items(pool, passages=chunks, count=30, min_distance=24)
+    pool.topics.clear()
+    with pytest.raises(StudyError, match="no plot topic about the passages' book"):
+        make_pair_items(pool, passages=chunks, count=2)
+    with pytest.raises(StudyError, match="no book 'nope'"):
+        make_pair_items(pool, book="nope", count=2)
+    assert not StudyItem.objects.exists()
+
+
+def test_the_command_makes_both_kinds_and_says_what_is_wrong(plot):
+    from django.core.management import CommandError, call_command
+
+    pool, run, _ = plot
+    out = io.StringIO()
+    call_command("make_study_items", "--pool", pool.name, "--kind", "choice", "--run", run.name, "--n", "3", stdout=out)
+    assert out.getvalue().startswith(f"2 forced-choice items of 3 candidates in pool {pool.name} from run {run.name}")
+    out = io.StringIO()
+    call_command("make_study_items", "--pool", pool.name, "--kind", "pair", "--count", "4", "--max-passages", "30",
+                 "--no-progress", stdout=out)
+    assert out.getvalue().startswith(f"4 pairs in pool {pool.name}: 2 most similar")
+    assert StudyItem.objects.filter(pool=pool, kind="pair").count() == 4
+    assert all(i.metadata["passages"] == 30 for i in StudyItem.objects.filter(kind="pair"))
+    with pytest.raises(CommandError, match="--kind choice needs --run"):
+        call_command("make_study_items", "--pool", pool.name, "--kind", "choice")
+    with pytest.raises(CommandError, match="--run: collection 'call-of-the-wild' has no run 'nope'"):
+        call_command("make_study_items", "--pool", pool.name, "--kind", "choice", "--run", "nope")
+    with pytest.raises(CommandError, match="--pool: no pool named 'nope'"):
+        call_command("make_study_items", "--pool", "nope", "--kind", "pair")
