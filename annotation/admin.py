@@ -2,17 +2,31 @@
 
 from django.contrib import admin
 
-from annotation.models import ApiToken, Assignment, Campaign, Track
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.models import (
+    ApiToken, Assignment, Campaign, CampaignTopic, QualificationResult, Review, ReviewItem, Track,
+)
+
+
+class CampaignTopicInline(admin.TabularInline):
+    """Per-topic overlap and qualification topics."""
+
+    model = CampaignTopic
+    extra = 0
+    raw_id_fields = ["topic"]
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     """Campaigns with assignment counts."""
 
-    list_display = ["name", "title", "task", "assignments_count", "created_at"]
+    list_display = ["name", "title", "task", "overlap", "assignments_count", "dashboard", "created_at"]
     list_filter = ["task"]
     search_fields = ["name", "title"]
-    filter_horizontal = ["pools"]
+    filter_horizontal = ["pools", "reviewers"]
+    inlines = [CampaignTopicInline]
 
     def get_queryset(self, request):
         from django.db.models import Count
@@ -23,13 +37,76 @@ class CampaignAdmin(admin.ModelAdmin):
     def assignments_count(self, obj):
         return obj.assignment_count
 
+    @admin.display(description="dashboard")
+    def dashboard(self, obj):
+        return format_html('<a href="{}">dashboard</a> · <a href="{}">adjudicate</a>',
+                           reverse("annotation:dashboard", args=[obj.name]),
+                           reverse("annotation:adjudication", args=[obj.name]))
+
+
+@admin.register(CampaignTopic)
+class CampaignTopicAdmin(admin.ModelAdmin):
+    """Topics with their own overlap, and qualification topics."""
+
+    list_display = ["campaign", "topic", "overlap", "qualification"]
+    list_filter = ["campaign", "qualification"]
+    search_fields = ["campaign__name", "topic__external_id", "topic__title"]
+    list_select_related = ["campaign", "topic"]
+    raw_id_fields = ["topic"]
+
+
+@admin.register(QualificationResult)
+class QualificationResultAdmin(admin.ModelAdmin):
+    """Scored qualification attempts (a retake: raise the campaign's attempts)."""
+
+    list_display = ["assessor", "campaign", "attempt", "correct", "items", "score", "passed", "created_at"]
+    list_filter = ["campaign", "passed"]
+    search_fields = ["assessor__username", "campaign__name"]
+    list_select_related = ["assessor", "campaign"]
+    readonly_fields = ["campaign", "assessor", "attempt", "items", "correct", "score", "threshold", "passed", "created_at"]
+
+
+class ReviewItemInline(admin.TabularInline):
+    """The sampled items of a review."""
+
+    model = ReviewItem
+    extra = 0
+    raw_id_fields = ["passage"]
+    readonly_fields = ["position", "passage", "labels"]
+
+
+@admin.register(Review)
+class ReviewAdmin(admin.ModelAdmin):
+    """Reviews of finished batches: who reviews, pass rate, outcome."""
+
+    list_display = ["assignment", "round", "reviewer", "status", "pass_rate", "created_at", "finished_at"]
+    list_filter = ["status", "assignment__campaign", "reviewer"]
+    search_fields = ["assignment__assessor__username", "assignment__topic__external_id", "reviewer__username"]
+    list_select_related = ["assignment__assessor", "assignment__topic", "assignment__run", "reviewer"]
+    raw_id_fields = ["assignment"]
+    readonly_fields = ["threshold", "pass_rate", "created_at", "finished_at"]
+    inlines = [ReviewItemInline]
+
+
+@admin.register(ReviewItem)
+class ReviewItemAdmin(admin.ModelAdmin):
+    """Reviewed items with the reviewer's verdict and remark."""
+
+    list_display = ["review", "position", "passage", "correct", "remark"]
+    list_filter = ["correct"]
+    search_fields = ["remark", "passage__external_id", "review__assignment__assessor__username"]
+    list_select_related = ["review__assignment__assessor", "review__assignment__topic", "review__assignment__run",
+                           "passage"]
+    raw_id_fields = ["review", "passage"]
+
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     """Who judges what; filter by assessor, status, campaign."""
 
-    list_display = ["assessor", "topic", "run", "pool", "campaign", "status", "position", "started_at", "finished_at"]
-    list_filter = ["status", "campaign", "assessor"]
+    list_display = ["assessor", "topic", "run", "pool", "campaign", "status", "qualification", "position",
+                    "started_at", "finished_at"]
+    list_filter = ["status", "qualification", "campaign", "assessor"]
     search_fields = ["assessor__username", "topic__external_id", "run__name"]
     list_select_related = ["assessor", "topic", "run", "pool", "campaign"]
     raw_id_fields = ["topic"]

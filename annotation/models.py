@@ -6,7 +6,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Count, Q
 
-from assessments.models import Pool, Run, Topic
+from assessments.models import Pool, QrelSet, Run, Topic
+from retrieval.models import Passage
+
+USER_MODEL = settings.AUTH_USER_MODEL  # Campaign has a field named `settings`, which hides the module in its body
 
 
 class Campaign(models.Model):
@@ -23,6 +26,29 @@ class Campaign(models.Model):
     guidelines = models.TextField(blank=True, help_text="Shown to assessors on every page (plain text).")
     pools = models.ManyToManyField(Pool, related_name="campaigns", blank=True)
     settings = models.JSONField(default=dict, blank=True, help_text="Task settings, e.g. the plot grade scale.")
+    overlap = models.PositiveSmallIntegerField(
+        default=1, help_text="Assessors per work unit (a topic's articles, or a query's candidates); per topic: campaign topics.",
+    )
+    qualification_gold = models.ForeignKey(
+        QrelSet, on_delete=models.PROTECT, null=True, blank=True, related_name="qualifying_campaigns",
+        help_text="Known answers of the qualification topics: an assessor's page-level grade must equal the gold grade.",
+    )
+    qualification_threshold = models.FloatField(
+        default=0.9, help_text="Share of qualification items right needed to start formal work (seed 000: 90%).",
+    )
+    qualification_attempts = models.PositiveSmallIntegerField(
+        default=2, help_text="Attempts an assessor has at the qualification; raise it to allow a retake.",
+    )
+    review_sample_size = models.PositiveSmallIntegerField(
+        default=10, help_text="Items a reviewer checks of each finished batch (all of them when the batch is smaller).",
+    )
+    review_threshold = models.FloatField(
+        default=0.95, help_text="Pass rate a reviewed batch needs; under it the batch goes back for revision (seed 000: 95%).",
+    )
+    reviewers = models.ManyToManyField(
+        USER_MODEL, blank=True, related_name="reviewed_campaigns",
+        help_text="Who reviews this campaign's batches (empty: everyone in the reviewer group).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -30,6 +56,26 @@ class Campaign(models.Model):
 
     def __str__(self):
         return self.title or self.name
+
+
+class CampaignTopic(models.Model):
+    """A topic's own settings in a campaign: its overlap (e.g. every assessor on one topic), or a qualification topic."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="campaign_topics")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="campaign_settings")
+    overlap = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Assessors for this topic's units (empty: the campaign's overlap; 0: everyone).",
+    )
+    qualification = models.BooleanField(
+        default=False, help_text="A qualification topic: every assessor judges it first, scored against the gold qrels.",
+    )
+
+    class Meta:
+        ordering = ["campaign", "topic"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "topic"], name="unique_campaign_topic")]
+
+    def __str__(self):
+        return f"{self.campaign.name} {self.topic.external_id}"
 
 
 class AssignmentQuerySet(models.QuerySet):
@@ -59,6 +105,7 @@ class Assignment(models.Model):
         TODO = "todo", "To do"
         STARTED = "started", "Started"
         DONE = "done", "Done"
+        REVISE = "revise", "To revise"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True)
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
@@ -72,6 +119,9 @@ class Assignment(models.Model):
     position = models.PositiveIntegerField(default=0, help_text="Order in the assessor's queue.")
     seed = models.BigIntegerField(default=0, help_text="Seed of the candidate order shown to this assessor.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.TODO)
+    qualification = models.BooleanField(
+        default=False, help_text="Qualification work: scored against known answers, never reviewed.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -97,6 +147,83 @@ class Assignment(models.Model):
         if not self.seed:
             self.seed = secrets.randbits(62)
         super().save(*args, **kwargs)
+
+
+class QualificationResult(models.Model):
+    """One scored attempt of an assessor at a campaign's qualification."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qualification_results")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="qualification_results")
+    attempt = models.PositiveSmallIntegerField()
+    items = models.PositiveIntegerField(help_text="Gold items in the assessor's qualification articles.")
+    correct = models.PositiveIntegerField()
+    score = models.FloatField(help_text="correct / items.")
+    threshold = models.FloatField(help_text="The campaign's threshold when this attempt was scored.")
+    passed = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "assessor", "attempt"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "assessor", "attempt"], name="unique_qualification_attempt"),
+        ]
+
+    def __str__(self):
+        return f"{self.assessor} {self.campaign.name} #{self.attempt}: {self.score:.0%}"
+
+
+class ReviewQuerySet(models.QuerySet):
+    def for_reviewer(self, user):
+        """The reviews given to `user`: the only batches whose labels a reviewer may see."""
+        return self.filter(reviewer=user)
+
+
+class Review(models.Model):
+    """A reviewer's check of a random sample of one finished batch (assignment); one per round of revision."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "To review"
+        PASSED = "passed", "Passed"
+        FAILED = "failed", "Sent back for revision"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reviews")
+    round = models.PositiveSmallIntegerField(default=1, help_text="1 for the first review, 2 after one revision...")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="reviews",
+        help_text="Empty: no reviewer was available; any organiser may take it.",
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    threshold = models.FloatField(help_text="The campaign's review threshold when the review was opened.")
+    pass_rate = models.FloatField(null=True, blank=True, help_text="Share of sampled items marked right.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReviewQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "round"], name="unique_review_round")]
+
+    def __str__(self):
+        return f"review {self.round} of {self.assignment}"
+
+
+class ReviewItem(models.Model):
+    """One sampled item of a review: what the assessor said about a passage, and the reviewer's verdict."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField(help_text="The passage's place in the batch (1 = first).")
+    passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="review_items")
+    labels = models.JSONField(default=dict, blank=True, help_text="The assessor's labels when the review was opened.")
+    correct = models.BooleanField(null=True, blank=True)
+    remark = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["review", "position"]
+        constraints = [models.UniqueConstraint(fields=["review", "passage"], name="unique_review_item")]
+
+    def __str__(self):
+        return f"{self.review} #{self.position}"
 
 
 class Track(models.Model):

@@ -136,16 +136,29 @@ def queue(user) -> list[tuple[Assignment, Progress]]:
     return [(a, progress_of(articles[a.run_id, a.topic_id], by_topic[a.topic_id])) for a in assignments]
 
 
-def next_assignment(user, *, exclude=None):
-    """The first assignment in the user's queue that is not done (bringing statuses up to date on the way)."""
-    for assignment, progress in queue(user):
+def next_assignment(user, *, exclude=None, items=None):
+    """The user's next assignment: a batch sent back for revision first, else the first one not done.
+
+    `items` is the queue to look through ((assignment, progress) pairs; default: the outline queue).
+    Formal work waiting for the user's qualification is skipped (annotation.qualification); statuses
+    are brought up to date on the way (a complete assignment becomes done).
+    """
+    from annotation.qualification import locked_campaign_ids
+
+    locked = locked_campaign_ids(user)
+    first = None
+    for assignment, progress in queue(user) if items is None else items:
         if assignment.status == Assignment.Status.DONE or (exclude and assignment.pk == exclude.pk):
             continue
+        if not assignment.qualification and assignment.campaign_id in locked:
+            continue
+        if assignment.status == Assignment.Status.REVISE:
+            return assignment
         if progress.complete:
             _set_status(assignment, Assignment.Status.DONE)
             continue
-        return assignment
-    return None
+        first = first or assignment
+    return first
 
 
 @dataclass(frozen=True)
@@ -242,8 +255,8 @@ def save_change(assignment, data) -> tuple:
         raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
     ids = list(entries)
     progress = progress_of(ids, current_labels(assignment.assessor, assignment.topic_id, ids))
-    if not recorded.duplicate:
-        if progress.complete and assignment.status != Assignment.Status.DONE:
+    if not recorded.duplicate:  # a batch to revise is done only when its assessor says so (mark)
+        if progress.complete and assignment.status in (Assignment.Status.TODO, Assignment.Status.STARTED):
             _set_status(assignment, Assignment.Status.DONE)
         elif assignment.status == Assignment.Status.TODO:
             _set_status(assignment, Assignment.Status.STARTED)
@@ -254,11 +267,16 @@ def _set_status(assignment, status):
     """Move an assignment to `status` (conditional UPDATEs: nothing changes when it is there already)."""
     now = timezone.now()
     with transaction.atomic():
-        Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(
+        changed = Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(
             status=status, finished_at=now if status == Assignment.Status.DONE else None
         )
         Assignment.objects.filter(pk=assignment.pk, started_at__isnull=True).update(started_at=now)
     assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
+    if changed and status == Assignment.Status.DONE:
+        from annotation.review import on_assignment_done  # scores a qualification attempt or opens a review
+
+        on_assignment_done(assignment)
+        assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
 
 
 def _uuid(raw):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import views
+from annotation import campaign_views, views
 
 app_name = "annotation"
 
@@ -12,4 +12,8 @@ urlpatterns = [
     path("a/<str:token>/", views.outline, name="outline"),
     path("a/<str:token>/save", views.save, name="save"),
     path("a/<str:token>/mark", views.mark, name="mark"),
+    path("review/", campaign_views.review_queue, name="review_queue"),
+    path("review/<int:pk>/", campaign_views.review_page, name="review"),
+    path("campaigns/<slug:name>/adjudication/", campaign_views.adjudication_page, name="adjudication"),
+    path("campaigns/<slug:name>/dashboard/", campaign_views.dashboard, name="dashboard"),
 ]

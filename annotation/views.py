@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import services
-from annotation.models import Assignment
+from annotation import qualification, review, services
+from annotation.models import Assignment, Campaign
 
 page_login_required = login_required(login_url="login")
 
@@ -37,17 +37,31 @@ def _own_assignment(request, token):
         raise Http404("No such assignment.") from None
 
 
+def _locked():
+    return JsonResponse({"field": None, "message": "qualification first: this work opens when you pass it"}, status=403)
+
+
 @require_GET
 @page_login_required
 def home(request):
     """The assessor's own queue with progress; the next open assignment is one key away."""
     items = services.queue(request.user)
-    next_item = next(((a, p) for a, p in items if a.status != Assignment.Status.DONE and not p.complete), None)
+    locked = qualification.locked_campaign_ids(request.user)
+    remarks = review.revision_remarks(request.user)
+    for a, _ in items:
+        a.locked = not a.qualification and a.campaign_id in locked
+        a.remarks = remarks.get(a.pk, [])
+    workable = [(a, p) for a, p in items if not a.locked and a.status != Assignment.Status.DONE]
+    next_item = next(((a, p) for a, p in workable if a.status == Assignment.Status.REVISE), None) or next(
+        ((a, p) for a, p in workable if not p.complete), None)
     return render(request, "annotation/home.html", {
         "items": items,
         "next_item": next_item,
         "done_count": sum(1 for a, p in items if a.status == Assignment.Status.DONE or p.complete),
         "can_review": services.can_review(request.user),
+        "is_reviewer": review.is_reviewer(request.user),
+        "notices": qualification.notices(request.user),
+        "campaigns": Campaign.objects.order_by("name") if review.is_organiser(request.user) else [],
     })
 
 
@@ -74,6 +88,8 @@ def outline(request, token):
     own = assignment.assessor_id == request.user.pk
     if not own and not services.can_review(request.user):
         raise Http404("No such assignment.")
+    if own and qualification.is_locked(assignment):
+        return redirect("annotation:home")  # the queue says why: qualification first
     first_visit = assignment.status == Assignment.Status.TODO
     if own:
         services.mark_opened(assignment)
@@ -101,6 +117,8 @@ def outline(request, token):
 def save(request, token):
     """Store one change (JSON body); a resent change is stored once. 400 names the bad field."""
     assignment = _own_assignment(request, token)
+    if qualification.is_locked(assignment):
+        return _locked()
     try:
         data = json.loads(request.body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -124,6 +142,8 @@ def save(request, token):
 def mark(request, token):
     """Mark the assignment done (`{"done": true}`) or open it again (`{"done": false}`)."""
     assignment = _own_assignment(request, token)
+    if qualification.is_locked(assignment):
+        return _locked()
     try:
         done = json.loads(request.body.decode("utf-8")).get("done")
     except (UnicodeDecodeError, ValueError, AttributeError):

@@ -183,8 +183,11 @@ class Y3Export:
 
 
 def export_rows(scope):
-    """The rows the Y3 export reads, grouped by (assessor, topic) (one file each), as a values_list queryset."""
-    rows = scope.judgements().filter(layer__in=CAR_LAYERS, topic__kind=Topic.Kind.OUTLINE)
+    """The rows the Y3 export reads, grouped by (assessor, topic) (one file each), as a values_list queryset.
+
+    Adjudicated labels (an organiser's final labels, not an assessor's assessments) are left out.
+    """
+    rows = scope.judgements().filter(layer__in=CAR_LAYERS, topic__kind=Topic.Kind.OUTLINE, adjudicated=False)
     return rows.order_by("assessor_id", "topic_id").values_list(
         "assessor_id", "topic_id", "assessor__username", "topic__external_id", "layer",
         "passage__external_id", "passage2__external_id", "value", "client_time", "latest_change__session_id",

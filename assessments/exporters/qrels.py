@@ -19,7 +19,14 @@ Aggregation over the assessors who graded the same line:
   two assessors disagree).
 - `mean`: the arithmetic mean rounded half up (toward the higher grade: 2.5 -> 3, -0.5 -> 0).
 - `max`: the highest grade.
-- `adjudicated`: not available yet (it comes with review and adjudication in campaigns).
+- `adjudicated`: the organiser's final label where adjudication set one (annotation.adjudication: a
+  judgement flagged `adjudicated`; a removal adjudicated 0, else the adjudicated facet's grade or plot
+  grade); else the assessors' grade when they all agree; else (an unresolved disagreement) the
+  majority as above, and the line is counted in `stats["unresolved"]` (export_qrels prints the count).
+  At section level the same per line: an adjudicated facet settles its own heading's line, an
+  adjudicated removal every heading of the topic.
+
+Adjudicated judgements are never an assessor's grade: every other aggregation leaves them out.
 
 Lines come sorted by topic id, then docid, both by their bytes (code points); at section level the
 lines of one topic are sorted by `topic/heading_id` then docid. One database query, sorted by the
@@ -33,6 +40,8 @@ import sys
 from collections import Counter
 from itertools import chain
 
+from django.db.models import Case, F, Value, When
+
 from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
 from assessments.models import Facet, Layer, Qrel, QrelSet, SpecialFacet
 from assessments.models.judgements import RELEVANCE_GRADE
@@ -45,6 +54,7 @@ WRITE_BATCH = 4096  # lines written at once
 _GRADE = {str(label.value): grade for label, grade in RELEVANCE_GRADE.items()}
 _SPECIAL = frozenset(SpecialFacet.values)
 _FACET, _REMOVAL, _PLOT = str(Layer.FACET.value), str(Layer.REMOVAL.value), str(Layer.PLOT_GRADE.value)
+FINAL = -1  # stands for the assessor of adjudicated rows (user ids are positive)
 
 
 # --- aggregation -------------------------------------------------------------------------------------------
@@ -69,7 +79,7 @@ def _mean(grades):
     return (2 * sum(grades) + len(grades)) // (2 * len(grades))
 
 
-AGGREGATORS = {"one": max, "majority": _majority, "mean": _mean, "max": max}
+AGGREGATORS = {"one": max, "majority": _majority, "mean": _mean, "max": max, "adjudicated": _majority}
 
 
 def aggregate_grades(grades, how):
@@ -79,11 +89,6 @@ def aggregate_grades(grades, how):
 
 def check_aggregate(how, scope):
     """ExportFailed unless `how` can be computed for `scope`."""
-    if how == "adjudicated":
-        raise ExportFailed(
-            "--aggregate adjudicated: not available yet; adjudicated qrels come with review and adjudication "
-            "in campaigns. Use one, majority, mean or max."
-        )
     if how not in AGGREGATORS:
         raise ExportFailed(f"--aggregate: {how!r} is not one of {', '.join(AGGREGATES)}")
     if how == "one" and scope.assessor is None:
@@ -95,15 +100,41 @@ def check_aggregate(how, scope):
 # --- qrels from judgements ---------------------------------------------------------------------------------
 
 
-def judgement_qrels(scope, *, aggregate="majority", level="page"):
-    """Yield (topic column, docid, grade) for the judgements in `scope`, sorted (see the module docstring)."""
+def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None):
+    """Yield (topic column, docid, grade) for the judgements in `scope`, sorted (see the module docstring).
+
+    With aggregate="adjudicated", `stats` (a dict, if given) gets "adjudicated" and "unresolved" line counts.
+    """
     check_aggregate(aggregate, scope)
     if level not in LEVELS:
         raise ExportFailed(f"--level: {level!r} is not one of {', '.join(LEVELS)}")
     combine = AGGREGATORS[aggregate]
+    final = None
+    if aggregate == "adjudicated":
+        final = stats if stats is not None else {}
+        final.update(adjudicated=0, unresolved=0)
     if level == "page":
-        return _page_level(scope, combine)
-    return _section_level(scope, combine)
+        return _page_level(scope, combine, final)
+    return _section_level(scope, combine, final)
+
+
+def _settled(grades, final_grade, stats):
+    """The adjudicated aggregate of one line: the final grade, else the agreeing grade, else the majority (counted)."""
+    if final_grade is not None:
+        stats["adjudicated"] += 1
+        return final_grade
+    if len(set(grades)) > 1:
+        stats["unresolved"] += 1
+        return _majority(grades)
+    return grades[0]
+
+
+def _judgement_rows(scope, final):
+    """The scope's rows for qrels: assessors' rows only, or (adjudicated) with adjudicated rows under FINAL."""
+    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
+    if final is None:
+        return rows.filter(adjudicated=False), "assessor_id"
+    return rows.annotate(who=Case(When(adjudicated=True, then=Value(FINAL)), default=F("assessor_id"))), "who"
 
 
 def _ordered(rows):
@@ -111,22 +142,28 @@ def _ordered(rows):
     return rows.order_by(byte_order("topic__external_id"), byte_order("passage__external_id"))
 
 
-def page_level_rows(scope):
+def page_level_rows(scope, final=None):
     """The rows page-level qrels read: (topic, docid, assessor id, layer, grade), sorted by topic and docid.
 
     Judgement.grade already holds what a row says: the highest graded facet, 0 for removed, the plot grade;
     rows without a grade (restored, only ungraded facets) say nothing at page level and are left out.
+    Adjudicated rows are left out, or with `final` (a stats dict) read with the assessor id FINAL.
     """
-    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT), grade__isnull=False)
-    return _ordered(rows).values_list("topic__external_id", "passage__external_id", "assessor_id", "layer", "grade")
+    rows, who = _judgement_rows(scope, final)
+    return _ordered(rows.filter(grade__isnull=False)).values_list(
+        "topic__external_id", "passage__external_id", who, "layer", "grade"
+    )
 
 
-def _page_level(scope, combine):
+def _page_level(scope, combine, final=None):
     current_topic = current_doc = None
     removed, graded = set(), {}  # assessors who removed the passage; assessor -> highest grade
-    for topic, docid, assessor, layer, grade in raw_rows(page_level_rows(scope), CHUNK):
+    for topic, docid, assessor, layer, grade in raw_rows(page_level_rows(scope, final), CHUNK):
         if docid != current_doc or topic != current_topic:
-            if graded or removed:
+            if final is not None and (graded or removed):
+                yield current_topic, current_doc, _settled_page(removed, graded, final)
+                removed, graded = set(), {}
+            elif graded or removed:
                 if removed:
                     grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
                 else:
@@ -138,12 +175,22 @@ def _page_level(scope, combine):
             removed.add(assessor)  # grade 0; a restored passage (no grade) is not read at all
         elif assessor not in graded or grade > graded[assessor]:
             graded[assessor] = grade
-    if graded or removed:
+    if final is not None and (graded or removed):
+        yield current_topic, current_doc, _settled_page(removed, graded, final)
+    elif graded or removed:
         grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
         yield current_topic, current_doc, combine(grades)
 
 
-def _section_level(scope, combine):
+def _settled_page(removed, graded, stats):
+    final_grade = 0 if FINAL in removed else graded.get(FINAL)
+    removed.discard(FINAL)
+    graded.pop(FINAL, None)
+    grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
+    return _settled(grades, final_grade, stats)
+
+
+def _section_level(scope, combine, final=None):
     headings = {}
     facets = Facet.objects.filter(topic__in=scope.topics()).order_by("topic_id", "position")
     for topic_id, heading_id in facets.values_list("topic_id", "heading_id").iterator(CHUNK):
@@ -151,10 +198,10 @@ def _section_level(scope, combine):
 
     topic_lines, current_topic, current_doc = [], None, None
     marks = {}  # assessor -> [removed, {heading id: grade}, plot grade]
-    for topic_id, topic, docid, assessor, layer, grade, value in raw_rows(section_level_rows(scope), CHUNK):
+    for topic_id, topic, docid, assessor, layer, grade, value in raw_rows(section_level_rows(scope, final), CHUNK):
         if docid != current_doc or topic != current_topic:
             if marks:
-                topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine)
+                topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine, final)
                 marks = {}
             if topic != current_topic:
                 yield from sorted(topic_lines)  # one topic's lines at a time
@@ -173,15 +220,15 @@ def _section_level(scope, combine):
                 if entry_grade is not None and entry["facet"] not in _SPECIAL:
                     mark[1][entry["facet"]] = entry_grade
     if marks:
-        topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine)
+        topic_lines += _section_lines(current_topic, current_doc, marks, topic_headings, combine, final)
     yield from sorted(topic_lines)
 
 
-def section_level_rows(scope):
+def section_level_rows(scope, final=None):
     """The rows section-level qrels read: page_level_rows' with the topic's id first and the value (JSON) last."""
-    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
+    rows, who = _judgement_rows(scope, final)
     return _ordered(rows).values_list(
-        "topic_id", "topic__external_id", "passage__external_id", "assessor_id", "layer", "grade", "value"
+        "topic_id", "topic__external_id", "passage__external_id", who, "layer", "grade", "value"
     )
 
 
@@ -193,15 +240,27 @@ def section_id(topic, heading_id):
     return heading_id if heading_id.startswith(f"{topic}/") else f"{topic}/{heading_id}"
 
 
-def _section_lines(topic, docid, marks, topic_headings, combine):
-    """The section-level lines of one passage from each assessor's marks."""
+def _section_lines(topic, docid, marks, topic_headings, combine, final=None):
+    """The section-level lines of one passage from each assessor's marks (and, adjudicated, the final marks)."""
+    settled = marks.pop(FINAL, None) if final is not None else None
+    by_line = _line_grades(topic, marks.values(), topic_headings)
+    if final is None:
+        return [(line, docid, combine(grades)) for line, grades in by_line.items()]
+    finals = _line_grades(topic, [settled] if settled else [], topic_headings)
+    return [
+        (line, docid, _settled(by_line.get(line, []), finals[line][0] if line in finals else None, final))
+        for line in by_line.keys() | finals.keys()
+    ]
+
+
+def _line_grades(topic, marks, topic_headings):
     by_line = {}
-    for removed, facets, plot in marks.values():
+    for removed, facets, plot in marks:
         for heading, grade in (dict.fromkeys(topic_headings, 0) if removed else facets).items():
             by_line.setdefault(section_id(topic, heading), []).append(grade)
         if plot is not None:
             by_line.setdefault(topic, []).append(plot)
-    return [(line, docid, combine(grades)) for line, grades in by_line.items()]
+    return by_line
 
 
 # --- a stored qrel set -------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_qrels_of_a_stored_qrel_set(web, organiser):
     [
         ({"qrel_set": "nope"}, "no qrel set named 'nope'"),
         ({"collection": "nope"}, "no collection named 'nope'"),
-        ({"aggregate": "adjudicated", "collection": "car"}, "adjudicated"),
+        ({"topic": "nope", "collection": "car"}, "no topic 'nope'"),
     ],
 )
 def test_qrels_that_cannot_be_exported_are_400_saying_why(judged, organiser, query, message):

@@ -197,7 +197,7 @@ def test_an_unwritable_out_file_is_a_clear_error_and_leaves_nothing(judged, tmp_
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--aggregate", "adjudicated"], "adjudicated: not available yet; adjudicated qrels come with review"),
+        (["--assessor", "alice", "--aggregate", "adjudicated"], "--assessor: qrels of one assessor are --aggregate one"),
         (["--aggregate", "one"], "--aggregate one: name the assessor with --assessor"),
         (["--aggregate", "median"], "--aggregate: 'median' is not one of one, majority, mean, max, adjudicated"),
         (["--assessor", "alice", "--aggregate", "max"], "--assessor: qrels of one assessor are --aggregate one"),

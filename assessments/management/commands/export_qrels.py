@@ -1,5 +1,5 @@
 """manage.py export_qrels [--collection C] [--pool P] [--topic ID ...] [--assessor NAME]
-[--aggregate one|majority|mean|max] [--level page|section] [--qrel-set NAME] [--out FILE]"""
+[--aggregate one|majority|mean|max|adjudicated] [--level page|section] [--qrel-set NAME] [--out FILE]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -25,8 +25,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--aggregate", metavar="HOW",
             help="How assessors' grades combine: one (with --assessor; also written assessor:NAME), majority "
-            "(ties to the higher grade), mean (rounded half up), max; adjudicated comes with campaigns. "
-            "Default: one with --assessor, else majority.",
+            "(ties to the higher grade), mean (rounded half up), max, or adjudicated: an organiser's final label "
+            "where adjudication set one, else the assessors' grade when they agree, else (an unresolved "
+            "disagreement) the majority, counted in a warning on stderr. Adjudicated labels never count in the "
+            "other aggregations. Default: one with --assessor, else majority.",
         )
         parser.add_argument(
             "--level", choices=qrels.LEVELS,
@@ -38,6 +40,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         aggregate, assessor = options["aggregate"], options["assessor"]
+        stats = {}
         if aggregate and aggregate.startswith("assessor:"):
             if assessor and assessor != aggregate.split(":", 1)[1]:
                 raise CommandError("--aggregate assessor:NAME and --assessor name different assessors")
@@ -58,10 +61,16 @@ class Command(BaseCommand):
                     assessor=assessor,
                 )
                 rows = qrels.judgement_qrels(
-                    scope, aggregate=aggregate or ("one" if assessor else "majority"), level=options["level"] or "page"
+                    scope, aggregate=aggregate or ("one" if assessor else "majority"), level=options["level"] or "page",
+                    stats=stats,
                 )
             count = qrels.write_qrels(rows, options["out"], self.stdout)
         except ExportFailed as exc:
             raise CommandError(f"nothing was exported: {exc}") from exc
+        if stats.get("unresolved"):
+            self.stderr.write(
+                f"warning: {stats['unresolved']:,} lines have assessors who disagree and no adjudicated label: "
+                f"their grade is the majority ({stats['adjudicated']:,} lines adjudicated)."
+            )
         if options["out"]:
             self.stdout.write(f"{count:,} qrels lines written to {options['out']}.")

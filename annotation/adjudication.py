@@ -1,0 +1,211 @@
+"""Adjudication: the items where a campaign's assessors disagree, side by side, and the organiser's final label.
+
+Items and layers compared (each assessor's current label, adjudicated rows excluded):
+- `relevance` (outline): a passage's page-level grade as the qrels exporter gives it (removed 0,
+  else the highest graded facet: MUST 3, SHOULD 2, CAN 1);
+- `facet` (outline): which facets a kept passage was given (whatever the grades);
+- `transition` (outline): the label of a pair of consecutive passages;
+- `plot_grade` (plot): a candidate's grade.
+An item is listed when at least two of the campaign's assessors of its topic labelled it and their
+labels differ. Qualification topics are left out.
+
+The final label is stored through record_judgement as the organiser's own judgement with source
+ADJUDICATION, which flags it `adjudicated` (the history keeps every change): for `relevance` and
+`facet` a facet with its relevance, or "removed" (a REMOVAL judgement; setting a facet afterwards
+records the removal as undone); for `transition` and `plot_grade` the label itself. An organiser who
+judged the item as an assessor cannot adjudicate it (one judgement per person and key).
+`export_qrels --aggregate adjudicated` reads these labels.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+
+from annotation.models import Assignment, CampaignTopic
+from assessments.models import (
+    Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition,
+)
+from assessments.models.judgements import RELEVANCE_GRADE
+from assessments.services.judging import JudgementInvalid, record_judgement
+from retrieval.models import Passage
+
+LAYERS = ("relevance", "facet", "transition", "plot_grade")
+GRADE_NAMES = {3: "MUST", 2: "SHOULD", 1: "CAN", 0: "removed / not relevant", -2: "TRASH"}
+LIMIT = 500  # items listed at once
+
+
+class AdjudicationInvalid(ValueError):
+    """A final label that cannot be stored; `field` names the offending form field."""
+
+    def __init__(self, field, message):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass
+class Item:
+    """One item the assessors disagree on: who said what, and the final label if one is set."""
+
+    layer: str
+    topic: Topic
+    passage: Passage
+    passage2: Passage | None = None
+    labels: list = field(default_factory=list)  # [(username, shown label)]
+    final: str | None = None
+
+    @property
+    def none_agree(self) -> bool:
+        return len({label for _, label in self.labels}) == len(self.labels)
+
+
+@dataclass
+class Disagreements:
+    """The listed items, and how many there are in all (per layer)."""
+
+    items: list
+    total: int
+    per_layer: dict
+
+
+def campaign_assessors(campaign) -> dict[int, set[int]]:
+    """{topic id: ids of the assessors with formal units of it} in the campaign."""
+    topics = defaultdict(set)
+    rows = Assignment.objects.filter(campaign=campaign, qualification=False).values_list("topic_id", "assessor_id")
+    for topic_id, assessor_id in rows.distinct():
+        topics[topic_id].add(assessor_id)
+    qualifying = set(CampaignTopic.objects.filter(campaign=campaign, qualification=True).values_list("topic_id", flat=True))
+    return {t: a for t, a in topics.items() if t not in qualifying}
+
+
+def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
+    """The items of the campaign where its assessors disagree, optionally of one layer or one topic (external id)."""
+    if layer is not None and layer not in LAYERS:
+        raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
+    who = campaign_assessors(campaign)
+    if topic is not None:
+        who = {t: a for t, a in who.items() if Topic.objects.filter(pk=t, external_id=topic).exists()}
+    names = dict(get_user_model().objects.filter(pk__in={a for s in who.values() for a in s}).values_list("pk", "username"))
+    labels = defaultdict(dict)  # (layer, topic, passage, passage2) -> {assessor: label}
+    finals = {}
+    marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
+    rows = Judgement.objects.filter(
+        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, Layer.PLOT_GRADE),
+    ).exclude(value=None).values_list("topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value",
+                                      "adjudicated")
+    final_marks = defaultdict(lambda: [False, {}])
+    for topic_id, pid, pid2, assessor, kind, value, adjudicated in rows:
+        if not adjudicated and assessor not in who[topic_id]:
+            continue
+        if kind in (Layer.TRANSITION, Layer.PLOT_GRADE):
+            transition = kind == Layer.TRANSITION
+            key = ("transition" if transition else "plot_grade", topic_id, pid, pid2)
+            shown = _transition_name(value) if transition else str(value)
+            if adjudicated:
+                finals[key] = shown
+            else:
+                labels[key][assessor] = shown
+        else:
+            mark = final_marks[topic_id, pid] if adjudicated else marks[topic_id, pid, assessor]
+            if kind == Layer.REMOVAL:
+                mark[0] = bool(value)
+            else:
+                mark[1] = {e["facet"]: e["relevance"] for e in value}
+    for (topic_id, pid, assessor), (removed, facets) in marks.items():
+        grade = _grade(removed, facets)
+        if grade is not None:
+            labels["relevance", topic_id, pid, None][assessor] = GRADE_NAMES.get(grade, str(grade))
+        if not removed and facets:
+            labels["facet", topic_id, pid, None][assessor] = ", ".join(sorted(facets))
+    for (topic_id, pid), (removed, facets) in final_marks.items():
+        grade = _grade(removed, facets)
+        shown = "removed" if removed else "; ".join(f"{f} {r.upper()}" for f, r in sorted(facets.items()))
+        if grade is not None or facets:
+            finals["relevance", topic_id, pid, None] = finals["facet", topic_id, pid, None] = shown
+    wanted = [
+        (key, given) for key, given in labels.items()
+        if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
+    ]
+    per_layer = defaultdict(int)
+    for key, _ in wanted:
+        per_layer[key[0]] += 1
+    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2], kv[0][3] or 0))
+    shown = wanted[:LIMIT]
+    topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
+    passages = Passage.objects.in_bulk({p for k, _ in shown for p in (k[2], k[3]) if p})
+    items = [
+        Item(layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
+             labels=sorted((names[a], label) for a, label in given.items()), final=finals.get(key))
+        for key, given in shown
+    ]
+    return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
+
+
+def _grade(removed, facets):
+    if removed:
+        return 0
+    grades = [RELEVANCE_GRADE.get(Relevance(r)) for r in facets.values() if r in Relevance.values]
+    grades = [g for g in grades if g is not None]
+    return max(grades) if grades else None
+
+
+def _transition_name(value):
+    return Transition(value).label if value in Transition.values else str(value)
+
+
+def facet_choices(topic) -> list[tuple[str, str]]:
+    """(facet id, heading) the organiser may pick for a passage of `topic`."""
+    facets = [(f.heading_id, f.heading) for f in Facet.objects.filter(topic=topic).order_by("position")]
+    return facets + [(SpecialFacet.OTHER.value, SpecialFacet.OTHER.label),
+                     (SpecialFacet.GENERAL.value, SpecialFacet.GENERAL.label)]
+
+
+def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None, label=None, facet=None,
+                    relevance=None):
+    """Store the organiser's final label of one item (source ADJUDICATION); returns the Recorded change(s).
+
+    `layer` relevance/facet: `label` "removed", or a `facet` with its `relevance`; transition: `label` a
+    transition (SAME/COHERENT/SWITCH value); plot_grade: `label` a whole number. Raises AdjudicationInvalid.
+    """
+    if layer not in LAYERS:
+        raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
+    if topic.pk not in campaign_assessors(campaign):
+        raise AdjudicationInvalid("topic", f"{topic.external_id!r} is not a topic of campaign {campaign.name!r}")
+    if layer == "transition" and passage2 is None:
+        raise AdjudicationInvalid("passage2", "a transition is about two passages")
+    kinds = {"relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET, Layer.REMOVAL),
+             "transition": (Layer.TRANSITION,), "plot_grade": (Layer.PLOT_GRADE,)}[layer]
+    own = Judgement.objects.filter(
+        assessor=organiser, topic=topic, passage=passage, layer__in=kinds, adjudicated=False,
+    )
+    if passage2 is not None:
+        own = own.filter(passage2=passage2)
+    if own.exists():
+        raise AdjudicationInvalid("assessor", "you judged this item as an assessor: another organiser must adjudicate it")
+    record = dict(assessor=organiser, topic=topic, passage=passage, source=JudgementChange.Source.ADJUDICATION)
+    try:
+        if layer == "transition":
+            if label not in Transition.offered():
+                raise AdjudicationInvalid("label", f"expected one of {', '.join(Transition.offered())}")
+            return [record_judgement(layer=Layer.TRANSITION, value=label, passage2=passage2, **record)]
+        if layer == "plot_grade":
+            try:
+                grade = int(label)
+            except (TypeError, ValueError):
+                raise AdjudicationInvalid("label", "a plot grade is a whole number") from None
+            return [record_judgement(layer=Layer.PLOT_GRADE, value=grade, **record)]
+        if label == "removed":
+            return [record_judgement(layer=Layer.REMOVAL, value=True, **record)]
+        if not facet:
+            raise AdjudicationInvalid("facet", "choose a facet, or mark the passage removed")
+        if relevance not in Relevance.offered():
+            raise AdjudicationInvalid("relevance", f"expected one of {', '.join(Relevance.offered())}")
+        recorded = [record_judgement(layer=Layer.FACET, value=[{"facet": facet, "relevance": relevance}], **record)]
+        removal_key = Judgement.make_key(Layer.REMOVAL, topic.pk, passage.pk)
+        if Judgement.objects.filter(assessor=organiser, key=removal_key, value=True).exists():
+            recorded.append(record_judgement(layer=Layer.REMOVAL, value=False, **record))
+        return recorded
+    except JudgementInvalid as exc:
+        field, _, message = str(exc).partition(": ")
+        raise AdjudicationInvalid(field.split("[")[0] if message else "label", message or str(exc)) from exc

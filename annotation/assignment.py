@@ -1,0 +1,256 @@
+"""Handing a campaign's work units to assessors with overlap: k assessors per unit, balanced, blind, idempotent.
+
+Work units: for outline campaigns a (topic, run) article of the campaign's pools (a run's passages
+for the topic); for plot (and ad hoc) campaigns a (topic, pool) batch of the pool's candidates.
+
+The rule that keeps overlap right: **assessors are chosen per topic, and the chosen assessors get
+every unit of that topic.** Judgements are keyed on (topic, passage), so a passage judged in one
+run's article is already judged in another's; if two articles of a topic went to different
+assessor sets, the number of assessors behind a passage would vary and the agreement figures
+would be wrong. So a topic's assessors are:
+
+1. those who already have a unit of the topic in this campaign, or have judged any passage of the
+   topic (they keep the topic: they get its missing units);
+2. then, up to the topic's overlap k, the named assessors with the least work in the campaign
+   (units already held), ties broken by an order drawn from the seed.
+
+k is the campaign's overlap, or the topic's own (CampaignTopic.overlap; 0 means every named
+assessor, e.g. one topic judged by everyone as in seed 004 §5). Assignment is deterministic given
+the seed, the assessors and what exists; running it again only adds what is missing (lowering the
+overlap never takes work away). Assessors see only their own assignments (blind).
+
+Qualification topics (CampaignTopic.qualification) are not shared out: every named assessor gets all
+their units, flagged `qualification`, ahead of formal work (annotation.qualification scores them).
+"""
+
+import random
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Max
+
+from annotation.models import Assignment, Campaign, CampaignTopic
+from assessments.models import Judgement, PoolCandidate, QrelSet, RunEntry, Topic
+
+
+class AssignmentError(ValueError):
+    """Assignment that cannot be done as asked; the message names the option or value at fault."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of work: a topic and a run's article (outline), or a topic and a pool's candidates (plot)."""
+
+    topic_id: int
+    run_id: int | None = None
+    pool_id: int | None = None
+
+
+@dataclass
+class Assigned:
+    """What assign_campaign did."""
+
+    created: int = 0
+    qualification_created: int = 0
+    topics: int = 0
+    units: int = 0
+    load: dict = field(default_factory=dict)  # username -> formal units held in the campaign
+
+    def summary(self):
+        loads = ", ".join(f"{name} {count}" for name, count in sorted(self.load.items()))
+        return (
+            f"{self.created:,} assignments new ({self.qualification_created:,} of them qualification) over "
+            f"{self.topics:,} topics and {self.units:,} units; units per assessor: {loads or 'none'}."
+        )
+
+
+def campaign_units(campaign) -> dict[int, list[Unit]]:
+    """The campaign's work units grouped by topic id, each topic's units in a stable order (run or pool id)."""
+    pools = list(campaign.pools.all())
+    units = defaultdict(list)
+    if campaign.task == Campaign.Task.OUTLINE:
+        seen = set()
+        for pool in pools:
+            rows = (
+                RunEntry.objects.filter(run__in=pool.runs.all(), topic__in=pool.topics.all())
+                .values_list("topic_id", "run_id").distinct()
+            )
+            seen.update(rows)
+        for topic_id, run_id in sorted(seen):
+            units[topic_id].append(Unit(topic_id, run_id=run_id))
+    else:
+        rows = (
+            PoolCandidate.objects.filter(pool__in=pools)
+            .values_list("topic_id", "pool_id").distinct().order_by("topic_id", "pool_id")
+        )
+        for topic_id, pool_id in rows:
+            units[topic_id].append(Unit(topic_id, pool_id=pool_id))
+    return dict(units)
+
+
+def assign_campaign(
+    campaign, assessors, *, pools=(), overlap=None, topic_overlap=None, qualification_topics=(), qualification_gold=None,
+    seed=0, progress=None,
+) -> Assigned:
+    """Give the campaign's units to `assessors` (usernames) with overlap; returns what was done.
+
+    `overlap` (k, stored on the campaign), `topic_overlap` ({topic external id: k, 0 for everyone}, stored
+    as CampaignTopic rows), `qualification_topics` (external ids) and `qualification_gold` (a QrelSet name)
+    change the campaign's settings first and `pools` are added to it; left out, the stored settings apply. `progress(done, total)` is
+    called after each topic. Raises AssignmentError naming the option at fault; nothing is written then.
+    """
+    users = _users(assessors)
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        campaign.pools.add(*pools)
+        units = campaign_units(campaign)
+        if not units:
+            raise AssignmentError(f"campaign {campaign.name!r} has no work units: add a pool with --pool")
+        topic_ids = _topic_ids(units)
+        _store_settings(campaign, len(users), overlap, topic_overlap or {}, qualification_topics,
+                        qualification_gold, topic_ids)
+        settings = {ct.topic_id: ct for ct in CampaignTopic.objects.filter(campaign=campaign)}
+        qualifying = {tid for tid, ct in settings.items() if ct.qualification}
+        if qualifying and campaign.qualification_gold_id is None:
+            raise AssignmentError("--qualification-gold: qualification topics need a qrel set of known answers")
+
+        existing = defaultdict(set)  # topic -> assessor ids with a unit of it in the campaign
+        held = set()  # (assessor id, unit)
+        load = defaultdict(int)
+        for a in Assignment.objects.filter(campaign=campaign).values("assessor_id", "topic_id", "run_id", "pool_id", "qualification"):
+            unit = Unit(a["topic_id"], run_id=a["run_id"], pool_id=a["pool_id"])
+            held.add((a["assessor_id"], unit))
+            if not a["qualification"]:
+                existing[a["topic_id"]].add(a["assessor_id"])
+                load[a["assessor_id"]] += 1
+        judged = defaultdict(set)
+        named = {u.pk for u in users}
+        for topic_id, assessor_id in (
+            Judgement.objects.filter(topic_id__in=units, assessor_id__in=named, adjudicated=False)
+            .values_list("topic_id", "assessor_id").distinct()
+        ):
+            judged[topic_id].add(assessor_id)
+
+        rng = random.Random(seed)
+        tiebreak = {u.pk: i for i, u in enumerate(rng.sample(users, len(users)))}
+        next_position = dict(
+            Assignment.objects.filter(assessor__in=users).values("assessor_id").annotate(last=Max("position"))
+            .values_list("assessor_id", "last")
+        )
+        new = []
+
+        def give(assessor_id, unit, qualification):
+            if (assessor_id, unit) in held:
+                return
+            held.add((assessor_id, unit))
+            position = next_position.get(assessor_id, -1) + 1
+            next_position[assessor_id] = position
+            new.append(Assignment(
+                campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id,
+                pool_id=unit.pool_id, qualification=qualification, position=position,
+                token=secrets.token_hex(16), seed=rng.getrandbits(62) or 1,
+            ))
+
+        result = Assigned(topics=len(units), units=sum(len(u) for u in units.values()))
+        order = sorted(units, key=lambda tid: (tid not in qualifying, topic_ids[tid]))
+        for done, topic_id in enumerate(order, start=1):
+            topic_units = units[topic_id]
+            if topic_id in qualifying:
+                for user in users:
+                    for unit in topic_units:
+                        give(user.pk, unit, True)
+            else:
+                k = _overlap_of(campaign, settings.get(topic_id), len(users))
+                keepers = existing[topic_id] | judged[topic_id]
+                chosen = sorted(keepers)
+                candidates = sorted((u.pk for u in users if u.pk not in keepers), key=lambda pk: (load[pk], tiebreak[pk]))
+                chosen += candidates[: max(0, k - len(keepers))]
+                for assessor_id in chosen:
+                    before = len(new)
+                    for unit in topic_units:
+                        give(assessor_id, unit, False)
+                    load[assessor_id] += len(new) - before
+            if progress:
+                progress(done, len(order))
+        Assignment.objects.bulk_create(new, batch_size=1000)
+        result.created = len(new)
+        result.qualification_created = sum(1 for a in new if a.qualification)
+        names = dict(get_user_model().objects.filter(pk__in=load.keys() | named).values_list("pk", "username"))
+        result.load = {names[pk]: load.get(pk, 0) for pk in names}
+    return result
+
+
+def _users(usernames):
+    names = list(dict.fromkeys(usernames))
+    if not names:
+        raise AssignmentError("--assessors: name at least one assessor")
+    users = list(get_user_model().objects.filter(username__in=names))
+    missing = [n for n in names if n not in {u.username for u in users}]
+    if missing:
+        raise AssignmentError(f"--assessors: no users named {', '.join(map(repr, missing))}")
+    return sorted(users, key=lambda u: u.username)
+
+
+def _topic_ids(units):
+    """{topic id: external id} of the campaign's topics."""
+    return dict(Topic.objects.filter(pk__in=units).values_list("pk", "external_id"))
+
+
+def _by_external_id(topic_ids, wanted, option):
+    ids = {ext: pk for pk, ext in topic_ids.items()}
+    missing = [t for t in wanted if t not in ids]
+    if missing:
+        raise AssignmentError(f"{option}: {', '.join(map(repr, missing))} not topics of the campaign's pools")
+    return ids
+
+
+def _store_settings(campaign, assessor_count, overlap, topic_overlap, qualification_topics, gold, topic_ids):
+    if overlap is not None:
+        if overlap < 1:
+            raise AssignmentError(f"--overlap: {overlap} must be 1 or more")
+        campaign.overlap = overlap
+    if campaign.overlap > assessor_count:
+        raise AssignmentError(
+            f"--overlap: {campaign.overlap} assessors per unit, but only {assessor_count} assessors are named"
+        )
+    if gold is not None:
+        qrel_set = QrelSet.objects.filter(name=gold).first()
+        if qrel_set is None:
+            raise AssignmentError(f"--qualification-gold: no qrel set named {gold!r}")
+        campaign.qualification_gold = qrel_set
+    campaign.save(update_fields=["overlap", "qualification_gold"])
+    ids = _by_external_id(topic_ids, list(topic_overlap) + list(qualification_topics), "--topic-overlap/--qualification-topics")
+    for external_id, k in topic_overlap.items():
+        if k < 0 or k > assessor_count:
+            raise AssignmentError(
+                f"--topic-overlap: {external_id}={k}: expected 0 (everyone) to {assessor_count} (the assessors named)"
+            )
+        CampaignTopic.objects.update_or_create(campaign=campaign, topic_id=ids[external_id], defaults={"overlap": k})
+    for external_id in qualification_topics:
+        CampaignTopic.objects.update_or_create(
+            campaign=campaign, topic_id=ids[external_id], defaults={"qualification": True}
+        )
+
+
+def _overlap_of(campaign, topic_settings, assessor_count):
+    k = campaign.overlap if topic_settings is None or topic_settings.overlap is None else topic_settings.overlap
+    return assessor_count if k == 0 else min(k, assessor_count)
+
+
+def parse_topic_overlap(items) -> dict:
+    """{"T": k} from command-line items "T=k" (k a whole number, or "all"); AssignmentError names a bad one."""
+    parsed = {}
+    for item in items:
+        topic, sep, raw = item.rpartition("=")
+        if not sep or not topic:
+            raise AssignmentError(f"--topic-overlap: {item!r} is not TOPIC=K")
+        if raw == "all":
+            parsed[topic] = 0
+        elif raw.isdigit():
+            parsed[topic] = int(raw)
+        else:
+            raise AssignmentError(f"--topic-overlap: {item!r}: K must be a whole number or 'all'")
+    return parsed

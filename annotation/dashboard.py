@@ -1,0 +1,298 @@
+"""The organiser's dashboard of a campaign: figures gathered in a few queries, and charts laid out as plain data.
+
+Every chart is a dict the template draws as inline SVG (no script, no outside assets) with its numbers
+in a table under it: {"id", "title", "kind" ("hbars", "stacked", "lines", "matrix"), geometry..., "table":
+{"head": [...], "rows": [[...]]}}. Text in charts comes from names and labels and is escaped by the
+template like everything else.
+
+What it shows:
+- progress over time: judgement changes per day (per hour when everything happened within two days),
+  cumulative, one line per assessor; current labels per assessor and per topic; units done;
+- label distributions per assessor: page-level grades (MUST/SHOULD/CAN/removed), transitions, plot grades;
+- agreement per layer with confusion matrices, from annotation.agreement.campaign_report;
+- review pass rates per assessor and per review;
+- time per judgement: the active time the pages send with each change (JudgementChange.active_ms,
+  idle time not counted): median and quartiles per assessor and the distribution over time bins.
+"""
+
+import statistics
+from collections import Counter, defaultdict
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
+from django.db.models.functions import TruncDay, TruncHour
+
+from annotation.models import Assignment, Review
+from annotation.qualification import page_grades
+from assessments.models import Judgement, JudgementChange, Layer, Transition
+
+PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569"]
+GRADE_LABELS = [(3, "MUST"), (2, "SHOULD"), (1, "CAN"), (0, "removed")]
+TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000, "10–30 s"), (60_000, "30–60 s"),
+             (120_000, "1–2 min"), (None, "> 2 min")]
+LABEL_W, BAR_W, ROW_H = 170, 420, 22
+
+
+def dashboard(campaign) -> dict:
+    """Everything the dashboard page shows for `campaign`."""
+    assignments = Assignment.objects.filter(campaign=campaign)
+    assessor_ids = set(assignments.values_list("assessor_id", flat=True))
+    topic_ids = set(assignments.filter(qualification=False).values_list("topic_id", flat=True))
+    names = dict(get_user_model().objects.filter(pk__in=assessor_ids).values_list("pk", "username"))
+    order = sorted(names, key=names.get)
+    colours = {pk: PALETTE[i % len(PALETTE)] for i, pk in enumerate(order)}
+    judgements = Judgement.objects.filter(topic_id__in=topic_ids, assessor_id__in=assessor_ids, adjudicated=False)
+    changes = JudgementChange.objects.filter(
+        judgement__topic_id__in=topic_ids, assessor_id__in=assessor_ids,
+    ).exclude(source=JudgementChange.Source.ADJUDICATION)
+    return {
+        "summary": _summary(assignments, names, order),
+        "charts": [
+            _progress_over_time(changes, names, order, colours),
+            _per_assessor(judgements, names, order),
+            _per_topic(assignments, judgements),
+            _grade_distribution(judgements, names, order),
+            _transition_distribution(judgements, names, order),
+            _plot_distribution(judgements, names, order),
+            _review_rates(campaign, names, order),
+            _active_time(changes, names, order),
+        ],
+        "agreement": agreement(campaign),
+        "reviews": list(Review.objects.filter(assignment__campaign=campaign).exclude(status=Review.Status.OPEN)
+                        .select_related("assignment__assessor", "assignment__topic", "assignment__run", "reviewer")
+                        .order_by("-finished_at")[:100]),
+    }
+
+
+def _summary(assignments, names, order):
+    counts = assignments.values("assessor_id").annotate(
+        total=Count("id", filter=Q(qualification=False)),
+        done=Count("id", filter=Q(qualification=False, status=Assignment.Status.DONE)),
+        revise=Count("id", filter=Q(status=Assignment.Status.REVISE)),
+        qualification=Count("id", filter=Q(qualification=True)),
+    )
+    by = {row["assessor_id"]: row for row in counts}
+    rows = [[names[pk], by[pk]["total"], by[pk]["done"], by[pk]["revise"], by[pk]["qualification"]] for pk in order]
+    return {"head": ["assessor", "units", "done", "to revise", "qualification units"], "rows": rows,
+            "units": sum(r[1] for r in rows), "done": sum(r[2] for r in rows)}
+
+
+# Charts ----------------------------------------------------------------------------------------------------------
+
+
+def hbars(chart_id, title, rows, *, unit="", fmt="{:,}", threshold=None):
+    """A horizontal bar chart of [(label, value)] with a table of the same numbers."""
+    top = max([v for _, v in rows if v is not None] + [threshold or 0, 1e-9])
+    bars = []
+    for i, (label, value) in enumerate(rows):
+        width = 0 if value is None else round(BAR_W * value / top, 1)
+        bars.append({"label": label, "y": i * ROW_H, "width": width, "text": "–" if value is None else fmt.format(value)})
+    chart = {"id": chart_id, "title": title, "kind": "hbars", "bars": bars, "label_w": LABEL_W, "bar_w": BAR_W,
+             "height": max(ROW_H, len(rows) * ROW_H) + 4, "width": LABEL_W + BAR_W + 80,
+             "table": {"head": ["", unit or "value"], "rows": [[label, "–" if v is None else fmt.format(v)] for label, v in rows]}}
+    if threshold is not None:
+        chart["threshold_x"] = LABEL_W + round(BAR_W * threshold / top, 1)
+    return chart
+
+
+def stacked(chart_id, title, rows, categories, *, share=True):
+    """Horizontal stacked bars: rows [(label, {category: count})], each row as shares of its total (or counts)."""
+    colours = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+    top = max([sum(counts.values()) for _, counts in rows] + [1])
+    bars = []
+    for i, (label, counts) in enumerate(rows):
+        total = sum(counts.values())
+        x, segments = LABEL_W, []
+        for category in categories:
+            value = counts.get(category, 0)
+            width = round(BAR_W * value / ((total if share else top) or 1), 1)
+            if value:
+                segments.append({"x": x, "width": width, "colour": colours[category], "category": category, "value": value})
+            x += width
+        bars.append({"label": label, "y": i * ROW_H, "segments": segments, "total": total})
+    return {"id": chart_id, "title": title, "kind": "stacked", "bars": bars, "label_w": LABEL_W, "bar_w": BAR_W,
+            "legend": [{"category": c, "colour": colours[c]} for c in categories],
+            "height": max(ROW_H, len(rows) * ROW_H) + 4, "width": LABEL_W + BAR_W + 80,
+            "table": {"head": ["", *categories, "total"],
+                      "rows": [[label, *(counts.get(c, 0) for c in categories), sum(counts.values())]
+                               for label, counts in rows]}}
+
+
+def lines(chart_id, title, buckets, series, *, bucket_label):
+    """Cumulative lines over time buckets: series [(name, colour, [value per bucket])]."""
+    width, height, left, bottom = 640, 220, 50, 30
+    top = max([max(values, default=0) for _, _, values in series] + [1])
+    step = (width - left - 10) / max(1, len(buckets) - 1)
+    drawn = []
+    for name, colour, values in series:
+        points = " ".join(
+            f"{left + i * step:.1f},{height - bottom - (height - bottom - 10) * v / top:.1f}" for i, v in enumerate(values)
+        )
+        drawn.append({"name": name, "colour": colour, "points": points, "last": values[-1] if values else 0})
+    ticks = [{"y": round(height - bottom - (height - bottom - 10) * f, 1), "text": f"{round(top * f):,}"} for f in (0, 0.5, 1)]
+    xticks = []
+    if buckets:
+        for i in sorted({0, len(buckets) // 2, len(buckets) - 1}):
+            xticks.append({"x": round(left + i * step, 1), "text": buckets[i]})
+    return {"id": chart_id, "title": title, "kind": "lines", "series": drawn, "width": width, "height": height,
+            "left": left, "base": height - bottom, "ticks": ticks, "xticks": xticks,
+            "table": {"head": [bucket_label, *(name for name, _, _ in series)],
+                      "rows": [[b, *(values[i] for _, _, values in series)] for i, b in enumerate(buckets)]}}
+
+
+def matrix(chart_id, title, labels, counts):
+    """A confusion matrix as a grid of shaded cells with their counts (rows: first assessor, columns: second)."""
+    cell, left, top_pad = 34, 150, 90
+    top = max([max(row, default=0) for row in counts] + [1])
+    cells = [
+        {"x": left + j * cell, "y": top_pad + i * cell, "value": value, "opacity": round(0.08 + 0.85 * value / top, 2),
+         "dark": value / top > 0.55}
+        for i, row in enumerate(counts) for j, value in enumerate(row)
+    ]
+    return {"id": chart_id, "title": title, "kind": "matrix", "cells": cells, "cell": cell, "left": left,
+            "top": top_pad, "labels": labels,
+            "row_labels": [{"y": top_pad + i * cell + cell / 2 + 4, "text": lab} for i, lab in enumerate(labels)],
+            "col_labels": [{"x": left + j * cell + cell / 2, "text": lab} for j, lab in enumerate(labels)],
+            "width": left + cell * len(labels) + 10, "height": top_pad + cell * len(labels) + 10,
+            "table": {"head": ["", *labels], "rows": [[lab, *row] for lab, row in zip(labels, counts)]}}
+
+
+# Figures ---------------------------------------------------------------------------------------------------------
+
+
+def _progress_over_time(changes, names, order, colours):
+    times = changes.order_by().values_list("received_at", flat=True)
+    first, last = (times.order_by("received_at").first(), times.order_by("-received_at").first())
+    hourly = first is not None and last - first < timedelta(days=2)
+    trunc = TruncHour("received_at") if hourly else TruncDay("received_at")
+    rows = changes.order_by().annotate(bucket=trunc).values("bucket", "assessor_id").annotate(n=Count("id"))
+    per = defaultdict(dict)
+    for row in rows:
+        per[row["bucket"]][row["assessor_id"]] = row["n"]
+    buckets = sorted(per)
+    if hourly and buckets:  # fill the hours without changes so the lines keep time
+        filled, moment = [], buckets[0]
+        while moment <= buckets[-1]:
+            filled.append(moment)
+            moment += timedelta(hours=1)
+        buckets = filled
+    series = []
+    for pk in order:
+        total, values = 0, []
+        for bucket in buckets:
+            total += per.get(bucket, {}).get(pk, 0)
+            values.append(total)
+        series.append((names[pk], colours[pk], values))
+    fmt = "%Y-%m-%d %H:00" if hourly else "%Y-%m-%d"
+    chart = lines("progress", f"Judgement changes over time, cumulative (per {'hour' if hourly else 'day'})",
+                  [b.strftime(fmt) for b in buckets], series, bucket_label="hour" if hourly else "day")
+    return chart
+
+
+def _per_assessor(judgements, names, order):
+    counts = dict(judgements.exclude(value=None).exclude(layer=Layer.NOTES).order_by().values("assessor_id")
+                  .annotate(n=Count("id")).values_list("assessor_id", "n"))
+    return hbars("per-assessor", "Current labels per assessor", [(names[pk], counts.get(pk, 0)) for pk in order],
+                 unit="labels")
+
+
+def _per_topic(assignments, judgements):
+    units = assignments.filter(qualification=False).order_by().values("topic__external_id").annotate(
+        total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)))
+    rows = sorted((r["topic__external_id"], r["done"], r["total"]) for r in units)
+    chart = hbars("per-topic", "Units done per topic", [(t, done) for t, done, _ in rows], unit="units done")
+    chart["table"] = {"head": ["topic", "units done", "units"], "rows": [list(r) for r in rows]}
+    return chart
+
+
+def _grade_distribution(judgements, names, order):
+    rows = []
+    for pk in order:
+        grades = Counter(page_grades(judgements.filter(assessor_id=pk, layer__in=(Layer.FACET, Layer.REMOVAL))).values())
+        rows.append((names[pk], {label: grades.get(g, 0) for g, label in GRADE_LABELS}))
+    return stacked("grades", "Relevance per assessor (page level), share of passages", rows,
+                   [label for _, label in GRADE_LABELS])
+
+
+def _transition_distribution(judgements, names, order):
+    per = defaultdict(Counter)
+    for assessor, value in judgements.filter(layer=Layer.TRANSITION).exclude(value=None).values_list("assessor_id", "value"):
+        per[assessor][Transition(value).label if value in Transition.values else str(value)] += 1
+    categories = [t.label for t in Transition.offered()]
+    categories += sorted({c for counts in per.values() for c in counts} - set(categories))
+    return stacked("transitions", "Transitions per assessor, share of pairs", [(names[pk], per[pk]) for pk in order],
+                   categories)
+
+
+def _plot_distribution(judgements, names, order):
+    per = defaultdict(Counter)
+    for assessor, grade in judgements.filter(layer=Layer.PLOT_GRADE, grade__isnull=False).values_list("assessor_id", "grade"):
+        per[assessor][str(grade)] += 1
+    categories = sorted({c for counts in per.values() for c in counts}, key=int, reverse=True)
+    return stacked("plot-grades", "Plot grades per assessor, share of candidates",
+                   [(names[pk], per[pk]) for pk in order], categories)
+
+
+def _review_rates(campaign, names, order):
+    rates = defaultdict(list)
+    rows = Review.objects.filter(assignment__campaign=campaign, pass_rate__isnull=False).values_list(
+        "assignment__assessor_id", "pass_rate")
+    for assessor, rate in rows:
+        rates[assessor].append(rate)
+    data = [(names[pk], (sum(rates[pk]) / len(rates[pk])) if rates[pk] else None) for pk in order]
+    chart = hbars("review-rates", f"Review pass rate per assessor (mean over reviews; threshold {campaign.review_threshold:.0%})",
+                  data, unit="mean pass rate", fmt="{:.0%}", threshold=campaign.review_threshold)
+    chart["table"] = {"head": ["assessor", "reviews", "mean pass rate", "lowest"],
+                      "rows": [[names[pk], len(rates[pk]), f"{sum(rates[pk]) / len(rates[pk]):.0%}" if rates[pk] else "–",
+                                f"{min(rates[pk]):.0%}" if rates[pk] else "–"] for pk in order]}
+    return chart
+
+
+def _active_time(changes, names, order):
+    per = defaultdict(list)
+    for assessor, ms in changes.filter(active_ms__isnull=False).order_by().values_list("assessor_id", "active_ms"):
+        per[assessor].append(ms)
+    labels = [label for _, label in TIME_BINS]
+    rows = []
+    for pk in order:
+        counts = Counter()
+        for ms in per[pk]:
+            counts[next(label for limit, label in TIME_BINS if limit is None or ms < limit)] += 1
+        rows.append((names[pk], counts))
+    chart = stacked("active-time", "Active time per judgement change, share of changes per time bin", rows, labels)
+    table = []
+    for pk in order:
+        values = sorted(per[pk])
+        if values:
+            q1, median, q3 = statistics.quantiles(values, n=4) if len(values) > 1 else (values[0],) * 3
+            table.append([names[pk], len(values), f"{median / 1000:.1f}", f"{q1 / 1000:.1f}", f"{q3 / 1000:.1f}"])
+        else:
+            table.append([names[pk], 0, "–", "–", "–"])
+    chart["medians"] = table
+    chart["table"] = {"head": ["assessor", "changes timed", "median s", "lower quartile s", "upper quartile s",
+                               *labels],
+                      "rows": [[*row, *(counts.get(label, 0) for label in labels)] for row, (_, counts) in zip(table, rows)]}
+    return chart
+
+
+def agreement(campaign) -> dict:
+    """campaign_report's figures with a confusion-matrix chart per assessor pair, or a note when it is not there."""
+    try:
+        from annotation.agreement import campaign_report
+    except ImportError:
+        return {"available": False, "note": "Agreement statistics are not installed in this version."}
+    report = campaign_report(campaign)
+    layers = []
+    for n, layer in enumerate(report.get("layers", [])):
+        pairs = []
+        for m, pair in enumerate(layer.get("pairs", [])):
+            confusion = pair.get("confusion") or {}
+            pair = dict(pair)
+            if confusion.get("labels"):
+                pair["chart"] = matrix(f"confusion-{n}-{m}", f"{pair['a']} (rows) × {pair['b']} (columns)",
+                                       [str(x) for x in confusion["labels"]], confusion["matrix"])
+            pairs.append(pair)
+        layers.append({**layer, "pairs": pairs})
+    return {"available": True, "layers": layers, "notes": report.get("notes", []),
+            "ranking_stability": report.get("ranking_stability")}

@@ -1,0 +1,181 @@
+"""Qualification before formal work (seed 000 §4.2 Step 3: pre-annotation rounds, 90% pass rate).
+
+A campaign qualifies its assessors when it has qualification topics (CampaignTopic.qualification)
+and a qrel set of known answers (Campaign.qualification_gold). assign_campaign gives every assessor
+all units of those topics, flagged `qualification`; they are judged on the normal judging pages.
+
+Scoring: when an assessor has marked all of their qualification units of a campaign done, every gold
+qrel (section-less lines of the gold set) whose topic and passage lie in those units is an item. The
+assessor's answer to an item is the page-level grade the qrels exporter would give (removed 0, else
+the highest graded facet; the plot grade for plot topics); it is right when it equals the gold grade.
+A passage the assessor left unjudged is wrong. score = right / items; the attempt passes at
+score >= Campaign.qualification_threshold (default 0.9).
+
+Until an assessor passes, their formal units of the campaign are locked: the queue shows why, "next"
+skips them and their pages refuse to open. Retakes: an assessor has Campaign.qualification_attempts
+attempts (default 2). After a failed attempt with attempts left, the qualification units go back to
+the assessor as "to revise" (their labels kept; the gold answers are never shown, only the score);
+marking them all done again scores the next attempt. With no attempts left, an organiser may raise
+the campaign's attempts (admin), which reopens the units the next time the assessor's queue is read.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from annotation.models import Assignment, Campaign, CampaignTopic, QualificationResult
+from assessments.models import Judgement, Layer, PoolCandidate, Qrel, RunEntry
+
+GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where an assessor stands with a campaign's qualification; `message` says it to the assessor."""
+
+    required: bool
+    passed: bool
+    attempts_used: int = 0
+    attempts_left: int = 0
+    last: QualificationResult | None = None
+    pending: int = 0  # qualification units not done yet
+
+    @property
+    def message(self) -> str:
+        if not self.required or self.passed:
+            return ""
+        if self.last is None:
+            return (f"Qualification first: judge your {self.pending} qualification "
+                    f"unit{'s' if self.pending != 1 else ''}; formal work opens when you pass.")
+        score = f"{self.last.score:.0%} right ({self.last.threshold:.0%} needed)"
+        if self.attempts_left > 0:
+            return (f"Qualification attempt {self.attempts_used}: {score}. Your qualification units are open again: "
+                    f"check them and mark them done for attempt {self.attempts_used + 1}.")
+        return f"Qualification: {score}, and no attempts left. Ask an organiser for a retake."
+
+
+def requires_qualification(campaign) -> bool:
+    """Whether the campaign has qualification topics."""
+    return CampaignTopic.objects.filter(campaign=campaign, qualification=True).exists()
+
+
+def standing(campaign, assessor) -> Standing:
+    """The assessor's qualification standing in the campaign."""
+    if not requires_qualification(campaign):
+        return Standing(required=False, passed=True)
+    results = list(QualificationResult.objects.filter(campaign=campaign, assessor=assessor).order_by("attempt"))
+    pending = Assignment.objects.filter(campaign=campaign, assessor=assessor, qualification=True).exclude(
+        status=Assignment.Status.DONE).count()
+    if any(r.passed for r in results):
+        return Standing(required=True, passed=True, attempts_used=len(results), last=results[-1])
+    return Standing(
+        required=True, passed=False, attempts_used=len(results),
+        attempts_left=campaign.qualification_attempts - len(results), last=results[-1] if results else None,
+        pending=pending,
+    )
+
+
+def locked_campaign_ids(user) -> set[int]:
+    """Campaigns whose formal units are locked for `user`: they need qualification and the user has not passed."""
+    needing = set(
+        CampaignTopic.objects.filter(qualification=True, campaign__assignments__assessor=user)
+        .values_list("campaign_id", flat=True)
+    )
+    if not needing:
+        return set()
+    passed = set(
+        QualificationResult.objects.filter(assessor=user, passed=True, campaign_id__in=needing)
+        .values_list("campaign_id", flat=True)
+    )
+    return needing - passed
+
+
+def is_locked(assignment) -> bool:
+    """Whether this formal assignment waits for its assessor's qualification."""
+    return (
+        not assignment.qualification and assignment.campaign_id is not None
+        and assignment.campaign_id in locked_campaign_ids(assignment.assessor)
+    )
+
+
+def notices(user) -> list[dict]:
+    """One line per campaign whose qualification stands between `user` and formal work, for the queue page.
+
+    Also reopens qualification units when an organiser has granted more attempts since the last failure.
+    """
+    lines = []
+    for campaign in Campaign.objects.filter(pk__in=locked_campaign_ids(user)).order_by("name"):
+        state = standing(campaign, user)
+        if state.last is not None and state.attempts_left > 0 and state.pending == 0:
+            _reopen(campaign, user)
+            state = standing(campaign, user)
+        lines.append({"campaign": campaign, "standing": state, "message": state.message})
+    return lines
+
+
+def score_attempt(campaign, assessor) -> QualificationResult | None:
+    """Score the assessor's next attempt once all their qualification units are done; None before that.
+
+    A failed attempt with attempts left sends the units back as "to revise". Nothing happens once the
+    assessor has passed or has no attempts left.
+    """
+    with transaction.atomic():
+        units = list(Assignment.objects.select_for_update().filter(
+            campaign=campaign, assessor=assessor, qualification=True))
+        if not units or any(a.status != Assignment.Status.DONE for a in units):
+            return None
+        results = QualificationResult.objects.filter(campaign=campaign, assessor=assessor)
+        if results.filter(passed=True).exists() or results.count() >= campaign.qualification_attempts:
+            return None
+        items, correct = _score(campaign, assessor, units)
+        score = correct / items if items else 0.0
+        result = QualificationResult.objects.create(
+            campaign=campaign, assessor=assessor, attempt=results.count() + 1, items=items, correct=correct,
+            score=score, threshold=campaign.qualification_threshold,
+            passed=items > 0 and score >= campaign.qualification_threshold,
+        )
+        if not result.passed and result.attempt < campaign.qualification_attempts:
+            _reopen(campaign, assessor)
+    return result
+
+
+def _reopen(campaign, assessor):
+    Assignment.objects.filter(campaign=campaign, assessor=assessor, qualification=True).update(
+        status=Assignment.Status.REVISE, finished_at=None
+    )
+
+
+def _score(campaign, assessor, units) -> tuple[int, int]:
+    """(items, right) of the assessor's qualification units against the campaign's gold qrels."""
+    passages = set()
+    for unit in units:
+        if unit.run_id:
+            rows = RunEntry.objects.filter(run_id=unit.run_id, topic_id=unit.topic_id)
+        else:
+            rows = PoolCandidate.objects.filter(pool_id=unit.pool_id, topic_id=unit.topic_id)
+        passages.update((unit.topic_id, pid) for pid in rows.values_list("passage_id", flat=True))
+    topics = {t for t, _ in passages}
+    gold = {
+        (t, p): g for t, p, g in Qrel.objects.filter(
+            qrel_set_id=campaign.qualification_gold_id, topic_id__in=topics, subtopic="",
+        ).values_list("topic_id", "passage_id", "grade")
+        if (t, p) in passages
+    }
+    answers = page_grades(
+        Judgement.objects.filter(assessor=assessor, topic_id__in=topics, adjudicated=False, layer__in=GRADED_LAYERS)
+    )
+    return len(gold), sum(1 for key, grade in gold.items() if answers.get(key) == grade)
+
+
+def page_grades(judgements) -> dict:
+    """{(topic id, passage id): page-level grade} of one assessor's judgements, by the qrels exporter's rule."""
+    removed, graded = set(), {}
+    for topic_id, passage_id, layer, grade in judgements.filter(grade__isnull=False).values_list(
+        "topic_id", "passage_id", "layer", "grade"
+    ):
+        key = (topic_id, passage_id)
+        if layer == Layer.REMOVAL:
+            removed.add(key)
+        else:
+            graded[key] = max(grade, graded.get(key, grade))
+    return {**graded, **dict.fromkeys(removed, 0)}

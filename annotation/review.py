@@ -1,0 +1,234 @@
+"""Review of finished batches (seed 000 §4.2: a second person checks a random sample, 95% pass rate).
+
+When an assessor marks a formal assignment (a batch) done, a review opens: a random sample of
+Campaign.review_sample_size items of the batch (default 10; all when the batch is smaller; 0 turns
+review off) with the assessor's labels as they were at that moment. The reviewer is one of the
+campaign's reviewers (Campaign.reviewers, else everyone in the reviewer group), never the assessor:
+the one who reviewed the batch before, else the one with the fewest open reviews (ties by username).
+With no reviewer available the review has none, and any organiser may take it.
+
+The reviewer marks each item right or wrong with a remark. The pass rate (right / items) is stored;
+under Campaign.review_threshold (default 0.95) the batch goes back to its assessor as "to revise",
+with the remarks on the assessor's queue. Marking it done again opens the next round of review.
+
+Who sees what: a reviewer sees only the reviews given to them (the labels of those batches, nothing
+else); organisers see every review.
+"""
+
+import random
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import Assignment, Review, ReviewItem
+from annotation.roles import Role
+from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet
+
+MAX_REMARK = 2000
+
+
+class ReviewInvalid(ValueError):
+    """A verdict that cannot be stored; `field` names the offending form field."""
+
+    def __init__(self, field, message):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def is_organiser(user) -> bool:
+    """Organisers (staff or the organiser group) may see and do everything in campaigns."""
+    return user.is_active and (user.is_staff or user.is_superuser or user.groups.filter(name=Role.ORGANISER).exists())
+
+
+def is_reviewer(user) -> bool:
+    """Reviewers and organisers have a review queue."""
+    return is_organiser(user) or user.groups.filter(name=Role.REVIEWER).exists()
+
+
+def on_assignment_done(assignment):
+    """Called when an assignment becomes done: score a qualification attempt, or open a review of a batch."""
+    if assignment.campaign_id is None:
+        return
+    if assignment.qualification:
+        from annotation.qualification import score_attempt
+
+        score_attempt(assignment.campaign, assignment.assessor)
+    else:
+        open_review(assignment)
+
+
+# Opening ---------------------------------------------------------------------------------------------------------
+
+
+def batch_passages(assignment) -> list[int]:
+    """Passage ids of a batch in the order the assessor saw them (article order; the pool's order for plot)."""
+    if assignment.run_id:
+        rows = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).order_by("rank")
+    else:
+        rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).order_by("rank")
+    return list(rows.values_list("passage_id", flat=True))
+
+
+def batch_labels(assessor, topic_id, passage_ids) -> dict:
+    """{passage id: {layer: value}} of the assessor's current labels (not transitions), for the reviewer."""
+    labels = {pid: {} for pid in passage_ids}
+    rows = Judgement.objects.filter(
+        assessor=assessor, topic_id=topic_id, passage_id__in=passage_ids, adjudicated=False,
+        layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS),
+    ).exclude(value=None).values_list("passage_id", "layer", "value")
+    for pid, layer, value in rows:
+        labels[pid][layer] = value
+    return labels
+
+
+def open_review(assignment) -> Review | None:
+    """Open the next round of review of a finished batch; None when review is off or a review is already open."""
+    campaign = assignment.campaign
+    if campaign.review_sample_size == 0:
+        return None
+    with transaction.atomic():
+        Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
+        earlier = list(Review.objects.filter(assignment=assignment).order_by("round"))
+        if any(r.status == Review.Status.OPEN for r in earlier):
+            return None
+        passages = batch_passages(assignment)
+        if not passages:
+            return None
+        round_ = len(earlier) + 1
+        rng = random.Random(f"{assignment.seed}:{round_}")
+        picked = sorted(rng.sample(range(len(passages)), min(campaign.review_sample_size, len(passages))))
+        labels = batch_labels(assignment.assessor, assignment.topic_id, [passages[i] for i in picked])
+        review = Review.objects.create(
+            assignment=assignment, round=round_, threshold=campaign.review_threshold,
+            reviewer=_pick_reviewer(assignment, earlier),
+        )
+        ReviewItem.objects.bulk_create(
+            ReviewItem(review=review, position=i + 1, passage_id=passages[i], labels=labels[passages[i]])
+            for i in picked
+        )
+    return review
+
+
+def _pick_reviewer(assignment, earlier):
+    campaign = assignment.campaign
+    candidates = campaign.reviewers.all()
+    if not candidates.exists():
+        candidates = get_user_model().objects.filter(groups__name=Role.REVIEWER)
+    candidates = candidates.filter(is_active=True).exclude(pk=assignment.assessor_id)
+    previous = next((r.reviewer_id for r in reversed(earlier) if r.reviewer_id), None)
+    if previous and candidates.filter(pk=previous).exists():
+        return candidates.get(pk=previous)
+    return (
+        candidates.annotate(open_reviews=Count("reviews", filter=Q(reviews__status=Review.Status.OPEN)))
+        .order_by("open_reviews", "username").first()
+    )
+
+
+# Reading ---------------------------------------------------------------------------------------------------------
+
+
+def visible_reviews(user):
+    """The reviews `user` may open: all for organisers, the ones given to them for reviewers, none otherwise."""
+    reviews = Review.objects.select_related(
+        "assignment__assessor", "assignment__topic", "assignment__run", "assignment__pool", "assignment__campaign",
+        "reviewer",
+    )
+    if is_organiser(user):
+        return reviews
+    if user.groups.filter(name=Role.REVIEWER).exists():
+        return reviews.for_reviewer(user)
+    return reviews.none()
+
+
+@dataclass(frozen=True)
+class ReviewQueue:
+    """A reviewer's open reviews, and the ones they finished."""
+
+    open: list
+    finished: list
+
+
+def review_queue(user, *, finished=50) -> ReviewQueue:
+    """The user's review queue: open reviews oldest first, then the latest finished ones."""
+    reviews = visible_reviews(user).annotate(item_count=Count("items"))
+    return ReviewQueue(
+        open=list(reviews.filter(status=Review.Status.OPEN).order_by("created_at", "id")),
+        finished=list(reviews.exclude(status=Review.Status.OPEN).order_by("-finished_at", "-id")[:finished]),
+    )
+
+
+def review_items(review) -> list[dict]:
+    """The review's items for the page: {"item", "labels": [what the assessor said, as text], "notes"}."""
+    topic = review.assignment.topic
+    names = dict(Facet.objects.filter(topic=topic).values_list("heading_id", "heading"))
+    names.update({f.value: f.label for f in SpecialFacet})
+    relevance = {r.value: r.label for r in Relevance}
+    shown = []
+    for item in review.items.select_related("passage").order_by("position"):
+        labels, said = item.labels or {}, []
+        if labels.get("removal"):
+            said.append("removed as non-relevant")
+        for entry in labels.get("facet") or []:
+            said.append(f"{names.get(entry['facet'], entry['facet'])}: {relevance.get(entry['relevance'], entry['relevance'])}")
+        if labels.get("plot_grade") is not None:
+            said.append(f"grade {labels['plot_grade']}")
+        for start, end in labels.get("plot_spans") or []:
+            said.append(f"span “{topic.text[start:end]}”")
+        shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or ""})
+    return shown
+
+
+def revision_remarks(user) -> dict[int, list[ReviewItem]]:
+    """{assignment id: the wrong items with remarks of its latest failed review} for the user's batches to revise."""
+    remarks = {}
+    reviews = Review.objects.filter(
+        assignment__assessor=user, assignment__status=Assignment.Status.REVISE, status=Review.Status.FAILED,
+    ).order_by("assignment_id", "-round")
+    latest = {}
+    for review in reviews:
+        latest.setdefault(review.assignment_id, review)
+    items = ReviewItem.objects.filter(review__in=latest.values(), correct=False).select_related("review").order_by(
+        "review_id", "position")
+    for item in items:
+        remarks.setdefault(item.review.assignment_id, []).append(item)
+    return remarks
+
+
+# Deciding --------------------------------------------------------------------------------------------------------
+
+
+def submit_review(review, reviewer, verdicts) -> Review:
+    """Store the reviewer's verdicts and the pass rate; under the threshold the batch goes back for revision.
+
+    `verdicts` maps each item id to (correct: bool, remark: str). Every item needs a verdict; a wrong item
+    needs a remark (the assessor must know what to fix). Raises ReviewInvalid naming the item's field.
+    """
+    with transaction.atomic():
+        review = Review.objects.select_for_update().select_related("assignment").get(pk=review.pk)
+        if review.status != Review.Status.OPEN:
+            raise ReviewInvalid("review", "this review is already finished")
+        items = list(review.items.order_by("position"))
+        for item in items:
+            if item.pk not in verdicts or not isinstance(verdicts[item.pk][0], bool):
+                raise ReviewInvalid(f"correct-{item.pk}", f"item {item.position}: mark it right or wrong")
+            correct, remark = verdicts[item.pk]
+            remark = (remark or "").strip()
+            if len(remark) > MAX_REMARK:
+                raise ReviewInvalid(f"remark-{item.pk}", f"item {item.position}: at most {MAX_REMARK} characters")
+            if not correct and not remark:
+                raise ReviewInvalid(f"remark-{item.pk}", f"item {item.position}: say what is wrong")
+            item.correct, item.remark = correct, remark
+        ReviewItem.objects.bulk_update(items, ["correct", "remark"])
+        right = sum(1 for item in items if item.correct)
+        review.pass_rate = right / len(items) if items else 1.0
+        review.status = Review.Status.PASSED if review.pass_rate >= review.threshold else Review.Status.FAILED
+        review.reviewer = review.reviewer or reviewer
+        review.finished_at = timezone.now()
+        review.save(update_fields=["pass_rate", "status", "reviewer", "finished_at"])
+        if review.status == Review.Status.FAILED:
+            Assignment.objects.filter(pk=review.assignment_id).update(status=Assignment.Status.REVISE, finished_at=None)
+    return review
