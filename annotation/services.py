@@ -20,6 +20,7 @@ from assessments.services.judging import JudgementInvalid, record_judgement
 OUTLINE_LAYERS = (Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
 MAX_NOTES = 20_000
 MAX_SESSION_ID = 200
+MAX_ACTIVE_MS = 24 * 3600 * 1000  # active time sent with a change: at most a day
 
 
 class ChangeInvalid(ValueError):
@@ -214,23 +215,14 @@ def save_change(assignment, data) -> tuple:
     """Store one change sent by the outline page; returns (Recorded, Progress). Raises ChangeInvalid.
 
     `data` is the decoded JSON body: change_id, layer, passage (and passage2 for a
-    transition), value, client_time (ISO 8601 with zone), client_seq, session_id.
+    transition), value, client_time (ISO 8601 with zone), client_seq, session_id, active_ms.
     The change is recorded under this assignment's run. A change already stored
     (same change_id) is not stored again.
     """
-    if not isinstance(data, dict):
-        raise ChangeInvalid("body", "expected a JSON object")
-    change_id = _uuid(data.get("change_id"))
+    envelope = change_envelope(data)
     layer = data.get("layer")
     if layer not in OUTLINE_LAYERS:
         raise ChangeInvalid("layer", f"expected one of {', '.join(OUTLINE_LAYERS)}")
-    client_time = _client_time(data.get("client_time"))
-    client_seq = data.get("client_seq", 0)
-    if not isinstance(client_seq, int) or isinstance(client_seq, bool) or not 0 <= client_seq < 2**62:
-        raise ChangeInvalid("client_seq", "expected a whole number, 0 or more")
-    session_id = data.get("session_id", "")
-    if not isinstance(session_id, str) or len(session_id) > MAX_SESSION_ID:
-        raise ChangeInvalid("session_id", f"expected text of at most {MAX_SESSION_ID} characters")
     value = data.get("value")
     if layer == Layer.NOTES and isinstance(value, str) and len(value) > MAX_NOTES:
         raise ChangeInvalid("value", f"notes are limited to {MAX_NOTES:,} characters")
@@ -246,9 +238,8 @@ def save_change(assignment, data) -> tuple:
     try:
         recorded = record_judgement(
             assessor=assignment.assessor, layer=layer, value=value, topic=assignment.topic,
-            passage=passage, passage2=passage2, client_time=client_time, client_seq=client_seq,
-            session_id=session_id, run_ids=[assignment.run.name], change_id=change_id,
-            source=JudgementChange.Source.WEB,
+            passage=passage, passage2=passage2, run_ids=[assignment.run.name], source=JudgementChange.Source.WEB,
+            **envelope,
         )
     except JudgementInvalid as exc:
         field, _, message = str(exc).partition(": ")
@@ -261,6 +252,28 @@ def save_change(assignment, data) -> tuple:
         elif assignment.status == Assignment.Status.TODO:
             _set_status(assignment, Assignment.Status.STARTED)
     return recorded, progress
+
+
+def change_envelope(data) -> dict:
+    """The fields every page's change carries, checked: record_judgement's change_id, client_time,
+    client_seq, session_id and active_ms. Raises ChangeInvalid naming the field."""
+    if not isinstance(data, dict):
+        raise ChangeInvalid("body", "expected a JSON object")
+    client_seq = data.get("client_seq", 0)
+    if not isinstance(client_seq, int) or isinstance(client_seq, bool) or not 0 <= client_seq < 2**62:
+        raise ChangeInvalid("client_seq", "expected a whole number, 0 or more")
+    session_id = data.get("session_id", "")
+    if not isinstance(session_id, str) or len(session_id) > MAX_SESSION_ID:
+        raise ChangeInvalid("session_id", f"expected text of at most {MAX_SESSION_ID} characters")
+    active_ms = data.get("active_ms")
+    if active_ms is not None and (
+        not isinstance(active_ms, int) or isinstance(active_ms, bool) or not 0 <= active_ms <= MAX_ACTIVE_MS
+    ):
+        raise ChangeInvalid("active_ms", f"expected milliseconds, a whole number from 0 to {MAX_ACTIVE_MS}")
+    return dict(
+        change_id=_uuid(data.get("change_id")), client_time=_client_time(data.get("client_time")),
+        client_seq=client_seq, session_id=session_id, active_ms=active_ms,
+    )
 
 
 def _set_status(assignment, status):

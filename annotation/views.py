@@ -1,4 +1,7 @@
-"""Assessor pages: the queue, the outline judging page, and its JSON endpoints (save a change, mark done)."""
+"""Assessor pages: the queue, the outline judging page, and its JSON endpoints (save a change, mark done).
+
+Plot assignments (a pool's candidates, no run) open the pages of annotation.plot_views from the same URLs.
+"""
 
 import json
 from functools import wraps
@@ -9,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import qualification, review, services
+from annotation import plot, plot_views, qualification, review, services
 from annotation.models import Assignment, Campaign
 
 page_login_required = login_required(login_url="login")
@@ -30,9 +33,7 @@ def _json_login_required(view):
 def _own_assignment(request, token):
     """The assignment with this token if it is the user's own; 404 for anyone else."""
     try:
-        return Assignment.objects.select_related("topic", "run").get(
-            token=token, assessor=request.user, run__isnull=False
-        )
+        return Assignment.objects.select_related("topic", "run", "campaign").get(token=token, assessor=request.user)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
 
@@ -45,7 +46,7 @@ def _locked():
 @page_login_required
 def home(request):
     """The assessor's own queue with progress; the next open assignment is one key away."""
-    items = services.queue(request.user)
+    items = plot.full_queue(request.user)
     locked = qualification.locked_campaign_ids(request.user)
     remarks = review.revision_remarks(request.user)
     for a, _ in items:
@@ -70,7 +71,7 @@ def home(request):
 def next_assignment(request):
     """Go to the first assignment in the queue that is not done (other than `after`), or home when none is left."""
     after = Assignment.objects.filter(token=request.GET.get("after", ""), assessor=request.user).first()
-    assignment = services.next_assignment(request.user, exclude=after)
+    assignment = services.next_assignment(request.user, exclude=after, items=plot.full_queue(request.user))
     if assignment is None:
         return redirect("annotation:home")
     return redirect("annotation:outline", token=assignment.token)
@@ -79,17 +80,20 @@ def next_assignment(request):
 @require_GET
 @page_login_required
 def outline(request, token):
-    """The outline judging page for one assignment: its assessor judges, organisers may look (read-only)."""
-    assignment = Assignment.objects.select_related("topic", "run", "assessor").filter(
-        token=token, run__isnull=False
-    ).first()
-    if assignment is None:
+    """The page of one assignment: its assessor judges, organisers may look (read-only).
+
+    An outline article (a run) opens the outline page; a plot assignment (a pool) the page its campaign's mode names.
+    """
+    assignment = Assignment.objects.select_related("topic", "run", "assessor", "campaign").filter(token=token).first()
+    if assignment is None or (assignment.run_id is None and assignment.pool_id is None):
         raise Http404("No such assignment.")
     own = assignment.assessor_id == request.user.pk
     if not own and not services.can_review(request.user):
         raise Http404("No such assignment.")
     if own and qualification.is_locked(assignment):
         return redirect("annotation:home")  # the queue says why: qualification first
+    if assignment.run_id is None:
+        return plot_views.assignment_page(request, assignment, own=own)
     first_visit = assignment.status == Assignment.Status.TODO
     if own:
         services.mark_opened(assignment)
@@ -123,6 +127,8 @@ def save(request, token):
         data = json.loads(request.body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return JsonResponse({"field": "body", "message": "expected a JSON object"}, status=400)
+    if assignment.run_id is None:
+        return plot_views.save_response(assignment, data)
     try:
         recorded, progress = services.save_change(assignment, data)
     except services.ChangeInvalid as exc:

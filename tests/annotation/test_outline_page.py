@@ -77,7 +77,7 @@ def test_untrusted_text_is_escaped_everywhere(client, assignment, article):
     client.force_login(assignment.assessor)
     html = client.get(url(assignment)).content.decode()
     assert EVIL not in html
-    assert html.count("<script") == 2 and html.count("</script>") == 2  # the page's data and outline.js only
+    assert html.count("<script") == 3 and html.count("</script>") == 3  # the page's data, autosave.js and outline.js only
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html  # titles, headings, passages, gold text
     assert "note \\u003Cscript\\u003E" in html  # the notes, inside the page's JSON
 

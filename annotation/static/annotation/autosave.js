@@ -62,6 +62,37 @@
     node.title = errorText || "";
   }
 
+  // The assignment's status badge and its Mark done / Reopen button (#status-badge, #mark-done).
+  function renderStatus(status, complete) {
+    var badge = document.getElementById("status-badge");
+    var shown = status === "done" || complete ? "done" : status === "todo" ? "todo" : "started";
+    if (badge) {
+      badge.className = "status status-" + shown;
+      badge.textContent = shown === "done" ? "Done" : shown === "todo" ? "To do" : "Started";
+    }
+    var mark = document.getElementById("mark-done");
+    if (mark) {
+      mark.textContent = status === "done" ? "Reopen " : "Mark done ";
+      mark.appendChild(kbd("Shift D"));
+    }
+  }
+
+  // Progress of a plot or study page: pr = {done, total, complete, percent}; the texts say it is complete or marked done.
+  function renderWork(pr, status, completeText, markedText) {
+    document.getElementById("work-done").textContent = String(pr.done);
+    document.getElementById("progress-bar").style.width = pr.percent + "%";
+    document.getElementById("done-banner").hidden = !(pr.complete || status === "done");
+    document.getElementById("done-text").textContent = pr.complete ? completeText : markedText;
+    renderStatus(status, pr.complete);
+  }
+
+  // {done, total, complete, percent} of `things`, of which `isDone` says which are done.
+  function countDone(things, isDone) {
+    var done = things.filter(isDone).length;
+    return { done: done, total: things.length, complete: things.length > 0 && done === things.length,
+             percent: things.length ? Math.round(100 * done / things.length) : 0 };
+  }
+
   function postJSON(url, body) {
     return fetch(url, {
       method: "POST", credentials: "same-origin",
@@ -291,7 +322,37 @@
       }
     }
 
-    // ----- marking done ------------------------------------------------------------------------------------------
+    // ----- marking done, and where the assessor was --------------------------------------------------------------
+    // Mark done or open again (Shift D): resolves with the new status (the old one when the server is not reached).
+    function toggleDone(status) {
+      var done = status !== "done";
+      return mark(done).then(function (payload) {
+        hint(done ? "Marked done." : "Opened again.");
+        return payload.status;
+      }, function () {
+        hint("Could not reach the server to mark the assignment; try again in a moment.");
+        return status;
+      });
+    }
+
+    var POS_KEY = "pooljudge:position:" + o.assignment;
+
+    // Where to start among `count` items: where this tab was before a reload, else the first that
+    // isOpen(i) says has work left, else 0 (null instead of 0 when isOpen is not given). keepPosition stores it.
+    function position(count, isOpen) {
+      try {
+        var saved = window.sessionStorage.getItem(POS_KEY);
+        if (saved !== null && Number(saved) >= 0 && Number(saved) < count) return Number(saved);
+      } catch (e) { /* position is a convenience */ }
+      if (!isOpen) return null;
+      for (var i = 0; i < count; i++) if (isOpen(i)) return i;
+      return 0;
+    }
+
+    function keepPosition(index) {
+      try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
+    }
+
     function mark(done) {
       return postJSON(o.markUrl, { done: done }).then(function (res) {
         if (!res.ok) throw new Error(String(res.status));
@@ -355,12 +416,29 @@
       errors: errors,
       renderBox: renderBox,
       mark: mark,
+      toggleDone: toggleDone,
+      position: position,
+      keepPosition: keepPosition,
       activeMs: function () { return activeMs; },
     };
   }
 
+  // The saver of a page whose data S carries user, assignment, topic, save_url, mark_url, readonly and status:
+  // hooks are hint, changed and remote as for create, and progress() to redraw when S.status changes.
+  function forPage(S, hooks) {
+    function setStatus(status) {
+      if (status && status !== S.status) { S.status = status; hooks.progress(); }
+    }
+    return create({
+      user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
+      readonly: !!S.readonly, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
+      saved: function (payload) { setStatus(payload.status); }, status: setStatus,
+    });
+  }
+
   window.PooljudgeAutosave = {
-    create: create, uuid4: uuid4, csrfToken: csrfToken, el: el, kbd: kbd,
+    create: create, forPage: forPage, uuid4: uuid4, csrfToken: csrfToken, el: el, kbd: kbd,
     worst: worst, showItemState: showItemState, postJSON: postJSON,
+    renderStatus: renderStatus, renderWork: renderWork, countDone: countDone,
   };
 })();

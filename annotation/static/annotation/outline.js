@@ -11,7 +11,6 @@
   if (!dataEl) return;
   var S = JSON.parse(dataEl.textContent);
   var READONLY = !!S.readonly;
-  var POS_KEY = "pooljudge:position:" + S.assignment;
   var NOTES_DELAY = 700;
   var AS = window.PooljudgeAutosave;
   var el = AS.el, kbd = AS.kbd;
@@ -65,11 +64,9 @@
   }
 
   // ----- saving --------------------------------------------------------------------------------------------------
-  var saver = AS.create({
-    user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
-    readonly: READONLY, hint: hint, changed: function () { renderSaveState(); },
-    saved: serverSays, remote: applyRemote,
-    status: function (status) { S.status = status; renderProgress(); },
+  var saver = AS.forPage(S, {
+    hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
+    remote: applyRemote,
   });
 
   function queueChange(layer, pid, pid2, value) {
@@ -77,13 +74,6 @@
     var key = itemKey(layer, pid);
     if (pid2 !== null) { fields.passage2 = byId[pid2].pk; key = itemKey(layer, pairKey(pid, pid2)); }
     saver.queue(key, fields);
-  }
-
-  function serverSays(payload) {
-    if (payload.status && payload.status !== S.status) {
-      S.status = payload.status;
-      renderProgress();
-    }
   }
 
   function applyRemote(body) {
@@ -241,15 +231,7 @@
     document.getElementById("done-text").textContent = pr.complete
       ? "Every passage is judged and every transition labelled. This assignment is done."
       : "Marked done, with " + pr.passagesLeft + " passages and " + pr.transitionsLeft + " transitions left.";
-    var badge = document.getElementById("status-badge");
-    var status = done || pr.complete ? "done" : S.status === "todo" ? "todo" : "started";
-    badge.className = "status status-" + status;
-    badge.textContent = status === "done" ? "Done" : status === "todo" ? "To do" : "Started";
-    var mark = document.getElementById("mark-done");
-    if (mark) {
-      mark.textContent = done ? "Reopen " : "Mark done ";
-      mark.appendChild(kbd("Shift D"));
-    }
+    AS.renderStatus(S.status, pr.complete);
   }
 
   function renderAll() {
@@ -281,15 +263,13 @@
       else reveal(passages[index].el);
     }
     if (!opts || opts.focus !== false) passages[index].el.focus({ preventScroll: true });
-    try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
+    saver.keepPosition(index);
   }
 
   function startIndex() {
     // A reload in this tab comes back to the same passage; otherwise start at the first one with work left.
-    try {
-      var saved = window.sessionStorage.getItem(POS_KEY);
-      if (saved !== null && Number(saved) >= 0 && Number(saved) < passages.length) return Number(saved);
-    } catch (e) { /* fall through */ }
+    var saved = saver.position(passages.length);
+    if (saved !== null) return saved;
     for (var i = 0; i < passages.length; i++) {
       var p = passages[i];
       if (isRemoved(p.id)) continue;
@@ -395,14 +375,7 @@
 
   function markDone() {
     if (READONLY) return;
-    var done = S.status !== "done";
-    saver.mark(done).then(function (payload) {
-      S.status = payload.status;
-      hint(done ? "Marked done." : "Opened again.");
-      renderProgress();
-    }).catch(function () {
-      hint("Could not reach the server to mark the assignment; try again in a moment.");
-    });
+    saver.toggleDone(S.status).then(function (status) { S.status = status; renderProgress(); });
   }
 
   function goNext() {

@@ -1,0 +1,424 @@
+"""Plot labelling and the human-study pages (forced choice, pair rating): what they show, and saving one change.
+
+A plot assignment is an Assignment with a pool and no run: one query (a plot topic) and that
+topic's candidates in the pool. Its campaign's settings choose the page:
+
+- ``mode``: "label" (default: grade each candidate, mark the query's spans), "choice" (pick one of
+  each forced-choice item's candidates) or "pair" (rate each pair 1-10);
+- ``plot_scale``: the graded answer, a list of [value, label] (default 2 describes it, 1 partly,
+  0 does not);
+- ``context_sentences``: sentences shown on each side of a candidate chunk (default 5).
+
+Candidates, items and an item's choices come in an order shuffled with the assignment's seed, never
+in a retriever's order. Plain functions like annotation.services: they take models and values,
+return values, and raise ChangeInvalid (naming the field) or SettingsInvalid, never HTTP errors.
+"""
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import reduce
+from operator import or_
+
+from django.db.models import Q
+
+from annotation import services
+from annotation.models import Assignment
+from annotation.services import ChangeInvalid
+from assessments.models import Judgement, JudgementChange, Layer, PoolCandidate, StudyItem
+from assessments.services.judging import JudgementInvalid, record_judgement
+from retrieval.models import Sentence
+
+DEFAULT_SCALE = [[2, "Describes it"], [1, "Partly"], [0, "Does not"]]
+DEFAULT_CONTEXT = 5
+MAX_CONTEXT = 50
+MODES = {"label": "plot", "choice": "choice", "pair": "pair"}  # campaign mode -> page kind
+PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
+NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair"}
+
+
+class SettingsInvalid(ValueError):
+    """A campaign setting the plot pages cannot use; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class WorkProgress:
+    """How far a plot or study assignment is: candidates graded, items chosen, or pairs rated."""
+
+    total: int
+    done: int
+    noun: str
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done
+
+    @property
+    def complete(self) -> bool:
+        return self.total > 0 and self.done >= self.total
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+# Settings ----------------------------------------------------------------------------------------------------
+
+
+def page_kind(assignment) -> str:
+    """Which page an assignment opens: "outline" (a run's article), "plot", "choice" or "pair"."""
+    if assignment.run_id:
+        return "outline"
+    mode = _settings(assignment).get("mode", "label")
+    if mode not in MODES:
+        raise SettingsInvalid(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+    return MODES[mode]
+
+
+def plot_scale(assignment) -> list:
+    """The campaign's graded answer: [[value, label], ...], best first as the campaign lists it."""
+    scale = _settings(assignment).get("plot_scale", DEFAULT_SCALE)
+    ok = isinstance(scale, list) and len(scale) >= 2 and all(
+        isinstance(e, list) and len(e) == 2 and isinstance(e[0], int) and not isinstance(e[0], bool)
+        and e[0] >= 0 and isinstance(e[1], str) and e[1].strip()
+        for e in scale
+    )
+    if not ok or len({e[0] for e in scale}) != len(scale):
+        raise SettingsInvalid("plot_scale: expected a list of at least two [value, label] with distinct values 0 or more")
+    return [list(e) for e in scale]
+
+
+def context_sentences(assignment) -> int:
+    """Sentences shown before and after a candidate chunk (the reader's field of vision)."""
+    n = _settings(assignment).get("context_sentences", DEFAULT_CONTEXT)
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_CONTEXT:
+        raise SettingsInvalid(f"context_sentences: expected a whole number from 0 to {MAX_CONTEXT}")
+    return n
+
+
+def _settings(assignment) -> dict:
+    campaign = assignment.campaign if assignment.campaign_id else None
+    return campaign.settings if campaign and isinstance(campaign.settings, dict) else {}
+
+
+def _scale_keys(scale) -> list:
+    """Keys of the scale's answers: the value's own digit when every value is one, else 1, 2, 3... in order."""
+    if all(v <= 9 for v, _ in scale):
+        return [str(v) for v, _ in scale]
+    return [str(i) if i <= 9 else "" for i in range(1, len(scale) + 1)]
+
+
+# Reading -----------------------------------------------------------------------------------------------------
+
+
+def shuffled(things, seed, salt=""):
+    """`things` (sorted by pk first, so the rows' order never leaks) in an order fixed by the seed."""
+    things = sorted(things, key=lambda t: t.pk)
+    random.Random(f"{seed}:{salt}").shuffle(things)
+    return things
+
+
+def candidates(assignment) -> list:
+    """The assignment's pooled candidates (PoolCandidate with its passage) in this assessor's order."""
+    rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).select_related("passage")
+    return shuffled(rows, assignment.seed)
+
+
+def study_items(assignment, kind) -> list:
+    """The assignment's study items of `kind` ("choice" or "pair") in this assessor's order."""
+    rows = StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)
+    if kind == StudyItem.Kind.CHOICE:
+        rows = rows.prefetch_related("candidates")
+    else:
+        rows = rows.select_related("passage", "passage2")
+    return shuffled(rows, assignment.seed, "items")
+
+
+def with_context(passages, window) -> list:
+    """For each passage, the paragraphs to show: a list of paragraphs, each a list of {"text", "chunk"} segments.
+
+    A book chunk is shown with up to `window` sentences of its book on each side, in their paragraphs
+    (the chunk joins the paragraph it starts or ends in); a passage that is not a book chunk is shown
+    alone. One query for all the sentences.
+    """
+    spans = [(p.book_id, p.first_sentence, p.last_sentence) for p in passages if _in_book(p)]
+    sentences = {}
+    if spans and window:
+        query = reduce(or_, (
+            Q(book_id=b, index__gte=max(0, first - window), index__lte=last + window) for b, first, last in spans
+        ))
+        for s in Sentence.objects.filter(query).only("book_id", "index", "paragraph", "text"):
+            sentences[s.book_id, s.index] = s
+    out = []
+    for p in passages:
+        chunk = {"text": p.text, "chunk": True}
+        if not (_in_book(p) and window):
+            out.append([[chunk]])
+            continue
+        book = p.book_id
+        before = [sentences[book, i] for i in range(max(0, p.first_sentence - window), p.first_sentence) if (book, i) in sentences]
+        after = [sentences[book, i] for i in range(p.last_sentence + 1, p.last_sentence + 1 + window) if (book, i) in sentences]
+        first, last = sentences.get((book, p.first_sentence)), sentences.get((book, p.last_sentence))
+        paragraphs = _paragraphs(before)
+        if paragraphs and first and before[-1].paragraph == first.paragraph:
+            paragraphs[-1].append(chunk)
+        else:
+            paragraphs.append([chunk])
+        tail = _paragraphs(after)
+        if tail and last and after[0].paragraph == last.paragraph:
+            paragraphs[-1].extend(tail.pop(0))
+        out.append(paragraphs + tail)
+    return out
+
+
+def _in_book(passage) -> bool:
+    return bool(passage.book_id) and passage.first_sentence is not None and passage.last_sentence is not None
+
+
+def _paragraphs(sentences) -> list:
+    """Consecutive sentences grouped by paragraph: [[{"text", "chunk": False}], ...] (one segment a paragraph)."""
+    groups = []
+    for s in sentences:
+        if groups and groups[-1][0] == s.paragraph:
+            groups[-1][1].append(s.text)
+        else:
+            groups.append((s.paragraph, [s.text]))
+    return [[{"text": " ".join(texts), "chunk": False}] for _, texts in groups]
+
+
+def plot_labels(assessor, topic_id, passage_ids) -> dict:
+    """The assessor's current grades and spans for these candidates: {"grades": {pid: v}, "spans": {pid: [[s, e]]}}."""
+    labels = {"grades": {}, "spans": {}}
+    rows = Judgement.objects.filter(
+        assessor=assessor, topic_id=topic_id, layer__in=PAGE_LAYERS["plot"], passage_id__in=set(passage_ids),
+    ).values_list("layer", "passage_id", "value")
+    for layer, pid, value in rows:
+        if value is None or value == []:
+            continue
+        labels["grades" if layer == Layer.PLOT_GRADE else "spans"][pid] = value
+    return labels
+
+
+def study_labels(assessor, topic_id, layer, keys) -> dict:
+    """The assessor's current choices or ratings of these items: {item key: value}."""
+    rows = Judgement.objects.filter(
+        assessor=assessor, topic_id=topic_id, layer=layer, item__in=set(keys), value__isnull=False,
+    ).values_list("item", "value")
+    return dict(rows)
+
+
+def _progress(kind, total, labels) -> WorkProgress:
+    return WorkProgress(total=total, done=len(labels), noun=NOUNS[kind])
+
+
+def plot_page(assignment, *, readonly=False) -> dict:
+    """Everything the plot labelling page needs: the candidates with their context, and `state` (plain data)."""
+    rows = candidates(assignment)
+    passages = [c.passage for c in rows]
+    contexts = with_context(passages, context_sentences(assignment))
+    scale = plot_scale(assignment)
+    labels = plot_labels(assignment.assessor, assignment.topic_id, [p.pk for p in passages])
+    state = {
+        "kind": "plot",
+        "assignment": assignment.token,
+        "status": assignment.status,
+        "readonly": readonly,
+        "topic": assignment.topic.external_id,
+        "query": assignment.topic.text,
+        "scale": [[v, label, key] for (v, label), key in zip(scale, _scale_keys(scale))],
+        "candidates": [{"id": p.pk, "n": n} for n, p in enumerate(passages, start=1)],
+        "labels": {k: {str(pid): v for pid, v in labels[k].items()} for k in labels},
+    }
+    return {
+        "candidates": [{"n": n, "passage": p, "paragraphs": c} for n, (p, c) in enumerate(zip(passages, contexts), start=1)],
+        "scale": state["scale"],
+        "state": state,
+        "progress": _progress("plot", len(passages), labels["grades"]),
+    }
+
+
+def study_page(assignment, kind, *, readonly=False) -> dict:
+    """Everything a forced-choice ("choice") or pair-rating ("pair") page needs, and its `state`."""
+    items = study_items(assignment, kind)
+    layer = PAGE_LAYERS[kind][0]
+    labels = study_labels(assignment.assessor, assignment.topic_id, layer, [i.key for i in items])
+    shown = []
+    for n, item in enumerate(items, start=1):
+        if kind == "choice":
+            options = shuffled(item.candidates.all(), assignment.seed, item.key)
+        else:
+            options = [p for p in (item.passage, item.passage2) if p is not None]
+        shown.append({"n": n, "item": item, "options": options})
+    state = {
+        "kind": kind,
+        "assignment": assignment.token,
+        "status": assignment.status,
+        "readonly": readonly,
+        "topic": assignment.topic.external_id,
+        "items": [{"key": s["item"].key, "n": s["n"], "options": [p.external_id for p in s["options"]]} for s in shown],
+        "labels": labels,
+    }
+    return {"items": shown, "state": state, "progress": _progress(kind, len(items), labels)}
+
+
+# Queue -------------------------------------------------------------------------------------------------------
+
+
+def work_queue(user) -> list:
+    """The user's plot and study assignments, each with its progress (a handful of queries in all)."""
+    assignments = list(
+        Assignment.objects.for_assessor(user).filter(run__isnull=True, pool__isnull=False)
+        .select_related("topic", "pool", "campaign")
+    )
+    if not assignments:
+        return []
+    pools = {a.pool_id for a in assignments}
+    topics = {a.topic_id for a in assignments}
+    cands = defaultdict(set)
+    for pool_id, topic_id, pid in PoolCandidate.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
+        "pool_id", "topic_id", "passage_id"
+    ):
+        cands[pool_id, topic_id].add(pid)
+    items = defaultdict(set)
+    for pool_id, topic_id, kind, key in StudyItem.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
+        "pool_id", "topic_id", "kind", "key"
+    ):
+        items[pool_id, topic_id, kind].add(key)
+    graded, answered = defaultdict(set), defaultdict(set)
+    rows = Judgement.objects.filter(
+        assessor=user, topic_id__in=topics, value__isnull=False,
+        layer__in=[Layer.PLOT_GRADE, Layer.CHOICE, Layer.RATING],
+    ).values_list("layer", "topic_id", "passage_id", "item")
+    for layer, topic_id, pid, item in rows:
+        if layer == Layer.PLOT_GRADE:
+            graded[topic_id].add(pid)
+        else:
+            answered[topic_id, layer].add(item)
+    out = []
+    for a in assignments:
+        try:
+            kind = page_kind(a)
+        except SettingsInvalid:
+            kind = "plot"
+        if kind == "plot":
+            total = cands[a.pool_id, a.topic_id]
+            done = total & graded[a.topic_id]
+        else:
+            total = items[a.pool_id, a.topic_id, kind]
+            done = total & answered[a.topic_id, PAGE_LAYERS[kind][0]]
+        a.page_kind = kind
+        out.append((a, WorkProgress(total=len(total), done=len(done), noun=NOUNS[kind])))
+    return out
+
+
+def full_queue(user) -> list:
+    """Every assignment of the user (outline, plot and study) in queue order, each with its progress."""
+    items = [(a, p) for a, p in services.queue(user)]
+    for a, _ in items:
+        a.page_kind = "outline"
+    return sorted(items + work_queue(user), key=lambda ap: (ap[0].position, ap[0].pk))
+
+
+def next_open(user, *, exclude=None):
+    """The first assignment in the user's whole queue that is not done (finished ones marked done on the way)."""
+    for assignment, progress in full_queue(user):
+        if assignment.status == Assignment.Status.DONE or (exclude and assignment.pk == exclude.pk):
+            continue
+        if progress.complete:
+            services.set_done(assignment, True)
+            continue
+        return assignment
+    return None
+
+
+# Writing -----------------------------------------------------------------------------------------------------
+
+
+def save_change(assignment, data) -> tuple:
+    """Store one change sent by a plot or study page; returns (Recorded, WorkProgress). Raises ChangeInvalid.
+
+    `data` is the decoded JSON body: the envelope (change_id, client_time, client_seq, session_id,
+    active_ms), the layer, and the key: `passage` (a candidate's id) for plot_grade and plot_spans,
+    `item` (a study item's key) for choice and rating. A change already stored (same change_id) is
+    not stored again.
+    """
+    envelope = services.change_envelope(data)
+    try:
+        kind = page_kind(assignment)
+    except SettingsInvalid as exc:
+        raise ChangeInvalid("assignment", str(exc)) from exc
+    layer = data.get("layer")
+    if layer not in PAGE_LAYERS[kind]:
+        raise ChangeInvalid("layer", f"expected one of {', '.join(PAGE_LAYERS[kind])}")
+    value = data.get("value")
+    key = {}
+    if kind == "plot":
+        passages = {c.passage_id: c.passage for c in candidates(assignment)}
+        raw = data.get("passage")
+        if not isinstance(raw, int) or isinstance(raw, bool) or raw not in passages:
+            raise ChangeInvalid("passage", "not a candidate of this assignment")
+        key["passage"] = passages[raw]
+        if layer == Layer.PLOT_GRADE and value is not None:
+            try:
+                values = [v for v, _ in plot_scale(assignment)]
+            except SettingsInvalid as exc:
+                raise ChangeInvalid("assignment", str(exc)) from exc
+            if value not in values or isinstance(value, bool):
+                raise ChangeInvalid("value", f"expected one of {values} (or null to clear)")
+        if layer == Layer.PLOT_SPANS and isinstance(value, list):
+            value = _merged(value) if all(_is_span(s) for s in value) else value
+    else:
+        items = {i.key: i for i in study_items(assignment, kind)}
+        raw = data.get("item")
+        if not isinstance(raw, str) or raw not in items:
+            raise ChangeInvalid("item", "not a study item of this assignment")
+        item = items[raw]
+        key["item"] = item.key
+        if kind == "choice":
+            offered = {p.external_id for p in item.candidates.all()}
+            if value is not None and value not in offered:
+                raise ChangeInvalid("value", "not one of this item's candidates")
+        else:
+            key["passage"], key["passage2"] = item.passage, item.passage2
+    try:
+        recorded = record_judgement(
+            assessor=assignment.assessor, layer=layer, value=value, topic=assignment.topic,
+            source=JudgementChange.Source.WEB, **key, **envelope,
+        )
+    except JudgementInvalid as exc:
+        field, _, message = str(exc).partition(": ")
+        raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
+    progress = _current_progress(assignment, kind)
+    if not recorded.duplicate:
+        if progress.complete and assignment.status != Assignment.Status.DONE:
+            services.set_done(assignment, True)
+        else:
+            services.mark_opened(assignment)
+    return recorded, progress
+
+
+def _current_progress(assignment, kind) -> WorkProgress:
+    if kind == "plot":
+        ids = [c.passage_id for c in PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)]
+        grades = plot_labels(assignment.assessor, assignment.topic_id, ids)["grades"]
+        return _progress(kind, len(ids), grades)
+    keys = list(StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)
+                .values_list("key", flat=True))
+    return _progress(kind, len(keys), study_labels(assignment.assessor, assignment.topic_id, PAGE_LAYERS[kind][0], keys))
+
+
+def _is_span(span) -> bool:
+    return isinstance(span, list) and len(span) == 2 and all(
+        isinstance(x, int) and not isinstance(x, bool) for x in span
+    ) and span[0] < span[1]
+
+
+def _merged(spans) -> list:
+    """Spans sorted, with overlapping or touching ones joined: [[0, 4], [3, 9], [12, 15]] -> [[0, 9], [12, 15]]."""
+    out = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out

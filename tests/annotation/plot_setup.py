@@ -1,0 +1,65 @@
+"""Plot assignments on real sample data for the plot page tests: a book of data/books, a query of data/plot,
+a pool of candidate chunks in a known rank order, and study items made from them."""
+
+import json
+
+from django.core.management import call_command
+
+from annotation.models import Assignment, Campaign
+from assessments.models import Pool, PoolCandidate, StudyItem, Topic
+from retrieval.models import Book, Passage
+from tests.factories import DATA
+
+BOOK = "call-of-the-wild"
+QUERY = "demo-1"
+
+
+def load_query(tmp_path, slug=BOOK, query_id=QUERY, text=None):
+    """Import a sample book and one of its sample queries (its text replaced by `text` when given); returns the topic."""
+    if not Book.objects.filter(slug=slug).exists():
+        call_command("import_book", str(DATA / "books" / f"{slug}.txt"), "--title", slug, "--slug", slug, "--no-progress")
+    lines = (DATA / "plot" / "sample-queries.jsonl").read_text(encoding="utf-8").splitlines()
+    query = next(json.loads(line) for line in lines if line.strip() and json.loads(line)["query_id"] == query_id)
+    if text is not None:
+        query["query"] = text
+    path = tmp_path / f"{query_id}.jsonl"
+    path.write_text(json.dumps(query) + "\n", encoding="utf-8")
+    call_command("import_plot_queries", str(path), "--no-progress")
+    return Topic.objects.get(external_id=query_id, book__slug=slug)
+
+
+def plot_pool(topic, size=6, name="plot-pool"):
+    """A pool of `size` chunks for the topic: its ground truth and chunks spread through the book, ranked in chunk order."""
+    book = topic.book
+    truth = list(topic.ground_truth.order_by("first_sentence"))
+    chunks = list(Passage.objects.filter(book=book).order_by("first_sentence"))
+    step = max(1, len(chunks) // size)
+    picked = truth + [c for c in chunks[::step] if c not in truth]
+    picked = sorted(picked[:size], key=lambda p: p.first_sentence)
+    pool = Pool.objects.create(name=name, collection=book.collection, status=Pool.Status.READY)
+    pool.topics.set([topic])
+    PoolCandidate.objects.bulk_create(
+        PoolCandidate(pool=pool, topic=topic, passage=p, rank=rank) for rank, p in enumerate(picked, start=1)
+    )
+    return pool, picked
+
+
+def campaign(name="plot-labels", **settings):
+    return Campaign.objects.create(name=name, task=Campaign.Task.PLOT, settings=settings)
+
+
+def assign(assessor, topic, pool, camp):
+    return Assignment.objects.create(assessor=assessor, topic=topic, pool=pool, campaign=camp)
+
+
+def choice_item(pool, topic, passages, answer, key="choice-1"):
+    """A forced-choice item over `passages` whose ground truth is `answer`; the first passage is the retriever's pick."""
+    item = StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.CHOICE, key=key, topic=topic, answer=answer,
+                                    retriever_choice=passages[0])
+    item.candidates.set(passages)
+    return item
+
+
+def pair_item(pool, topic, passage, passage2, key="pair-1"):
+    return StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.PAIR, key=key, topic=topic,
+                                    passage=passage, passage2=passage2, similarity=0.5)

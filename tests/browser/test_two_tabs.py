@@ -1,0 +1,41 @@
+"""The same assignment open in two tabs: each tab is told the other is open and shows the other's changes."""
+
+import pytest
+
+from tests import factories
+from tests.annotation import plot_setup as ps
+from tests.browser.test_plot_labelling import pressed_grade, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def assignment(tmp_path):
+    topic = ps.load_query(tmp_path)
+    pool, _ = ps.plot_pool(topic, size=3)
+    return ps.assign(factories.user("judge"), topic, pool, ps.campaign())
+
+
+def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignment):
+    first = new_page()
+    sign_in(first)
+    first.goto(f"/a/{assignment.token}/")
+    first.wait_for_selector("body[data-ready=plot]")
+    second = first.context.new_page()
+    second.goto(f"/a/{assignment.token}/")
+    second.wait_for_selector("body[data-ready=plot]")
+    first.wait_for_selector("#other-tab", state="visible")
+    second.wait_for_selector("#other-tab", state="visible")
+
+    first.keyboard.press("2")
+    first.keyboard.press("s")
+    second.wait_for_selector("#candidate-1 button.answer[aria-pressed=true]")
+    assert pressed_grade(second, 1) == "2"
+    second.wait_for_selector("#query-text .is-marked")
+    assert "another tab" in second.text_content("#hint")
+
+    second.keyboard.press("0")  # and back again
+    first.wait_for_selector('#candidate-1 button.answer[data-value="0"][aria-pressed=true]')
+
+    second.close()
+    first.wait_for_selector("#other-tab", state="hidden")
