@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import campaign_views, views
+from annotation import campaign_views, study_views, views
 
 app_name = "annotation"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     path("review/<int:pk>/", campaign_views.review_page, name="review"),
     path("campaigns/<slug:name>/adjudication/", campaign_views.adjudication_page, name="adjudication"),
     path("campaigns/<slug:name>/dashboard/", campaign_views.dashboard, name="dashboard"),
+    path("studies/", study_views.study_index, name="study_index"),
+    path("studies/<slug:name>/", study_views.study_results, name="study_results"),
 ]
