@@ -1,13 +1,15 @@
 """Admin pages for campaigns and assignments."""
 
-from django.contrib import admin
-
+from django.contrib import admin, messages
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
+from annotation.audit import delete_campaign
 from annotation.models import (
     ApiToken, Assignment, Campaign, CampaignTopic, QualificationResult, Review, ReviewItem, Track,
 )
+from assessments.exporters.common import ExportFailed
 
 
 class CampaignTopicInline(admin.TabularInline):
@@ -42,6 +44,22 @@ class CampaignAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">dashboard</a> · <a href="{}">adjudicate</a>',
                            reverse("annotation:dashboard", args=[obj.name]),
                            reverse("annotation:adjudication", args=[obj.name]))
+
+    # Deleting (after the admin's confirmation page) first writes the campaign's export under EXPORT_DIR.
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except ExportFailed as exc:
+            self.message_user(request, f"Not deleted: {exc}", messages.ERROR)
+            return redirect("admin:annotation_campaign_change", object_id)
+
+    def delete_model(self, request, obj):
+        path = delete_campaign(obj)
+        self.message_user(request, f"The export of campaign “{obj.name}” was written to {path} before deleting it.")
+
+    def delete_queryset(self, request, queryset):
+        for campaign in queryset:
+            self.delete_model(request, campaign)
 
 
 @admin.register(CampaignTopic)
