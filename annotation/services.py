@@ -61,13 +61,12 @@ def can_review(user) -> bool:
 # Reading ---------------------------------------------------------------------------------------------------------
 
 
-def article(assignment) -> list[RunEntry]:
-    """The run's passages for the topic, in article order."""
-    return list(
-        RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id)
-        .select_related("passage")
-        .order_by("rank")
-    )
+def article(assignment, *, text=True) -> list[RunEntry]:
+    """The run's passages for the topic, in article order; without `text`, the passages' ids alone (a save)."""
+    entries = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).select_related("passage")
+    if not text:
+        entries = entries.only("rank", "passage_id", "passage__id")
+    return list(entries.order_by("rank"))
 
 
 def current_labels(assessor, topic_id, passage_ids) -> dict:
@@ -227,7 +226,7 @@ def save_change(assignment, data) -> tuple:
     if layer == Layer.NOTES and isinstance(value, str) and len(value) > MAX_NOTES:
         raise ChangeInvalid("value", f"notes are limited to {MAX_NOTES:,} characters")
 
-    entries = {e.passage_id: e for e in article(assignment)}
+    entries = {e.passage_id: e for e in article(assignment, text=False)}
     passage = _article_passage(entries, data.get("passage"), "passage")
     passage2 = None
     if layer == Layer.TRANSITION:

@@ -133,6 +133,7 @@ LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 15 * 60)
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # a session read per request, from the cache
 # Server-Timing header with each response's database time (the load benchmark turns it on).
 SERVER_TIMING = env_bool("DJANGO_SERVER_TIMING", False)
 # Where deleting a campaign leaves its export (manage.py delete_campaign, the admin's delete).
