@@ -29,6 +29,9 @@ TABLE = {
     "a/<str:token>/": {"GET": ("/a/{token}/", (302, 200, 404, 404, 200, 404, 200))},
     "a/<str:token>/save": {"POST": ("/a/{token}/save", (403, 200, 404, 404, 404, 404, 404))},
     "a/<str:token>/mark": {"POST": ("/a/{token}/mark", (403, 200, 404, 404, 404, 404, 404))},
+    # The organiser's study results (forced-choice accuracy, pair ratings): organisers only, 404 for the rest.
+    "studies/": {"GET": ("/studies/", (302, 404, 404, 404, 200, 404, 200))},
+    "studies/<slug:name>/": {"GET": ("/studies/{pool}/", (302, 404, 404, 404, 200, 404, 200))},
     # Signing in and out.
     "accounts/login/": {
         "GET": ("/accounts/login/", (200, 302, 302, 302, 302, 302, 302)),
