@@ -1,0 +1,417 @@
+"""Load: many assessors judging at once against the production setup; saves/s and p50/p95/p99 of saves and pages.
+
+    .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--workers 4] [--threads 4]
+        [--pg postgres://postgres@127.0.0.1:5432] [--database pj_load] [--redis redis://127.0.0.1:6379/12]
+
+Starts everything itself, on loopback only: a fresh PostgreSQL database (dropped and made again), the CAR Y3
+sample outlines and runs through the import commands, one 20-passage article per assignment, as many
+assessors as the largest level (each with a password, signed in through the real sign-in page), gunicorn
+in production mode (DJANGO_DEBUG=0, several workers, behind an assumed HTTPS proxy: X-Forwarded-Proto), a
+Celery worker on Redis, and the shared cache for sessions' throttling on Redis.
+
+Each level runs N simulated assessors (httpx.AsyncClient, one connection each) for --seconds: each opens its
+assignment page, then judges it top to bottom at a human-but-busy pace (a pause of 20-80 ms between changes)
+with bursts (every fifth passage, five notes saves back to back, like typing), reopening the page after
+each pass. Bounded: no level sends more than --max-requests requests, and every request times out after 10 s.
+
+Prints per level: saves/s, page loads/s, p50/p95/p99 latency of saves and page loads, errors, and the
+database's share of the server's time (the Server-Timing header: time spent in queries over time in the
+view). The anchor (issue 8): Label Studio 1.23.2 on this 2-core machine with PostgreSQL saved 17-21
+annotations/s; the ratio to 19/s is printed. Aim: 400 saves/s at 50 assessors with p99 < 100 ms, 200 held
+without errors, the page of a 20-passage article at p95 < 150 ms. Not part of the test suite (a smoke run is:
+tests/reliability/test_load_benchmark.py, `--smoke`).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+BIN = Path(PYTHON).parent
+HOST = "127.0.0.1"
+ANCHOR_SAVES_PER_S = (17, 21)  # Label Studio 1.23.2, same machine (issue 8)
+ARTICLE_LENGTH = 20
+PASSWORD = "bench-" + secrets.token_hex(8)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--levels", type=int, nargs="+", default=[10, 50, 200], help="Concurrent assessors.")
+    parser.add_argument("--seconds", type=float, default=20.0, help="Length of each level.")
+    parser.add_argument("--max-requests", type=int, default=200_000, help="Requests per level at most.")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes.")
+    parser.add_argument("--threads", type=int, default=4, help="Threads per gunicorn worker.")
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server (no database).")
+    parser.add_argument("--database", default="pj_load", help="Database to create (dropped first).")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/12", help="Redis for Celery and the cache.")
+    parser.add_argument("--no-celery", action="store_true", help="Do not start a Celery worker.")
+    parser.add_argument("--pause-ms", type=float, nargs=2, default=(20, 80), help="Pause between changes, min max.")
+    parser.add_argument("--smoke", action="store_true",
+                        help="A tiny run for the test suite: SQLite in a temporary folder, 1 worker, no Celery.")
+    args = parser.parse_args(argv)
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "CACHE_"))}
+    env.update(
+        DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_ALLOWED_HOSTS=HOST,
+        DJANGO_SERVER_TIMING="1", LOGIN_THROTTLE_FAILURES="1000", PYTHONPATH=str(ROOT),
+    )
+    if args.smoke:
+        env["DATABASE_URL"] = f"sqlite:///{workdir / 'load.sqlite3'}"
+        args.no_celery, args.workers, args.threads = True, 1, 1
+    else:
+        recreate_database(args.pg, args.database)
+        env.update(DATABASE_URL=f"{args.pg}/{args.database}", CELERY_BROKER_URL=args.redis, CACHE_URL=args.redis)
+    processes = []
+    try:
+        started = time.perf_counter()
+        tokens = prepare(env, max(args.levels))
+        print(f"data: {len(tokens)} assessors with a {ARTICLE_LENGTH}-passage article each "
+              f"({time.perf_counter() - started:.1f} s)", flush=True)
+        processes.append(start([str(BIN / "gunicorn"), "config.wsgi", "-b", f"{HOST}:{port}",
+                                "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048",
+                                "--access-logfile", "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
+                                "--log-level", "warning"], env, workdir / "gunicorn.log"))
+        if not args.no_celery:
+            processes.append(start([str(BIN / "celery"), "-A", "config", "worker", "-Q", "default", "-c", "1",
+                                    "-n", f"bench{port}@%h", "--loglevel", "WARNING"], env, workdir / "celery.log"))
+        wait_for_port(port, processes[0], workdir / "gunicorn.log")
+        where = "SQLite (smoke)" if args.smoke else f"PostgreSQL database {args.database}"
+        print(f"server: gunicorn {args.workers} workers x {args.threads} threads on {HOST}:{port}, {where}"
+              + ("" if args.no_celery else ", a Celery worker on Redis"), flush=True)
+        results = asyncio.run(run_levels(f"http://{HOST}:{port}", tokens, args))
+        report(results, args)
+        return 0 if all(r.errors == 0 for r in results) else 1
+    finally:
+        for process in processes:
+            stop(process)
+        if not args.smoke and not os.environ.get("BENCH_KEEP_DATABASE"):
+            drop_database(args.pg, args.database)
+
+
+# Setup ------------------------------------------------------------------------------------------------------------
+
+
+def recreate_database(server, name):
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def drop_database(server, name):
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+SETUP = r"""
+import json, sys
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.db.models import Count
+from annotation.models import Assignment
+from annotation.roles import Role
+from assessments.models import RunEntry
+
+n, length, password = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+data = "data/car-y3/"
+call_command("import_car_outlines", data + "tqa-heading-cast-and-more-6.json", "--no-progress", verbosity=0)
+import glob
+call_command("import_car_run", *sorted(glob.glob(data + "runs/*.json")), "--create-topics", "--no-progress", verbosity=0)
+from assessments.models import Run
+# The sample's articles have 30-48 paragraphs: each becomes a run of its first `length` paragraphs.
+articles = []
+longer = RunEntry.objects.values("topic_id", "run_id").annotate(n=Count("id")).filter(n__gte=length)
+for i, (topic_id, run_id) in enumerate(longer.order_by("topic_id", "run_id").values_list("topic_id", "run_id")):
+    source = Run.objects.get(pk=run_id)
+    run = Run.objects.create(collection=source.collection, name=f"load-{i}")
+    RunEntry.objects.bulk_create(
+        RunEntry(run=run, topic_id=topic_id, passage_id=e.passage_id, rank=e.rank, score=e.score)
+        for e in RunEntry.objects.filter(run_id=run_id, topic_id=topic_id).order_by("rank")[:length]
+    )
+    articles.append((topic_id, run.pk))
+assert articles, f"no article of {length} paragraphs or more in the CAR sample runs"
+User = get_user_model()
+hashed = make_password(password)
+users = User.objects.bulk_create(User(username=f"load{i:04d}", password=hashed) for i in range(n))
+Group.objects.get(name=Role.ASSESSOR).user_set.add(*users)
+import secrets
+done = Assignment.objects.bulk_create(
+    Assignment(assessor=u, topic_id=articles[i % len(articles)][0], run_id=articles[i % len(articles)][1],
+               token=secrets.token_hex(16), seed=secrets.randbits(62))
+    for i, u in enumerate(users)
+)
+print(json.dumps({"articles": len(articles), "people": [[a.assessor.username, a.token] for a in done]}))
+"""
+
+
+def prepare(env, assessors):
+    """Migrate, import the CAR sample, create the assessors and their assignments; [(username, token)]."""
+    run([PYTHON, "manage.py", "migrate", "-v", "0"], env)
+    output = run([PYTHON, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", str(assessors))
+                  .replace("sys.argv[2]", str(ARTICLE_LENGTH)).replace("sys.argv[3]", repr(PASSWORD))], env)
+    made = json.loads(output.strip().splitlines()[-1])
+    return [tuple(p) for p in made["people"]]
+
+
+def run(command, env):
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])} failed:\n{result.stderr[-3000:]}")
+    return result.stdout
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def start(command, env, log):
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def stop(process):
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def wait_for_port(port, process, log, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"gunicorn exited:\n{Path(log).read_text()[-3000:]}")
+        with socket.socket() as s:
+            if s.connect_ex((HOST, port)) == 0:
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not listen on {port} within {timeout} s")
+
+
+# Load -------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Level:
+    """What one level measured."""
+
+    assessors: int
+    seconds: float = 0.0
+    latencies: dict = field(default_factory=lambda: defaultdict(list))  # kind → [seconds]
+    db_ms: float = 0.0
+    app_ms: float = 0.0
+    errors: int = 0
+    error_kinds: dict = field(default_factory=lambda: defaultdict(int))
+    requests: int = 0
+
+
+class Assessor:
+    """One simulated assessor: a signed-in session (cookies sent by hand: they are HTTPS-only) and an article."""
+
+    def __init__(self, base, username, token):
+        import httpx
+
+        self.username, self.token, self.base = username, token, base
+        self.origin = "https://" + base.split("://", 1)[1]
+        self.client = httpx.AsyncClient(
+            base_url=base, timeout=10.0, limits=httpx.Limits(max_connections=1),
+            headers={"X-Forwarded-Proto": "https", "Origin": self.origin, "Referer": self.origin + "/"},
+        )
+        self.cookies = {}
+        self.passages, self.facets = [], []
+        self.session_id = str(uuid.uuid4())
+        self.seq = 0
+
+    def _remember(self, response):
+        for name, value in response.cookies.items():
+            self.cookies[name] = value
+        self.client.headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+
+    async def sign_in(self, level):
+        response = await self.timed(level, "sign-in page", "GET", "/accounts/login/")
+        response = await self.timed(level, "sign-in", "POST", "/accounts/login/", data={
+            "username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": self.cookies["csrftoken"],
+        })
+        if response.status_code != 302 or "sessionid" not in self.cookies:
+            raise RuntimeError(f"{self.username} could not sign in: {response.status_code}")
+
+    async def open_page(self, level):
+        response = await self.timed(level, "page", "GET", f"/a/{self.token}/")
+        if response.status_code == 200 and not self.passages:
+            html = response.text
+            start = html.index('<script id="outline-data" type="application/json">')
+            start = html.index(">", start) + 1
+            state = json.loads(html[start:html.index("</script>", start)])
+            self.passages = [p["id"] for p in state["passages"]]
+            self.facets = [f["id"] for f in state["facets"]]
+
+    async def save(self, level, layer, passage, value, passage2=None):
+        self.seq += 1
+        body = {
+            "change_id": str(uuid.uuid4()), "layer": layer, "passage": passage, "value": value,
+            "client_time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "client_seq": self.seq, "session_id": self.session_id,
+        }
+        if passage2 is not None:
+            body["passage2"] = passage2
+        await self.timed(level, "save", "POST", f"/a/{self.token}/save", content=json.dumps(body),
+                         headers={"Content-Type": "application/json", "X-CSRFToken": self.cookies["csrftoken"]})
+
+    async def timed(self, level, kind, method, url, **kwargs):
+        level.requests += 1
+        start = time.perf_counter()
+        try:
+            response = await self.client.request(method, url, **kwargs)
+        except Exception as exc:  # a timeout or a dropped connection counts as an error of this kind
+            level.errors += 1
+            level.error_kinds[f"{kind}: {type(exc).__name__}"] += 1
+            return _Failed()
+        elapsed = time.perf_counter() - start
+        self._remember(response)
+        ok = response.status_code in (200, 302)
+        if not ok:
+            level.errors += 1
+            level.error_kinds[f"{kind}: HTTP {response.status_code}"] += 1
+        else:
+            level.latencies[kind].append(elapsed)
+            timing = _server_timing(response.headers.get("Server-Timing", ""))
+            level.db_ms += timing.get("db", 0.0)
+            level.app_ms += timing.get("app", 0.0)
+        return response
+
+    async def judge(self, level, deadline, budget, pause):
+        """Open the page, judge the article top to bottom (with bursts of notes), again, until the deadline."""
+        rng = random.Random(self.username)
+        while time.monotonic() < deadline and level.requests < budget:
+            await self.open_page(level)
+            if not self.passages:
+                return
+            for i, pid in enumerate(self.passages):
+                if time.monotonic() >= deadline or level.requests >= budget:
+                    return
+                facet = rng.choice(self.facets)
+                await self.save(level, "facet", pid, [{"facet": facet, "relevance": rng.choice(["must", "should", "can"])}])
+                await asyncio.sleep(rng.uniform(*pause) / 1000)
+                if i % 5 == 0:  # a burst: notes typed and saved as they are typed
+                    for n in range(1, 6):
+                        await self.save(level, "notes", pid, f"note {'x' * n}")
+                if i + 1 < len(self.passages):
+                    await self.save(level, "transition", pid, rng.choice(["same", "coherent", "switch"]),
+                                    passage2=self.passages[i + 1])
+                    await asyncio.sleep(rng.uniform(*pause) / 1000)
+
+    async def close(self):
+        await self.client.aclose()
+
+
+class _Failed:
+    status_code = 0
+    cookies = {}
+    text = ""
+
+
+def _server_timing(header):
+    out = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";")
+        for param in rest.split(";"):
+            key, _, value = param.partition("=")
+            if key.strip() == "dur":
+                out[name] = float(value)
+    return out
+
+
+async def run_levels(base, people, args):
+    assert base.startswith(f"http://{HOST}:"), "loopback only"
+    setup = Level(assessors=len(people))
+    assessors = [Assessor(base, username, token) for username, token in people]
+    started = time.perf_counter()
+    limit = asyncio.Semaphore(8)  # password hashing is deliberately slow: do not queue 200 at once
+
+    async def sign_in(a):
+        async with limit:
+            await a.sign_in(setup)
+
+    await asyncio.gather(*(sign_in(a) for a in assessors))
+    print(f"signed in {len(assessors)} assessors in {time.perf_counter() - started:.1f} s "
+          f"(sign-in p50 {pct(setup.latencies['sign-in'], 50) * 1000:.0f} ms; password hashing)", flush=True)
+    results = []
+    try:
+        for n in args.levels:
+            level = Level(assessors=n)
+            deadline = time.monotonic() + args.seconds
+            start = time.perf_counter()
+            await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms) for a in assessors[:n]))
+            level.seconds = time.perf_counter() - start
+            results.append(level)
+            print_level(level)
+    finally:
+        await asyncio.gather(*(a.close() for a in assessors))
+    return results
+
+
+def pct(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+def print_level(level):
+    saves, pages = level.latencies["save"], level.latencies["page"]
+    rate = len(saves) / level.seconds
+    share = level.db_ms / level.app_ms if level.app_ms else float("nan")
+    line = (
+        f"{level.assessors:>4} assessors: {rate:7.1f} saves/s ({rate / statistics.mean(ANCHOR_SAVES_PER_S):5.1f}x the "
+        f"anchor's 19/s), save p50/p95/p99 {pct(saves, 50) * 1000:6.1f} / {pct(saves, 95) * 1000:6.1f} / "
+        f"{pct(saves, 99) * 1000:6.1f} ms; {len(pages) / level.seconds:5.1f} pages/s, page p50/p95/p99 "
+        f"{pct(pages, 50) * 1000:6.1f} / {pct(pages, 95) * 1000:6.1f} / {pct(pages, 99) * 1000:6.1f} ms; "
+        f"database {share:4.0%} of server time; errors {level.errors}"
+    )
+    print(line, flush=True)
+    for kind, count in sorted(level.error_kinds.items()):
+        print(f"      {count} x {kind}")
+
+
+def report(results, args):
+    print("\nsummary (aim: 400 saves/s at 50 assessors with save p99 < 100 ms; 200 without errors; page p95 < 150 ms)")
+    for level in results:
+        saves, pages = level.latencies["save"], level.latencies["page"]
+        rate = len(saves) / level.seconds
+        low, high = ANCHOR_SAVES_PER_S
+        print(f"  {level.assessors:>4}: {len(saves):>6} saves in {level.seconds:.1f} s = {rate:.1f}/s "
+              f"({rate / high:.1f}-{rate / low:.1f}x Label Studio's {low}-{high}/s); "
+              f"save p99 {pct(saves, 99) * 1000:.1f} ms; page p95 {pct(pages, 95) * 1000:.1f} ms; "
+              f"errors {level.errors}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
