@@ -7,14 +7,15 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Assignment
-from assessments.models import Pool, Run, RunEntry, Topic
+from annotation import plot
+from annotation.models import Assignment, Campaign
+from assessments.models import Pool, Run, RunEntry, StudyItem, Topic
 from retrieval.models import Book, Collection
 
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path):
+def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path, client):
     settings.RETRIEVAL_INDEX_DIR = tmp_path / "indexes"  # never reuse indexes of another test database
     out = StringIO()
     call_command("load_demo", "--no-progress", stdout=out)
@@ -41,14 +42,33 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
 
     articles = set(RunEntry.objects.filter(run__in=pool.runs.all()).values_list("topic_id", "run_id"))
     for name in ("assessor1", "assessor2", "assessor3"):
-        queue = Assignment.objects.filter(assessor__username=name)
+        queue = Assignment.objects.filter(assessor__username=name, run__isnull=False)
         assert set(queue.values_list("topic_id", "run_id")) == articles
         assert list(queue.values_list("position", flat=True)) == list(range(len(articles)))
+        # Then the plot queries: labelling, and forced choice, each query once, after the articles.
+        plots = Assignment.objects.filter(assessor__username=name, pool=plot_pool).order_by("position")
+        assert [(a.campaign.name, a.topic.external_id) for a in plots] == [
+            ("plot-labels", "demo-1"), ("plot-labels", "demo-2"), ("plot-choice", "demo-1"), ("plot-choice", "demo-2")]
+        assert [a.position for a in plots] == list(range(len(articles), len(articles) + 4))
     assert not Assignment.objects.filter(assessor__username="organiser").exists()
     assignments = Assignment.objects.count()
+
+    assert Campaign.objects.get(name="plot-labels").settings["mode"] == "label"
+    assert Campaign.objects.get(name="plot-choice").settings["mode"] == "choice"
+    items = StudyItem.objects.filter(pool=plot_pool, kind=StudyItem.Kind.CHOICE)
+    assert items.count() == 2 and items.first().run.name.startswith("dense")
+    for item in items:
+        assert item.candidates.count() == 20 and item.candidates.filter(pk=item.answer_id).exists()
+    labelling = Assignment.objects.get(assessor__username="assessor1", campaign__name="plot-labels", topic__external_id="demo-1")
+    assert plot.page_kind(labelling) == "plot" and len(plot.candidates(labelling)) == 10
+    client.force_login(labelling.assessor)
+    assert b'id="plot-data"' in client.get(f"/a/{labelling.token}/").content
+    choosing = Assignment.objects.get(assessor__username="assessor1", campaign__name="plot-choice", topic__external_id="demo-2")
+    assert client.get(f"/a/{choosing.token}/").content.count(b'class="option"') == 20
 
     again = StringIO()
     call_command("load_demo", "--no-progress", stdout=again)
     assert "Already loaded: CAR trial runs." in again.getvalue()
     assert Pool.objects.get(name="car-trial-union").candidates.count() == pool.candidates.count()
     assert Assignment.objects.count() == assignments
+    assert StudyItem.objects.filter(pool=plot_pool).count() == 2

@@ -11,6 +11,7 @@ from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
 from assessments.models import Pool, Run, RunEntry, Topic
 from assessments.services.pooling import build_pool
+from assessments.studies import StudyError, make_forced_choice_items
 from retrieval.models import Book, Collection
 
 BOOKS = [
@@ -25,6 +26,10 @@ DEMO_POOL = "car-trial-union"
 PLOT_POOL_BOOK = "call-of-the-wild"
 PLOT_POOL = f"plot-{PLOT_POOL_BOOK}"
 DEMO_CAMPAIGN = "car-trial"
+PLOT_CAMPAIGN = "plot-labels"     # assessors grade the plot pool's candidates and mark the query spans
+CHOICE_CAMPAIGN = "plot-choice"   # forced choice (seed 000 §5.3) over the same queries, humans vs the dense retriever
+CHOICE_RETRIEVER = "dense"        # the retriever run whose top chunks are the negatives (and whose pick is compared)
+CHOICE_N = 20                     # the ground truth and 19 hard negatives, as in seed 000
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
 
 
@@ -65,6 +70,7 @@ class Command(BaseCommand):
                                        "--per-topic", "10", *quiet))
         self.people()
         self.assignments(pool)
+        self.plot_campaigns(Pool.objects.get(name=PLOT_POOL))
 
     def step(self, what, needed, action):
         if needed:
@@ -130,4 +136,48 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Campaign {campaign.name}: {len(articles)} articles for each of {len(assessors)} assessors "
             f"({created} assignments new)."
+        )
+
+    def plot_campaigns(self, pool):
+        """A plot labelling campaign and a forced-choice campaign on the plot pool, one assignment per query and assessor.
+
+        Their assignments come after the CAR articles in each queue. The forced-choice items are the ground truth
+        and the dense retriever's best-ranked other chunks (assessments.studies.make_forced_choice_items).
+        """
+        User = get_user_model()
+        assessors = list(User.objects.filter(username__in=[u for u, role in PEOPLE if role == Role.ASSESSOR]).order_by("username"))
+        topics = list(pool.topics.order_by("external_id"))
+        built = Run.objects.filter(pk__in=pool.params.get("built", {}).get("runs", [])).order_by("name")
+        run = next((r for r in built if r.name.startswith(CHOICE_RETRIEVER)), None) or built.first()
+        try:
+            items = make_forced_choice_items(pool, run, n=CHOICE_N) if run else []
+        except StudyError as exc:
+            self.stdout.write(f"No forced-choice items: {exc}")
+            items = []
+        campaigns = [
+            (PLOT_CAMPAIGN, "Plot retrieval: does the query describe the plot?", {"mode": "label", "context_sentences": 5},
+             "Read the query, then each candidate with the sentences around it (the marked chunk is the candidate). "
+             "Answer whether the query describes the marked plot, and mark the words of the query that describe it."),
+            (CHOICE_CAMPAIGN, "Plot retrieval: which passage does the query describe?", {"mode": "choice"},
+             "Exactly one of the passages is the plot the reader commented on. Pick it."),
+        ]
+        created = 0
+        with transaction.atomic():
+            start = Assignment.objects.filter(assessor__in=assessors, run__isnull=False).count() // max(1, len(assessors))
+            for offset, (name, title, settings_, guidelines) in enumerate(campaigns):
+                campaign, _ = Campaign.objects.get_or_create(
+                    name=name, defaults=dict(title=title, task=Campaign.Task.PLOT, settings=settings_, guidelines=guidelines),
+                )
+                campaign.pools.add(pool)
+                for assessor in assessors:
+                    for i, topic in enumerate(topics):
+                        _, made = Assignment.objects.get_or_create(
+                            assessor=assessor, topic=topic, pool=pool, campaign=campaign,
+                            defaults=dict(position=start + offset * len(topics) + i),
+                        )
+                        created += made
+        self.stdout.write(
+            f"Campaigns {PLOT_CAMPAIGN} and {CHOICE_CAMPAIGN}: {len(topics)} queries of pool {pool.name} for each of "
+            f"{len(assessors)} assessors ({created} assignments new), {len(items)} forced-choice items "
+            f"against run {run.name if run else '-'}."
         )
