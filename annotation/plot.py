@@ -319,18 +319,6 @@ def full_queue(user) -> list:
     return sorted(items + work_queue(user), key=lambda ap: (ap[0].position, ap[0].pk))
 
 
-def next_open(user, *, exclude=None):
-    """The first assignment in the user's whole queue that is not done (finished ones marked done on the way)."""
-    for assignment, progress in full_queue(user):
-        if assignment.status == Assignment.Status.DONE or (exclude and assignment.pk == exclude.pk):
-            continue
-        if progress.complete:
-            services.set_done(assignment, True)
-            continue
-        return assignment
-    return None
-
-
 # Writing -----------------------------------------------------------------------------------------------------
 
 

@@ -63,3 +63,12 @@ def choice_item(pool, topic, passages, answer, key="choice-1"):
 def pair_item(pool, topic, passage, passage2, key="pair-1"):
     return StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.PAIR, key=key, topic=topic,
                                     passage=passage, passage2=passage2, similarity=0.5)
+
+
+def labelling(tmp_path, size=3, username="judge", **settings):
+    """A plot labelling assignment for `username` on the sample query demo-1 and a pool of `size` chunks."""
+    from tests import factories
+
+    topic = load_query(tmp_path)
+    pool, _ = plot_pool(topic, size=size)
+    return assign(factories.user(username), topic, pool, campaign(**settings))

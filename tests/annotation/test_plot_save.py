@@ -144,3 +144,13 @@ def test_a_pair_rating_is_keyed_on_the_items_two_passages(client, topic, pooled,
     judgement = Judgement.objects.get(layer=Layer.RATING)
     assert (judgement.passage_id, judgement.passage2_id, judgement.item, judgement.value) == (
         picked[0].pk, picked[2].pk, "pair-1", 7)
+
+
+def test_signed_out_saves_are_refused_as_signed_out_and_organisers_cannot_save(client, assignment, pooled, post):
+    _, picked = pooled
+    response = post(assignment, layer="plot_grade", passage=picked[0].pk, value=2)
+    assert response.status_code == 403 and response.json()["signed_out"] is True
+    assert client.get(reverse("annotation:outline", args=[assignment.token])).status_code == 302
+    client.force_login(factories.user("boss", is_staff=True))
+    assert post(assignment, layer="plot_grade", passage=picked[0].pk, value=2).status_code == 404
+    assert not JudgementChange.objects.exists()

@@ -5,7 +5,6 @@ import pytest
 
 from annotation import plot
 from assessments.models import Judgement, JudgementChange, Layer
-from tests import factories
 from tests.annotation import plot_setup as ps
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,9 +14,7 @@ GRADES = ["2", "1", "0", "2", "0", "1"]  # keys pressed for candidates 1..6, sho
 
 @pytest.fixture
 def assignment(tmp_path):
-    topic = ps.load_query(tmp_path)  # demo-1 of data/plot, on The Call of the Wild
-    pool, _ = ps.plot_pool(topic, size=6)
-    return ps.assign(factories.user("judge"), topic, pool, ps.campaign(context_sentences=3))
+    return ps.labelling(tmp_path, size=6, context_sentences=3)
 
 
 def sign_in(page, username="judge"):

@@ -2,7 +2,6 @@
 
 import pytest
 
-from tests import factories
 from tests.annotation import plot_setup as ps
 from tests.browser.test_plot_labelling import pressed_grade, sign_in
 
@@ -11,9 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def assignment(tmp_path):
-    topic = ps.load_query(tmp_path)
-    pool, _ = ps.plot_pool(topic, size=3)
-    return ps.assign(factories.user("judge"), topic, pool, ps.campaign())
+    return ps.labelling(tmp_path, size=3)
 
 
 def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignment):
