@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.models import Assignment, Campaign, CampaignTopic
-from assessments.models import Judgement, PoolCandidate, QrelSet, RunEntry, Topic
+from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
 
 
 class AssignmentError(ValueError):
@@ -103,6 +103,7 @@ def assign_campaign(
     called after each topic. Raises AssignmentError naming the option at fault; nothing is written then.
     """
     users = _users(assessors)
+    given = campaign
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         campaign.pools.add(*pools)
@@ -116,6 +117,14 @@ def assign_campaign(
         qualifying = {tid for tid, ct in settings.items() if ct.qualification}
         if qualifying and campaign.qualification_gold_id is None:
             raise AssignmentError("--qualification-gold: qualification topics need a qrel set of known answers")
+        graded = set(Qrel.objects.filter(qrel_set_id=campaign.qualification_gold_id, topic_id__in=qualifying)
+                     .values_list("topic_id", flat=True))
+        if qualifying - graded:
+            missing = sorted(topic_ids[t] for t in qualifying - graded)
+            raise AssignmentError(
+                f"--qualification-gold: qrel set {campaign.qualification_gold.name!r} has no grades for qualification "
+                f"topics {', '.join(map(repr, missing))}"
+            )
 
         existing = defaultdict(set)  # topic -> assessor ids with a unit of it in the campaign
         held = set()  # (assessor id, unit)
@@ -180,6 +189,7 @@ def assign_campaign(
         result.qualification_created = sum(1 for a in new if a.qualification)
         names = dict(get_user_model().objects.filter(pk__in=load.keys() | named).values_list("pk", "username"))
         result.load = {names[pk]: load.get(pk, 0) for pk in names}
+    given.refresh_from_db()  # the caller's campaign shows the stored settings
     return result
 
 

@@ -133,8 +133,10 @@ def lines(chart_id, title, buckets, series, *, bucket_label):
     ticks = [{"y": round(height - bottom - (height - bottom - 10) * f, 1), "text": f"{round(top * f):,}"} for f in (0, 0.5, 1)]
     xticks = []
     if buckets:
-        for i in sorted({0, len(buckets) // 2, len(buckets) - 1}):
-            xticks.append({"x": round(left + i * step, 1), "text": buckets[i]})
+        last = len(buckets) - 1
+        for i in sorted({0, last // 2, last}):
+            anchor = "start" if i == 0 else "end" if i == last else "middle"
+            xticks.append({"x": round(left + i * step, 1), "text": buckets[i], "anchor": anchor})
     return {"id": chart_id, "title": title, "kind": "lines", "series": drawn, "width": width, "height": height,
             "left": left, "base": height - bottom, "ticks": ticks, "xticks": xticks,
             "table": {"head": [bucket_label, *(name for name, _, _ in series)],

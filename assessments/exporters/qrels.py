@@ -40,7 +40,7 @@ import sys
 from collections import Counter
 from itertools import chain
 
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, IntegerField, Value, When
 
 from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
 from assessments.models import Facet, Layer, Qrel, QrelSet, SpecialFacet
@@ -134,7 +134,8 @@ def _judgement_rows(scope, final):
     rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
     if final is None:
         return rows.filter(adjudicated=False), "assessor_id"
-    return rows.annotate(who=Case(When(adjudicated=True, then=Value(FINAL)), default=F("assessor_id"))), "who"
+    who = Case(When(adjudicated=True, then=Value(FINAL)), default=F("assessor_id"), output_field=IntegerField())
+    return rows.annotate(who=who), "who"
 
 
 def _ordered(rows):

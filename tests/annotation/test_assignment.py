@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.assignment import AssignmentError, assign_campaign, campaign_units, parse_topic_overlap
 from annotation.models import Assignment, Campaign, CampaignTopic
-from assessments.models import Layer, QrelSet
+from assessments.models import Layer, Qrel, QrelSet
 from assessments.services.judging import record_judgement
 from tests import factories
 
@@ -183,7 +183,11 @@ def test_topic_overlap_items_are_parsed():
 def test_the_command_prints_progress_and_a_summary_and_stores_qualification_settings():
     campaign, made, _ = make_campaign(topics=3, runs=2)
     people("a1", "a2", "a3")
-    QrelSet.objects.create(name="gold", collection=made[0][0].collection)
+    gold = QrelSet.objects.create(name="gold", collection=made[0][0].collection)
+    with pytest.raises(CommandError, match="qrel set 'gold' has no grades for qualification topics 'camp-T0'"):
+        call_command("assign_campaign", "camp", "--assessors", "a1", "--qualification-topics", "camp-T0",
+                     "--qualification-gold", "gold")
+    Qrel.objects.create(qrel_set=gold, topic=made[0][0], passage=made[0][1][0], grade=1)
     out = StringIO()
 
     call_command("assign_campaign", "camp", "--assessors", "a1", "a2", "a3", "--overlap", "2",
