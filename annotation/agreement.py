@@ -63,10 +63,10 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
     judgements, topic_names = campaign_judgements(campaign, topic)
     assessor_ids = Assignment.objects.filter(campaign=campaign).values("assessor_id")
     usernames = dict(get_user_model().objects.filter(pk__in=assessor_ids).values_list("pk", "username"))
-    present = layers_of.layer_present(judgements)
+    present = layers_of.layer_present(judgements, [layer for layer in LAYERS if not layers or layer in layers])
     report_layers, graded = [], {}
     for layer in LAYERS:
-        if layer not in present or (layers and layer not in layers):
+        if layer not in present:
             continue
         if layer == "plot_spans":
             report_layers.append(_spans_entry(layers_of.span_marks(judgements, usernames), topic_names))
@@ -134,7 +134,6 @@ def _stability(campaign, graded, topic_names):
         return {"layer": None, "measure": None, "runs": 0, "pairs": [],
                 "reasons": {"tau": "no relevance or plot grades to make qrels from"}}
     measure = parse_measure(RANKING_MEASURE[layer])
-    qrels = layers_of.graded_qrels(graded[layer])
     run_ids = set(campaign.pools.values_list("runs", flat=True)) | set(
         Assignment.objects.filter(campaign=campaign, run__isnull=False).values_list("run_id", flat=True))
     run_ids.discard(None)
@@ -142,4 +141,10 @@ def _stability(campaign, graded, topic_names):
     runs = {}
     for run_name, topic_id, passage_id in entries.values_list("run__name", "topic_id", "passage_id").iterator(10_000):
         runs.setdefault(run_name, {}).setdefault(topic_id, []).append(passage_id)
+    ratings = graded[layer]
+    if runs:
+        qrels = layers_of.graded_qrels(ratings)
+    else:  # nothing to score: only which topics each assessor judged counts
+        qrels = {name: dict.fromkeys(np.unique(ratings.unit_groups[~np.isnan(ratings.codes[a])]).tolist(), {})
+                 for a, name in enumerate(ratings.assessors)}
     return {"layer": layer, **ranking_stability(qrels, runs, measure)}

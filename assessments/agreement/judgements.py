@@ -21,6 +21,8 @@ Layers (name: level, label):
 - rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
 """
 
+from itertools import chain
+
 import numpy as np
 
 from assessments.agreement.ratings import Ratings, ratings_from_arrays, ratings_from_triples
@@ -55,13 +57,14 @@ def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
     return [ratings_from_triples(rows, LEVELS[layer][0], group_of=lambda unit: unit[0] or 0)]
 
 
-def layer_present(judgements) -> set:
-    """The layers that have judgements in the queryset (one query)."""
-    stored = set(judgements.order_by().values_list("layer", flat=True).distinct())
-    present = {layer for layer in LAYERS if layer in stored}
-    if stored & {Layer.FACET, Layer.REMOVAL}:
-        present |= {"relevance", "facet", "removal"}
-    return present
+def layer_present(judgements, layers=LAYERS) -> set:
+    """Those of `layers` that have judgements in the queryset (one EXISTS query per stored layer they read)."""
+    stored = {
+        "relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET,), "removal": (Layer.FACET, Layer.REMOVAL),
+    }
+    wanted = {stored_layer for layer in layers for stored_layer in stored.get(layer, (layer,))}
+    found = {layer for layer in wanted if judgements.filter(layer=layer).exists()}
+    return {layer for layer in layers if found & set(stored.get(layer, (layer,)))}
 
 
 def span_marks(judgements, usernames) -> dict:
@@ -77,8 +80,9 @@ def span_marks(judgements, usernames) -> dict:
 
 
 def _int_rows(queryset, columns) -> np.ndarray:
-    rows = list(raw_rows(queryset.order_by().values_list(*columns), CHUNK))
-    return np.array(rows, dtype=np.int64).reshape(len(rows), len(columns))
+    """rows × columns of integer fields (none of them null), straight from the driver into numpy."""
+    values = chain.from_iterable(raw_rows(queryset.order_by().values_list(*columns), CHUNK))
+    return np.fromiter(values, dtype=np.int64).reshape(-1, len(columns))
 
 
 def _graded(judgements, layer, usernames):

@@ -65,8 +65,8 @@ def fleiss(counts):
     if not len(counts):
         return None, "no unit was labelled by two assessors", 0, 0
     per_unit = counts.sum(axis=1)
-    numbers, frequency = np.unique(per_unit, return_counts=True)
-    raters = int(numbers[len(frequency) - 1 - np.argmax(frequency[::-1])])  # most common; ties: the larger
+    frequency = np.bincount(per_unit)
+    raters = len(frequency) - 1 - int(np.argmax(frequency[::-1]))  # the most common number; ties: the larger
     table = counts[per_unit == raters]
     if np.count_nonzero(table.sum(axis=0)) < 2:
         return None, "one label only: κ is undefined", len(table), raters

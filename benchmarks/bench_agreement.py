@@ -1,0 +1,183 @@
+"""Agreement report speed: campaign_report on judgements in the database against krippendorff.alpha alone.
+
+    .venv/bin/python benchmarks/bench_agreement.py [--units 100000] [--assessors 3] [--layer plot_grade|relevance]
+        [--repeat 3] [--use-database-url]
+
+Builds a throwaway database (a SQLite file in a temporary directory; with --use-database-url a test
+database beside DATABASE_URL's, created and dropped by Django), and a campaign whose assessors each
+label every unit (topics of 1,000 passages): plot grades 0-3, or outline relevance (facet judgements
+MUST/SHOULD/CAN, and 10% of the passages removed), each assessor agreeing with a shared truth 70%
+of the time. Rows are bulk-inserted (no model instances). Then, in the same run, times:
+
+- report: annotation.agreement.campaign_report for the layer: the query, the units × assessors
+  matrix, α, Fleiss' κ, all/none agree, every pair's Cohen's κ, weighted κ and confusion matrix,
+  the same per topic, and the ranking-stability step (no runs here);
+- alpha: krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal") on the
+  prepared assessors × units matrix (NaN for missing), the package's own cost of the headline figure.
+
+Prints both (fastest of --repeat), a breakdown of the report (the rows alone as the driver gives
+them, query + matrix, figures), and the ratios. Aim: the report within 3x of alpha; fetching the
+rows alone already costs several times alpha, so the breakdown says where the time goes.
+Not part of the test suite.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_export import BulkWriter, measure  # noqa: E402  (the export benchmark's bulk writer and timer)
+
+PASSAGES_PER_TOPIC = 1000
+AGREE = 0.7  # chance that an assessor gives the shared true label
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--units", type=int, default=100_000, help="How many units (passages) every assessor labels.")
+    parser.add_argument("--assessors", type=int, default=3)
+    parser.add_argument("--layer", choices=("plot_grade", "relevance"), default="plot_grade")
+    parser.add_argument("--repeat", type=int, default=3, help="Time each phase this often, keep the fastest.")
+    parser.add_argument(
+        "--use-database-url", action="store_true",
+        help="Use a throwaway test database on DATABASE_URL's server instead of a temporary SQLite file.",
+    )
+    args = parser.parse_args(argv)
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-agreement-"))
+    if not args.use_database_url:
+        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    created_test_db = None
+    try:
+        if args.use_database_url:
+            created_test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+        else:
+            call_command("migrate", verbosity=0)
+        started = time.perf_counter()
+        campaign = populate(args.units, args.assessors, args.layer)
+        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
+        print(f"wrote {args.units:,} units x {args.assessors} assessors of {args.layer} "
+              f"in {time.perf_counter() - started:.1f} s")
+        run_phases(campaign, args.layer, args.repeat)
+    finally:
+        if created_test_db:
+            connection.creation.destroy_test_db(created_test_db, verbosity=0)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def populate(units, assessor_count, layer):
+    """A campaign whose assessors each label `units` passages (topics of PASSAGES_PER_TOPIC); returns it."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Assignment, Campaign
+    from assessments.models import Judgement, Layer, Topic
+    from retrieval.models import Collection, Passage
+
+    rng = random.Random(20261122)
+    collection = Collection.objects.create(name="bench")
+    task = Campaign.Task.PLOT if layer == "plot_grade" else Campaign.Task.OUTLINE
+    campaign = Campaign.objects.create(name="bench", task=task)
+    users = [get_user_model().objects.create(username=f"assessor{i + 1}") for i in range(assessor_count)]
+    moment = datetime(2026, 11, 22, tzinfo=UTC)
+    writer = BulkWriter()
+    relevance = {3: "must", 2: "should", 1: "can"}
+    made = passage_id = 0
+    for t in range((units + PASSAGES_PER_TOPIC - 1) // PASSAGES_PER_TOPIC):
+        topic = Topic.objects.create(collection=collection, external_id=f"T{t:04d}",
+                                     kind=Topic.Kind.PLOT if layer == "plot_grade" else Topic.Kind.OUTLINE)
+        Assignment.objects.bulk_create(Assignment(campaign=campaign, assessor=u, topic=topic, token=f"{t}-{u.pk}")
+                                       for u in users)
+        count = min(PASSAGES_PER_TOPIC, units - t * PASSAGES_PER_TOPIC)
+        for _ in range(count):
+            passage_id += 1
+            writer.add(Passage, id=passage_id, collection_id=collection.pk, external_id=f"p{passage_id}", title="",
+                       text="", metadata={}, created_at=moment)
+            truth = rng.randrange(4) if layer == "plot_grade" else rng.choice((0, 1, 2, 2, 3, 3, 3, 3, 3, 3))
+            for user in users:
+                grade = truth if rng.random() < AGREE else rng.randrange(4)
+                if layer == "plot_grade":
+                    kind, value = Layer.PLOT_GRADE, grade
+                elif grade == 0:
+                    kind, value = Layer.REMOVAL, True
+                else:
+                    kind, value = Layer.FACET, [{"facet": "other", "relevance": relevance[grade]}]
+                made += 1
+                writer.add(
+                    Judgement, id=made, assessor_id=user.pk, layer=str(kind.value), topic_id=topic.pk,
+                    passage_id=passage_id, passage2_id=None, item="",
+                    key=Judgement.make_key(kind, topic.pk, passage_id), value=value, grade=grade, run_ids=[],
+                    client_time=moment, client_seq=0, updated_at=moment, adjudicated=False,
+                )
+    writer.flush()
+    return campaign
+
+
+def run_phases(campaign, layer, repeat):
+    import krippendorff
+    import numpy as np
+    from django.contrib.auth import get_user_model
+
+    from annotation.agreement import campaign_judgements, campaign_report
+    from assessments.agreement import judgements as layers_of
+    from assessments.agreement.statistics import figures
+    from assessments.exporters.common import raw_rows
+
+    report = campaign_report(campaign, layers=[layer])  # warm up, and the figures to print
+    usernames = dict(get_user_model().objects.values_list("pk", "username"))
+    judgements, _ = campaign_judgements(campaign)
+    ratings = layers_of.layer_ratings(judgements, layer, usernames)[0]
+    matrix = np.where(np.isnan(ratings.codes), np.nan, np.asarray(ratings.labels, float)[
+        np.nan_to_num(ratings.codes).astype(np.int64)])  # assessors × units of the grades themselves
+    scale = ratings.labels
+
+    def alpha():
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=scale)
+
+    def fetch():  # the floor of any database path: the rows the matrix is built from, as the driver gives them
+        stored = ("plot_grade",) if layer == "plot_grade" else ("facet", "removal")
+        for _ in raw_rows(judgements.filter(layer__in=stored, grade__isnull=False)
+                          .values_list("topic_id", "passage_id", "assessor_id", "grade"), 10_000):
+            pass
+
+    report_time = measure(lambda: campaign_report(campaign, layers=[layer]), repeat)
+    alpha_time = measure(alpha, repeat)
+    fetch_time = measure(fetch, repeat)
+    matrix_time = measure(lambda: layers_of.layer_ratings(judgements, layer, usernames), repeat)
+    figures_time = measure(lambda: figures(ratings), repeat)
+
+    entry = report["layers"][0]
+    print(f"{layer}: {entry['units']:,} units, {entry['assessors']} assessors, {len(entry['topics'])} topics; "
+          f"alpha {entry['alpha']:.4f} (package on the matrix: "
+          f"{krippendorff.alpha(reliability_data=matrix, level_of_measurement='ordinal', value_domain=scale):.4f}), "
+          f"Fleiss {entry['fleiss_kappa']:.4f}")
+    print(f"  report (campaign_report)   wall {report_time.wall:7.3f} s   cpu {report_time.cpu:7.3f} s   "
+          f"peak memory {report_time.peak}")
+    print(f"    rows from the database   wall {fetch_time.wall:7.3f} s   cpu {fetch_time.cpu:7.3f} s   "
+          "(the floor: the same rows straight from the driver)")
+    print(f"    query + matrix           wall {matrix_time.wall:7.3f} s   cpu {matrix_time.cpu:7.3f} s")
+    print(f"    overall figures + pairs  wall {figures_time.wall:7.3f} s   cpu {figures_time.cpu:7.3f} s")
+    print(f"  krippendorff.alpha         wall {alpha_time.wall:7.3f} s   cpu {alpha_time.cpu:7.3f} s")
+    print(f"  ratio report / alpha       wall {report_time.wall / alpha_time.wall:7.2f}x   "
+          f"cpu {report_time.cpu / alpha_time.cpu:7.2f}x   (aim: within 3x)")
+    print(f"  ratio rows alone / alpha   wall {fetch_time.wall / alpha_time.wall:7.2f}x   "
+          f"cpu {fetch_time.cpu / alpha_time.cpu:7.2f}x")
+
+
+if __name__ == "__main__":
+    main()
