@@ -12,12 +12,19 @@ from tests.factories import DATA
 
 BOOK = "call-of-the-wild"
 QUERY = "demo-1"
+EXCERPT = 400  # lines of the book enough for demo-1: the first chapter, with the query's ground truth
 
 
-def load_query(tmp_path, slug=BOOK, query_id=QUERY, text=None):
-    """Import a sample book and one of its sample queries (its text replaced by `text` when given); returns the topic."""
+def load_query(tmp_path, slug=BOOK, query_id=QUERY, text=None, lines=None):
+    """Import a sample book (its first `lines` lines only, when given: faster) and one of its sample queries (its
+    text replaced by `text` when given); returns the topic."""
     if not Book.objects.filter(slug=slug).exists():
-        call_command("import_book", str(DATA / "books" / f"{slug}.txt"), "--title", slug, "--slug", slug, "--no-progress")
+        source = DATA / "books" / f"{slug}.txt"
+        if lines:
+            excerpt = tmp_path / f"{slug}.txt"
+            excerpt.write_text("\n".join(source.read_text(encoding="utf-8").splitlines()[:lines]) + "\n", encoding="utf-8")
+            source = excerpt
+        call_command("import_book", str(source), "--title", slug, "--slug", slug, "--no-progress")
     lines = (DATA / "plot" / "sample-queries.jsonl").read_text(encoding="utf-8").splitlines()
     query = next(json.loads(line) for line in lines if line.strip() and json.loads(line)["query_id"] == query_id)
     if text is not None:
@@ -65,10 +72,10 @@ def pair_item(pool, topic, passage, passage2, key="pair-1"):
                                     passage=passage, passage2=passage2, similarity=0.5)
 
 
-def labelling(tmp_path, size=3, username="judge", **settings):
+def labelling(tmp_path, size=3, username="judge", lines=None, **settings):
     """A plot labelling assignment for `username` on the sample query demo-1 and a pool of `size` chunks."""
     from tests import factories
 
-    topic = load_query(tmp_path)
+    topic = load_query(tmp_path, lines=lines)
     pool, _ = plot_pool(topic, size=size)
     return assign(factories.user(username), topic, pool, campaign(**settings))

@@ -18,7 +18,7 @@ EVIL = '<script>alert("x")</script>'
 
 @pytest.fixture
 def topic(tmp_path):
-    return ps.load_query(tmp_path, text=f"The dog {EVIL} learns who holds the club.")
+    return ps.load_query(tmp_path, text=f"The dog {EVIL} learns who holds the club.", lines=ps.EXCERPT)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def topic(tmp_path):
     # An emoji before the words: offsets are counted in characters (code points), as Python counts them.
-    return ps.load_query(tmp_path, text="🐕 After the beating the dog understands who holds the power.")
+    return ps.load_query(tmp_path, text="🐕 After the beating the dog understands who holds the power.", lines=ps.EXCERPT)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def assignment(tmp_path):
-    topic = ps.load_query(tmp_path)
+    topic = ps.load_query(tmp_path, lines=ps.EXCERPT)
     pool, picked = ps.plot_pool(topic, size=12)
     truth = topic.ground_truth.get()
     ps.choice_item(pool, topic, picked[:12], answer=truth, key="a-twelve")

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def assignment(tmp_path):
-    return ps.labelling(tmp_path, size=3)
+    return ps.labelling(tmp_path, size=3, lines=ps.EXCERPT)
 
 
 def active_times(assessor):

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def assignment(tmp_path):
-    return ps.labelling(tmp_path, size=3)
+    return ps.labelling(tmp_path, size=3, lines=ps.EXCERPT)
 
 
 def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignment):
