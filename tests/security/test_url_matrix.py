@@ -51,6 +51,9 @@ TABLE = {
     "api/campaigns/<str:name>/topics/trec/": {
         "GET": ("/api/campaigns/{campaign}/topics/trec/", (401, 403, 403, 403, 200, 200, 200)),
     },
+    "api/campaigns/<str:name>/agreement/": {
+        "GET": ("/api/campaigns/{campaign}/agreement/", (401, 403, 403, 403, 200, 403, 200)),
+    },
     "api/runs/": {"GET": ("/api/runs/", (401, 403, 403, 403, 200, 200, 200))},
     "api/runs/<str:pk>/": {
         "GET": ("/api/runs/{run}/", (401, 403, 403, 403, 200, 200, 200)),
