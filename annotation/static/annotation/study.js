@@ -68,7 +68,7 @@
 
   function renderProgress() {
     var pr = progress();
-    AS.renderWork(pr, S.status, "Every " + NOUN + " is answered. This assignment is done.",
+    AS.renderWork(pr, S.status, (CHOICE ? "Every item is answered." : "Every pair is rated.") + " This assignment is done.",
       "Marked done, with " + (pr.total - pr.done) + " " + NOUN + "s left.");
     var count = document.getElementById("item-count");
     if (count) count.textContent = (CHOICE ? "Item " : "Pair ") + (current + 1) + " of " + items.length;
