@@ -116,15 +116,27 @@ def _entry(layer, ratings, topic_names):
     return entry
 
 
+SPAN_NULLS = {"alpha": None, "fleiss_kappa": None, "fleiss_units": 0, "fleiss_raters": 0, "all_agree": None,
+              "none_agree": None}
+NOT_CATEGORIES = "spans are compared by their overlap (span_jaccard), not as categories"
+
+
 def _spans_entry(marks, topic_names):
-    entry = {"layer": "plot_spans", "level": "spans", **span_figures(marks), "topics": []}
+    """The plot_spans layer in the shape of the others: the category figures are None, span_jaccard says it."""
+    figure = span_figures(marks)
+    figure["reasons"].update(dict.fromkeys(SPAN_NULLS, NOT_CATEGORIES))
+    for pair in figure["pairs"]:
+        pair.update(cohen_kappa=None, weighted_kappa=None, confusion=None,
+                    reasons={"cohen_kappa": NOT_CATEGORIES, "weighted_kappa": NOT_CATEGORIES})
+    entry = {"layer": "plot_spans", "level": "spans", **SPAN_NULLS, **figure, "topics": []}
     by_topic = {}
     for unit, marked in marks.items():
         by_topic.setdefault(unit[0], {})[unit] = marked
     for topic_id, topic_marks in sorted(by_topic.items(), key=lambda item: str(topic_names.get(item[0]))):
         figure = span_figures(topic_marks)
         del figure["pairs"]
-        entry["topics"].append({"topic": topic_names.get(topic_id), **figure})
+        figure["reasons"].update(dict.fromkeys(SPAN_NULLS, NOT_CATEGORIES))
+        entry["topics"].append({"topic": topic_names.get(topic_id), **SPAN_NULLS, **figure})
     return entry
 
 

@@ -71,8 +71,8 @@ def _title(report):
 
 def _layer_text(layer):
     spans = layer["level"] == "spans"
-    head = f"{layer['layer']} ({layer['level']}): {layer['units']} units labelled by two or more of " \
-           f"{layer['assessors']} assessors"
+    head = f"{layer['layer']} ({layer['level']}): {_count(layer['units'], 'unit')} labelled by two or more of " \
+           f"{_count(layer['assessors'], 'assessor')}"
     lines = [head]
     if spans:
         lines.append(f"  mean pairwise Jaccard {_number(layer['span_jaccard'])}")
@@ -113,6 +113,10 @@ def _number(value):
     if value is None:
         return "-"
     return f"{value:.3f}"
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _pick(figures, names):

@@ -211,3 +211,61 @@ def test_the_command_reads_labels_from_a_csv(tmp_path):
     assert "Agreement of the labels in" in text and "labels (nominal): 3 units labelled by two or more of 2" in text
     data = json.loads(command("--input", str(path), "--level", "nominal", "--format", "json"))
     assert data["layers"][0]["pairs"][0]["confusion"] == {"labels": ["x", "y"], "matrix": [[1, 1], [0, 1]]}
+
+
+@pytest.fixture
+def plot_campaign():
+    """A plot campaign: three assessors grade and mark spans of q1's candidates, choose in a forced-choice set and
+    rate a pair (a pair rating keyed without a topic, reached through the campaign's pool)."""
+    from assessments.models import StudyItem, Topic
+
+    coll = factories.collection("book")
+    topic = factories.topic(coll, "q1", kind=Topic.Kind.PLOT, text="The dog pulls a sled across the ice.")
+    chunks = [factories.passage(coll, f"book:{i}") for i in range(4)]
+    pool = factories.pool(coll, [topic], [])
+    StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.CHOICE, key="set1", topic=topic)
+    StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.PAIR, key="pair1", passage=chunks[0], passage2=chunks[1])
+    campaign = Campaign.objects.create(name="plot", task=Campaign.Task.PLOT)
+    campaign.pools.add(pool)
+    grades = {"ann": [2, 1, 0, 2], "bob": [2, 0, 0, 1], "cat": [1, 1, 0, 2]}
+    spans = {"ann": [[4, 7]], "bob": [[4, 13]], "cat": []}
+    choices = {"ann": "book:0", "bob": "book:0", "cat": "book:2"}
+    ratings = {"ann": 7, "bob": 8, "cat": 3}
+    for name in grades:
+        user = factories.user(name)
+        Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, pool=pool)
+        for chunk, grade in zip(chunks, grades[name]):
+            record_judgement(assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=chunk)
+        record_judgement(assessor=user, layer=Layer.PLOT_SPANS, value=spans[name], topic=topic, passage=chunks[0])
+        record_judgement(assessor=user, layer=Layer.CHOICE, value=choices[name], topic=topic, item="set1")
+        record_judgement(assessor=user, layer=Layer.RATING, value=ratings[name], passage=chunks[0],
+                         passage2=chunks[1], item="pair1")
+    return campaign, grades, ratings
+
+
+@pytest.mark.django_db
+def test_plot_layers_grades_spans_choice_and_ratings(plot_campaign):
+    campaign, grades, ratings = plot_campaign
+    report = campaign_report(campaign)
+    assert [(x["layer"], x["level"]) for x in report["layers"]] == [
+        ("plot_grade", "ordinal"), ("plot_spans", "spans"), ("choice", "nominal"), ("rating", "ordinal"),
+        ("rating", "interval"),
+    ]
+    grade = layer(report, "plot_grade")
+    expected = krippendorff.alpha(reliability_data=list(grades.values()), value_domain=[0, 1, 2],
+                                  level_of_measurement="ordinal")
+    assert grade["alpha"] == pytest.approx(expected) and grade["units"] == 4
+    spans = layer(report, "plot_spans")
+    # ann/bob: 3 of 9 characters shared; ann/cat and bob/cat: something against nothing, 0
+    assert spans["span_jaccard"] == pytest.approx((3 / 9) / 3) and spans["units"] == 1
+    assert spans["alpha"] is None and "not as categories" in spans["reasons"]["alpha"]
+    choice = layer(report, "choice")
+    assert (choice["units"], choice["all_agree"], choice["none_agree"]) == (1, 0.0, 0.0)
+    interval = layer(report, "rating", "interval")
+    assert interval["units"] == 1 and interval["topics"] == [{**interval["topics"][0], "topic": None}]
+    assert layer(report, "rating", "ordinal")["pairs"][0]["confusion"]["labels"] == list(range(1, 11))
+    assert report["ranking_stability"]["layer"] == "plot_grade"
+    assert report["ranking_stability"]["measure"] == "nDCG@10"
+    json.dumps(report, allow_nan=False)
+    text = command("--campaign", "plot")
+    assert "plot_spans (spans): 1 unit labelled by two or more of 3 assessors" in text and "mean pairwise Jaccard 0.111" in text
