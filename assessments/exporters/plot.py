@@ -24,12 +24,14 @@ import sys
 from contextlib import contextmanager
 
 from django.apps import apps
+from django.db.models import Q
 
 from assessments.exporters.car_y3 import format_time
 from assessments.exporters.common import ExportFailed, atomic_file
 from assessments.models import Judgement, JudgementChange, Layer, Pool, StudyItem, Topic
 
 LAYERS = (Layer.PLOT_GRADE, Layer.PLOT_SPANS, Layer.CHOICE, Layer.RATING)
+CHUNK = 2000  # rows fetched per round trip
 CHOICE_FIELDS = ("pool", "item", "topic", "assessor", "chosen", "answer", "correct", "run", "retriever_choice",
                  "retriever_correct", "n", "client_time", "session_id")
 
@@ -70,11 +72,11 @@ def _topics(pools):
     return topics
 
 
-def _in_scope(judgements, pools, items):
-    rows = judgements.filter(layer__in=LAYERS, topic__in=_topics(pools)).distinct()
-    if pools is not None:  # study labels only for the pools' own items
-        keys = {key for _, key in items}
-        rows = [j for j in rows if j.layer not in (Layer.CHOICE, Layer.RATING) or j.item in keys]
+def _in_scope(pools, items):
+    """The plot labels in scope: grades and spans of the topics, choices and ratings of the pools' own items."""
+    rows = Judgement.objects.filter(layer__in=LAYERS, topic__in=_topics(pools))
+    if pools is not None:
+        rows = rows.filter(Q(layer__in=(Layer.PLOT_GRADE, Layer.PLOT_SPANS)) | Q(item__in={key for _, key in items}))
     return rows
 
 
@@ -121,15 +123,21 @@ def _base(judgement):
     }
 
 
+ORDER = ("topic__collection__name", "topic__external_id", "layer", "assessor__username", "key")
+RELATED = ("topic", "topic__collection", "passage", "passage2", "assessor")
+
+
 def plot_label_records(pools=None, *, history=False):
-    """Yield one dict per current plot label (or, with history, per change), ordered by topic, layer, assessor."""
+    """Yield one dict per current plot label (or, with history, per change), ordered by topic, layer, assessor.
+
+    One query either way (streamed in chunks), whatever the number of labels or changes.
+    """
     items = _items(pools)
-    judgements = Judgement.objects.select_related(
-        "topic", "topic__collection", "passage", "passage2", "assessor", "latest_change",
-    ).order_by("topic__collection__name", "topic__external_id", "layer", "assessor__username", "key")
-    for judgement in _in_scope(judgements, pools, items):
-        item = items.get((judgement.topic_id, judgement.item)) if judgement.item else None
-        if not history:
+    scope = _in_scope(pools, items)
+    if not history:
+        rows = scope.select_related(*RELATED, "latest_change").order_by(*ORDER)
+        for judgement in rows.iterator(chunk_size=CHUNK):
+            item = items.get((judgement.topic_id, judgement.item)) if judgement.item else None
             change = judgement.latest_change
             yield {
                 **_base(judgement), "value": judgement.value, "grade": judgement.grade,
@@ -139,15 +147,20 @@ def plot_label_records(pools=None, *, history=False):
                 "session_id": change.session_id if change else "", "run_ids": judgement.run_ids,
                 "source": change.source if change else None,
             }
-            continue
-        for change in JudgementChange.objects.filter(judgement=judgement).order_by("client_time", "client_seq", "id"):
-            yield {
-                **_base(judgement), "change_id": str(change.change_id), "value": change.value,
-                **_details(judgement, change.value, item),
-                "client_time": format_time(change.client_time), "client_seq": change.client_seq,
-                "received_at": format_time(change.received_at), "session_id": change.session_id,
-                "run_ids": change.run_ids, "source": change.source, "active_ms": change.active_ms,
-            }
+        return
+    changes = JudgementChange.objects.filter(judgement__in=scope.values("pk")).select_related(
+        "judgement", *(f"judgement__{name}" for name in RELATED),
+    ).order_by(*(f"judgement__{name}" for name in ORDER), "client_time", "client_seq", "id")
+    for change in changes.iterator(chunk_size=CHUNK):
+        judgement = change.judgement
+        item = items.get((judgement.topic_id, judgement.item)) if judgement.item else None
+        yield {
+            **_base(judgement), "change_id": str(change.change_id), "value": change.value,
+            **_details(judgement, change.value, item),
+            "client_time": format_time(change.client_time), "client_seq": change.client_seq,
+            "received_at": format_time(change.received_at), "session_id": change.session_id,
+            "run_ids": change.run_ids, "source": change.source, "active_ms": change.active_ms,
+        }
 
 
 def choice_rows(pools=None):
