@@ -7,9 +7,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, call_command
 from django.db import transaction
 
+from annotation.assignment import assign_campaign
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
-from assessments.models import Pool, Run, RunEntry, Topic
+from assessments.models import Pool, Run, Topic
 from assessments.services.pooling import build_pool
 from assessments.studies import StudyError, make_forced_choice_items
 from retrieval.models import Book, Collection
@@ -26,6 +27,7 @@ DEMO_POOL = "car-trial-union"
 PLOT_POOL_BOOK = "call-of-the-wild"
 PLOT_POOL = f"plot-{PLOT_POOL_BOOK}"
 DEMO_CAMPAIGN = "car-trial"
+DEMO_OVERLAP = 3  # every assessor judges every article: the dashboard has agreement to show
 PLOT_CAMPAIGN = "plot-labels"     # assessors grade the plot pool's candidates and mark the query spans
 CHOICE_CAMPAIGN = "plot-choice"   # forced choice (seed 000 §5.3) over the same queries, humans vs the dense retriever
 CHOICE_RETRIEVER = "dense"        # the retriever run whose top chunks are the negatives (and whose pick is compared)
@@ -111,32 +113,17 @@ class Command(BaseCommand):
             self.stdout.write(f"  {role.label:<10} {username:<10} {password}")
 
     def assignments(self, pool):
-        """Give every demo assessor every (topic, run) article of the demo pool, topic by topic (already there: kept)."""
-        User = get_user_model()
-        assessors = list(User.objects.filter(username__in=[u for u, role in PEOPLE if role == Role.ASSESSOR]).order_by("username"))
-        articles = list(
-            RunEntry.objects.filter(run__in=pool.runs.all(), topic__in=pool.topics.all())
-            .values_list("topic_id", "run_id").distinct().order_by("topic__external_id", "run__name")
-        )
+        """The CAR campaign: the demo pool's (topic, run) articles to all three assessors (overlap 3, so the demo
+        shows agreement on every passage) through annotation.assignment; already there: kept."""
         with transaction.atomic():
             campaign, _ = Campaign.objects.get_or_create(
                 name=DEMO_CAMPAIGN,
                 defaults=dict(title="CAR Y3 trial articles", task=Campaign.Task.OUTLINE,
                               guidelines="Read the gold article first, then judge the article from top to bottom."),
             )
-            campaign.pools.add(pool)
-            created = 0
-            for assessor in assessors:
-                for position, (topic_id, run_id) in enumerate(articles):
-                    _, made = Assignment.objects.get_or_create(
-                        assessor=assessor, topic_id=topic_id, run_id=run_id,
-                        defaults=dict(campaign=campaign, position=position),
-                    )
-                    created += made
-        self.stdout.write(
-            f"Campaign {campaign.name}: {len(articles)} articles for each of {len(assessors)} assessors "
-            f"({created} assignments new)."
-        )
+            assessors = [u for u, role in PEOPLE if role == Role.ASSESSOR]
+            result = assign_campaign(campaign, assessors, pools=[pool], overlap=DEMO_OVERLAP, seed=1)
+        self.stdout.write(f"Campaign {campaign.name} (overlap {DEMO_OVERLAP}): {result.summary()}")
 
     def plot_campaigns(self, pool):
         """A plot labelling campaign and a forced-choice campaign on the plot pool, one assignment per query and assessor.
