@@ -20,18 +20,28 @@ not installed here):
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
-from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
-
-STOPWORD_LISTS = {"en_plus": frozenset(STOPWORDS_EN_PLUS), "en": frozenset(STOPWORDS_EN)}
+STOPWORD_LISTS = {"en_plus": "STOPWORDS_EN_PLUS", "en": "STOPWORDS_EN"}  # names in bm25s.stopwords
 DEFAULT_STOPWORDS = "en_plus"
 PLOT_TEXTS = ("chunks", "span")
 _WORD = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*")
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 
 
-def words(text: str, stopwords=STOPWORD_LISTS[DEFAULT_STOPWORDS]) -> set[str]:
-    """The set of words of `text`, lower-cased, without stop words (see the module docstring)."""
+@cache
+def stopword_list(name: str = DEFAULT_STOPWORDS) -> frozenset:
+    """A stop-word list of bm25s by our name (en_plus, en); bm25s is imported only here, never by the web process."""
+    from bm25s import stopwords
+
+    if name not in STOPWORD_LISTS:
+        raise ValueError(f"stopwords: {name!r} is not one of {', '.join(STOPWORD_LISTS)}")
+    return frozenset(getattr(stopwords, STOPWORD_LISTS[name]))
+
+
+def words(text: str, stopwords=None) -> set[str]:
+    """The set of words of `text`, lower-cased, without stop words (default: NLTK's list; see the module docstring)."""
+    stopwords = stopword_list() if stopwords is None else stopwords
     found = set()
     for token in _WORD.findall(text.translate(_APOSTROPHES).lower()):
         if token.endswith("'s") and token not in stopwords:
@@ -41,7 +51,7 @@ def words(text: str, stopwords=STOPWORD_LISTS[DEFAULT_STOPWORDS]) -> set[str]:
     return found
 
 
-def word_overlap(query: str, plot: str, stopwords=STOPWORD_LISTS[DEFAULT_STOPWORDS]) -> float | None:
+def word_overlap(query: str, plot: str, stopwords=None) -> float | None:
     """Eq. 5: |C ∩ T| / |C| for the query's word set C and the plot's T; None when C is empty."""
     query_words = words(query, stopwords)
     if not query_words:
@@ -64,9 +74,7 @@ def topic_overlaps(topics, *, plot="chunks", stopwords=DEFAULT_STOPWORDS, progre
     """QueryOverlap of each plot topic with its ground truth; the dataset is the topic's collection."""
     if plot not in PLOT_TEXTS:
         raise ValueError(f"plot: {plot!r} is not one of {', '.join(PLOT_TEXTS)}")
-    if stopwords not in STOPWORD_LISTS:
-        raise ValueError(f"stopwords: {stopwords!r} is not one of {', '.join(STOPWORD_LISTS)}")
-    stop = STOPWORD_LISTS[stopwords]
+    stop = stopword_list(stopwords)
     rows = []
     for topic in progress(topics):
         if plot == "span":

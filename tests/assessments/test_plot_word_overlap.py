@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessments.evaluation.overlap import STOPWORD_LISTS, word_overlap, words
+from assessments.evaluation.overlap import stopword_list, word_overlap, words
 from tests.assessments.plot_data import load_book
 
 
@@ -15,7 +15,8 @@ def test_words_are_lower_cased_without_stop_words_punctuation_or_possessives():
         "buck", "master", "see", "well-known", "dog", "late",  # didn't, the, it's: NLTK stop words
     }
     assert words("The, and; of.") == set()
-    assert "the" in STOPWORD_LISTS["en_plus"] and len(STOPWORD_LISTS["en_plus"]) == 179  # NLTK's English list
+    assert "the" in stopword_list("en_plus") and len(stopword_list("en_plus")) == 179  # NLTK's English list
+    assert len(stopword_list("en")) == 33 and "dog" in words("the dog", stopword_list("en"))
 
 
 def test_the_denominator_is_the_querys_word_set():
