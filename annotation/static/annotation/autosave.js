@@ -117,7 +117,7 @@
     var inflight = null;
     var sending = false, failures = 0, retryTimer = null, retryAt = 0, ticker = null;
     var signedOut = false;
-    var otherTabs = false;
+    var otherTabs = {};       // sessions of other open tabs of this assignment
 
     // ----- active time -------------------------------------------------------------------------------------------
     var visible = document.visibilityState !== "hidden";
@@ -370,10 +370,10 @@
       channel.onmessage = function (ev) {
         var m = ev.data;
         if (!m || m.session === SESSION) return;
-        if (m.type === "hello") { broadcast({ type: "here" }); sawOtherTab(); return; }
-        if (m.type === "here") { sawOtherTab(); return; }
-        if (m.type === "bye") { sawOtherTab(false); return; }
-        sawOtherTab();
+        if (m.type === "hello") { broadcast({ type: "here" }); sawOtherTab(m.session, true); return; }
+        if (m.type === "here") { sawOtherTab(m.session, true); return; }
+        if (m.type === "bye") { sawOtherTab(m.session, false); return; }
+        sawOtherTab(m.session, true);
         if (m.type === "change" && m.body && o.remote) {
           o.remote(m.body, m.item);
           hint("Changed in another tab of this assignment: shown here too.");
@@ -391,10 +391,10 @@
       try { channel.postMessage(message); } catch (e) { /* a closed channel: nothing to tell */ }
     }
 
-    function sawOtherTab(open) {
-      otherTabs = open !== false;
+    function sawOtherTab(session, open) {
+      if (open) otherTabs[session] = true; else delete otherTabs[session];
       var banner = document.getElementById("other-tab");
-      if (banner) banner.hidden = !otherTabs;
+      if (banner) banner.hidden = !Object.keys(otherTabs).length;
     }
 
     // ----- wiring ------------------------------------------------------------------------------------------------

@@ -327,7 +327,14 @@
       b.addEventListener("click", function () { setCurrent(current + (b.dataset.action === "next" ? 1 : -1)); });
     });
     if (!READONLY) {
-      queryEl.addEventListener("mouseup", function () { setTimeout(function () { if (mouseSelection()) markSelection(); }, 0); });
+      // A selection made with the mouse that starts or ends in the query marks that part of it.
+      document.addEventListener("mouseup", function () {
+        setTimeout(function () {
+          var sel = window.getSelection();
+          if (!sel || sel.isCollapsed || !(queryEl.contains(sel.anchorNode) || queryEl.contains(sel.focusNode))) return;
+          if (mouseSelection()) markSelection();
+        }, 0);
+      });
       var button = document.getElementById("mark-selection");
       if (button) {
         button.addEventListener("mousedown", function (ev) { ev.preventDefault(); });  // keep the selection
