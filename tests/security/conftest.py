@@ -11,6 +11,7 @@ from django.test import Client
 
 from annotation.campaigns import create_campaign, create_pool
 from annotation.models import Assignment, Campaign
+from annotation.review import open_review
 from annotation.roles import Role
 from annotation.submissions import upload_run
 from assessments.models import Topic
@@ -46,6 +47,7 @@ def world(people):
     outline = Campaign.objects.create(name="car-y3", task=Campaign.Task.OUTLINE)
     mine = Assignment.objects.create(campaign=outline, assessor=people["assessor"], topic=topic, run=car_run)
     theirs = Assignment.objects.create(campaign=outline, assessor=people["other_assessor"], topic=topic, run=car_run)
+    review = open_review(mine)  # a sample of the assessor's batch, given to `reviewer`
 
     web = factories.collection("web", kind=Collection.Kind.DOCUMENTS)
     for qid in ("301", "302"):
@@ -59,6 +61,7 @@ def world(people):
     return {
         "token": mine.token, "other_token": theirs.token, "assignment": mine, "outline_campaign": outline,
         "campaign": adhoc.name, "run": free.pk, "pool": pool.name, "topic": topic, "passages": passages,
+        "outline": outline.name, "review": review.pk,
     }
 
 

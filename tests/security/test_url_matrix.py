@@ -32,6 +32,18 @@ TABLE = {
     # The organiser's study results (forced-choice accuracy, pair ratings): organisers only, 404 for the rest.
     "studies/": {"GET": ("/studies/", (302, 404, 404, 404, 200, 404, 200))},
     "studies/<slug:name>/": {"GET": ("/studies/{pool}/", (302, 404, 404, 404, 200, 404, 200))},
+    # Campaign pages: reviewers see the reviews given to them (organisers all); adjudication and dashboard are
+    # for organisers; everyone else signed in gets 404. An empty POST is a form missing its fields (400).
+    "review/": {"GET": ("/review/", (302, 404, 404, 200, 200, 404, 200))},
+    "review/<int:pk>/": {
+        "GET": ("/review/{review}/", (302, 404, 404, 200, 200, 404, 200)),
+        "POST": ("/review/{review}/", (302, 404, 404, 400, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/adjudication/": {
+        "GET": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/dashboard/": {"GET": ("/campaigns/{outline}/dashboard/", (302, 404, 404, 404, 200, 404, 200))},
     # Signing in and out.
     "accounts/login/": {
         "GET": ("/accounts/login/", (200, 302, 302, 302, 302, 302, 302)),
