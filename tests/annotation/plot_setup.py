@@ -79,3 +79,14 @@ def labelling(tmp_path, size=3, username="judge", lines=None, **settings):
     topic = load_query(tmp_path, lines=lines)
     pool, _ = plot_pool(topic, size=size)
     return assign(factories.user(username), topic, pool, campaign(**settings))
+
+
+def outline_assignment(username="judge"):
+    """A small CAR article (two passages, one facet) to check that the outline page shares the autosave's behaviour."""
+    from tests import factories
+
+    coll = factories.collection("car")
+    topic = factories.topic(coll, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_1", "Droughts")])
+    passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i}.") for i in range(1, 3)]
+    run = factories.run(coll, "guir", {topic: passages})
+    return Assignment.objects.create(assessor=factories.user(username), topic=topic, run=run)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from assessments.models import Judgement, Layer
+from assessments.models import Judgement, Layer, StudyItem
+from assessments.studies import forced_choice_accuracy
 from tests import factories
 from tests.annotation import plot_setup as ps
 from tests.browser.test_plot_labelling import sign_in
@@ -59,3 +60,9 @@ def test_an_assessor_does_forced_choice_items_with_the_keyboard(new_page, assign
         assert page.get_attribute(f"#item-{n} button.option[aria-pressed=true]", "data-value") == picks[keys[n]]
     stored = dict(Judgement.objects.filter(assessor=assignment.assessor, layer=Layer.CHOICE).values_list("item", "value"))
     assert stored == picks
+
+    # The organiser's results count these picks: the twelve's is right; the three's is candidate 3 as shown.
+    results = forced_choice_accuracy(assignment.pool)
+    three = StudyItem.objects.get(pool=assignment.pool, key="b-three")
+    right = 1 + (picks["b-three"] == three.answer.external_id)
+    assert results["human"] == {"answered": 2, "correct": right, "accuracy": right / 2}

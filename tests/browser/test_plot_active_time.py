@@ -4,9 +4,7 @@ page sends it too. Chromium with Playwright's clock, so minutes pass at once."""
 import pytest
 
 from annotation import plot
-from annotation.models import Assignment
 from assessments.models import JudgementChange, Layer
-from tests import factories
 from tests.annotation import plot_setup as ps
 from tests.browser.test_plot_labelling import sign_in
 
@@ -51,11 +49,7 @@ def test_idle_time_is_not_counted_and_time_at_work_is(new_page, assignment):
 
 
 def test_the_outline_page_sends_active_time_too(new_page):
-    coll = factories.collection("car")
-    topic = factories.topic(coll, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_1", "Droughts")])
-    passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i}.") for i in range(1, 3)]
-    run = factories.run(coll, "guir", {topic: passages})
-    assignment = Assignment.objects.create(assessor=factories.user("judge"), topic=topic, run=run)
+    assignment = ps.outline_assignment()
     page = new_page()
     page.clock.install()
     sign_in(page)

@@ -13,14 +13,19 @@ def assignment(tmp_path):
     return ps.labelling(tmp_path, size=3, lines=ps.EXCERPT)
 
 
-def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignment):
+def open_twice(new_page, assignment, ready):
+    """Two tabs of one browser, signed in, on the assignment's page."""
     first = new_page()
     sign_in(first)
-    first.goto(f"/a/{assignment.token}/")
-    first.wait_for_selector("body[data-ready=plot]")
-    second = first.context.new_page()
-    second.goto(f"/a/{assignment.token}/")
-    second.wait_for_selector("body[data-ready=plot]")
+    tabs = [first, first.context.new_page()]
+    for tab in tabs:
+        tab.goto(f"/a/{assignment.token}/")
+        tab.wait_for_selector(f"body[data-ready={ready}]")
+    return tabs
+
+
+def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignment):
+    first, second = open_twice(new_page, assignment, "plot")
     first.wait_for_selector("#other-tab", state="visible")
     second.wait_for_selector("#other-tab", state="visible")
 
@@ -36,3 +41,11 @@ def test_a_change_in_one_tab_shows_in_the_other_with_a_notice(new_page, assignme
 
     second.close()
     first.wait_for_selector("#other-tab", state="hidden")
+
+
+def test_the_outline_page_shows_the_other_tabs_changes_too(new_page):
+    first, second = open_twice(new_page, ps.outline_assignment(), "outline")
+    first.keyboard.press("1")
+    first.keyboard.press("s")
+    second.wait_for_selector('#passage-1 button.facet[data-grade="should"]')
+    second.wait_for_selector("#other-tab", state="visible")
