@@ -164,3 +164,17 @@ def test_the_queue_lists_plot_and_study_assignments_with_their_progress(client, 
     assert "5 candidates left" in html and "1 item left" in html
     assert reverse("annotation:outline", args=[labelling.token]) in html
     assert reverse("annotation:outline", args=[choosing.token]) in html
+
+
+def test_next_goes_from_a_plot_assignment_to_the_next_open_one_in_the_queue(client, topic, pooled):
+    pool, picked = pooled
+    judge = factories.user("judge")
+    first = ps.assign(judge, topic, pool, ps.campaign())
+    ps.choice_item(pool, topic, picked[:3], answer=picked[0])
+    second = ps.assign(judge, topic, pool, ps.campaign("choices", mode="choice"))
+    second.position = 1
+    second.save()
+    client.force_login(judge)
+    response = client.get(reverse("annotation:next") + "?after=" + first.token)
+    assert response.status_code == 302 and response["Location"] == url(second)
+    assert client.get(reverse("annotation:next")).headers["Location"] == url(first)
