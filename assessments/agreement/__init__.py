@@ -1,4 +1,4 @@
-"""Agreement between assessors: α, κ, all/none agree, span overlap and ranking stability from a units × assessors matrix.
+"""Agreement between assessors from a units × assessors matrix: α, κ, all/none agree, span overlap, ranking stability.
 
 Pure statistics (ratings, statistics, spans, ranking, csvfile) know no campaigns and no database;
 judgements builds the matrices of each label layer from Judgement rows.

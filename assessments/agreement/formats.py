@@ -27,7 +27,8 @@ def report_csv(report) -> str:
         base = {"layer": layer["layer"], "level": layer["level"]}
         writer.writerow(_cells({"scope": "layer", **base, **_pick(layer, LAYER_FIGURES)}))
         for pair in layer.get("pairs", []):
-            writer.writerow(_cells({"scope": "pair", **base, "a": pair["a"], "b": pair["b"], **_pick(pair, PAIR_FIGURES)}))
+            names = {"a": pair["a"], "b": pair["b"]}
+            writer.writerow(_cells({"scope": "pair", **base, **names, **_pick(pair, PAIR_FIGURES)}))
         for topic in layer.get("topics", []):
             writer.writerow(_cells({"scope": "topic", **base, "topic": topic["topic"], **_pick(topic, LAYER_FIGURES)}))
     stability = report.get("ranking_stability") or {}

@@ -71,7 +71,8 @@ def span_marks(judgements, usernames) -> dict:
     """{(topic id, passage id): {assessor name: [[start, end], …]}} of the plot-span layer."""
     marks = {}
     rows = judgements.filter(layer=Layer.PLOT_SPANS, value__isnull=False).order_by()
-    for topic, passage, assessor, value in rows.values_list("topic_id", "passage_id", "assessor_id", "value").iterator(CHUNK):
+    columns = ("topic_id", "passage_id", "assessor_id", "value")
+    for topic, passage, assessor, value in rows.values_list(*columns).iterator(CHUNK):
         marks.setdefault((topic, passage), {})[usernames.get(assessor, str(assessor))] = value
     return marks
 
@@ -148,7 +149,8 @@ def _removal_triples(judgements, usernames):
         if value:
             labels[topic, passage, assessor] = "kept"
     rows = judgements.filter(layer=Layer.REMOVAL, value__isnull=False).order_by()
-    for topic, passage, assessor, value in rows.values_list("topic_id", "passage_id", "assessor_id", "value").iterator(CHUNK):
+    columns = ("topic_id", "passage_id", "assessor_id", "value")
+    for topic, passage, assessor, value in rows.values_list(*columns).iterator(CHUNK):
         if value is True:
             labels[topic, passage, assessor] = "removed"
         else:

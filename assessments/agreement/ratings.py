@@ -13,7 +13,7 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 class AgreementInputError(ValueError):
-    """Labels that cannot be turned into a matrix (unknown level, a label outside the scale…); the message says which."""
+    """Labels that make no matrix (an unknown level, a label outside the scale…); the message says which."""
 
 
 @dataclass

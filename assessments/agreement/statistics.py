@@ -86,7 +86,8 @@ def cohen(table, weights=None):
         distance = np.abs(np.subtract.outer(weights, weights))
         if (distance * expected).sum() == 0:
             return None, "both gave one and the same label throughout: κ is undefined"
-        return _finite(cohens_kappa(table, weights=np.asarray(weights, float), wt="linear", return_results=False), "κ is undefined")
+        value = cohens_kappa(table, weights=np.asarray(weights, float), wt="linear", return_results=False)
+        return _finite(value, "κ is undefined")
     return _finite(cohens_kappa(table, return_results=False), "κ is undefined")
 
 

@@ -152,7 +152,8 @@ def test_ranking_stability_is_kendall_tau_of_the_runs_scored_with_each_assessors
 
     def scores(row):
         qrels = {topic.pk: {p.pk: int(g) for p, g in zip(passages, m[row]) if not np.isnan(g)}}
-        rankings = [{topic.pk: [e.passage_id for e in run.entries.order_by("rank")]} for run in sorted(runs, key=lambda r: r.name)]
+        rankings = [{topic.pk: [e.passage_id for e in run.entries.order_by("rank")]}
+                    for run in sorted(runs, key=lambda r: r.name)]
         return [aggregate(evaluate(qrels, r, [measure]), [measure])[measure] for r in rankings]
 
     pair = next(p for p in stability["pairs"] if (p["a"], p["b"]) == ("ann", "cat"))
@@ -268,4 +269,5 @@ def test_plot_layers_grades_spans_choice_and_ratings(plot_campaign):
     assert report["ranking_stability"]["measure"] == "nDCG@10"
     json.dumps(report, allow_nan=False)
     text = command("--campaign", "plot")
-    assert "plot_spans (spans): 1 unit labelled by two or more of 3 assessors" in text and "mean pairwise Jaccard 0.111" in text
+    assert "plot_spans (spans): 1 unit labelled by two or more of 3 assessors" in text
+    assert "mean pairwise Jaccard 0.111" in text

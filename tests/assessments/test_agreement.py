@@ -44,7 +44,8 @@ def krippendorff_csv(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("level, alpha", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)])
+@pytest.mark.parametrize("level, alpha",
+                         [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)])
 def test_krippendorffs_worked_example_through_the_csv_reader(krippendorff_csv, level, alpha):
     report = csv_report(krippendorff_csv, level)
     layer = report["layers"][0]

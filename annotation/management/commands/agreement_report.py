@@ -67,6 +67,7 @@ class Command(BaseCommand):
             return campaign
         names = list(Campaign.objects.filter(assignments__isnull=False).distinct().values_list("name", flat=True)[:10])
         if len(names) != 1:
-            which = f"several campaigns have assignments ({', '.join(names)})" if names else "no campaign has assignments"
+            which = f"several campaigns have assignments ({', '.join(names)})" if names else \
+                "no campaign has assignments"
             raise CommandError(f"--campaign: {which}; name one")
         return Campaign.objects.get(name=names[0])
