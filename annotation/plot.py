@@ -341,11 +341,15 @@ def save_change(assignment, data) -> tuple:
     value = data.get("value")
     key = {}
     if kind == "plot":
-        passages = {c.passage_id: c.passage for c in candidates(assignment)}
         raw = data.get("passage")
-        if not isinstance(raw, int) or isinstance(raw, bool) or raw not in passages:
+        candidate = None
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            candidate = PoolCandidate.objects.filter(
+                pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
+            ).select_related("passage").first()
+        if candidate is None:
             raise ChangeInvalid("passage", "not a candidate of this assignment")
-        key["passage"] = passages[raw]
+        key["passage"] = candidate.passage
         if layer == Layer.PLOT_GRADE and value is not None:
             try:
                 values = [v for v, _ in plot_scale(assignment)]
@@ -356,11 +360,14 @@ def save_change(assignment, data) -> tuple:
         if layer == Layer.PLOT_SPANS and isinstance(value, list):
             value = _merged(value) if all(_is_span(s) for s in value) else value
     else:
-        items = {i.key: i for i in study_items(assignment, kind)}
         raw = data.get("item")
-        if not isinstance(raw, str) or raw not in items:
+        item = None
+        if isinstance(raw, str):
+            item = StudyItem.objects.filter(
+                pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind, key=raw
+            ).select_related("passage", "passage2").first()
+        if item is None:
             raise ChangeInvalid("item", "not a study item of this assignment")
-        item = items[raw]
         key["item"] = item.key
         if kind == "choice":
             offered = {p.external_id for p in item.candidates.all()}
@@ -387,7 +394,8 @@ def save_change(assignment, data) -> tuple:
 
 def _current_progress(assignment, kind) -> WorkProgress:
     if kind == "plot":
-        ids = [c.passage_id for c in PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)]
+        ids = list(PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)
+                   .values_list("passage_id", flat=True))
         grades = plot_labels(assignment.assessor, assignment.topic_id, ids)["grades"]
         return _progress(kind, len(ids), grades)
     keys = list(StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)

@@ -154,3 +154,13 @@ def test_signed_out_saves_are_refused_as_signed_out_and_organisers_cannot_save(c
     client.force_login(factories.user("boss", is_staff=True))
     assert post(assignment, layer="plot_grade", passage=picked[0].pk, value=2).status_code == 404
     assert not JudgementChange.objects.exists()
+
+
+def test_a_save_takes_the_same_few_queries_however_large_the_pool(client, topic, post, django_assert_max_num_queries):
+    pool, picked = ps.plot_pool(topic, size=40, name="big-pool")
+    judge = factories.user("judge")
+    assignment = ps.assign(judge, topic, pool, ps.campaign())
+    client.force_login(judge)
+    post(assignment, layer="plot_grade", passage=picked[0].pk, value=2)  # the session is read once
+    with django_assert_max_num_queries(20):
+        assert post(assignment, layer="plot_grade", passage=picked[1].pk, value=1).status_code == 200
