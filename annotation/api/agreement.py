@@ -36,6 +36,92 @@ class AgreementTextRenderer(renderers.BaseRenderer):
         return report_text(data).encode(self.charset)
 
 
+# --- the report's shape, for the schema (the view returns campaign_report's dict as it is) -------------------
+
+
+class ConfusionSerializer(serializers.Serializer):
+    """A pair's confusion matrix: rows are a's labels, columns b's, over the layer's labels in order."""
+
+    labels = serializers.ListField(child=serializers.JSONField(), help_text="Labels (numbers or text), in order.")
+    matrix = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+
+
+class AgreementPairSerializer(serializers.Serializer):
+    """Two assessors over the units both labelled."""
+
+    a = serializers.CharField()
+    b = serializers.CharField()
+    units = serializers.IntegerField()
+    cohen_kappa = serializers.FloatField(allow_null=True)
+    weighted_kappa = serializers.FloatField(allow_null=True, help_text="Linear weights; null for nominal labels.")
+    confusion = ConfusionSerializer(allow_null=True)
+    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="plot_spans only.")
+    reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a figure is null.")
+
+
+class AgreementFiguresSerializer(serializers.Serializer):
+    """The figures of a set of units (a layer, or one topic of it)."""
+
+    units = serializers.IntegerField(help_text="Units labelled by two assessors or more.")
+    assessors = serializers.IntegerField(help_text="Assessors with a label on one of those units.")
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's α at the layer's level.")
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    fleiss_units = serializers.IntegerField(help_text="Units behind Fleiss' κ (those with fleiss_raters labels).")
+    fleiss_raters = serializers.IntegerField()
+    all_agree = serializers.FloatField(allow_null=True, help_text="Share of units where every assessor agrees.")
+    none_agree = serializers.FloatField(allow_null=True, help_text="Share of units where all labels differ.")
+    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="plot_spans only.")
+    reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a figure is null.")
+
+
+class AgreementTopicSerializer(AgreementFiguresSerializer):
+    """One topic's figures (no pairs)."""
+
+    topic = serializers.CharField(allow_null=True, help_text="The topic's id (null: pair ratings without a topic).")
+
+
+class AgreementLayerSerializer(AgreementFiguresSerializer):
+    """One label layer at one level of measurement."""
+
+    layer = serializers.ChoiceField(choices=LAYERS)
+    level = serializers.ChoiceField(choices=["nominal", "ordinal", "interval", "ratio", "spans"])
+    pairs = AgreementPairSerializer(many=True)
+    topics = AgreementTopicSerializer(many=True)
+
+
+class RankingPairSerializer(serializers.Serializer):
+    """Kendall's τ between the runs' rankings under two assessors' qrels."""
+
+    a = serializers.CharField()
+    b = serializers.CharField()
+    topics = serializers.IntegerField(help_text="Topics both judged.")
+    runs = serializers.IntegerField()
+    tau = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    reasons = serializers.DictField(child=serializers.CharField())
+
+
+class RankingStabilitySerializer(serializers.Serializer):
+    """System-ranking stability."""
+
+    layer = serializers.CharField(allow_null=True, help_text="relevance or plot_grade: whose grades make the qrels.")
+    measure = serializers.CharField(allow_null=True)
+    runs = serializers.IntegerField()
+    pairs = RankingPairSerializer(many=True)
+    reasons = serializers.DictField(child=serializers.CharField())
+
+
+class AgreementReportSerializer(serializers.Serializer):
+    """A campaign's agreement report (annotation.agreement.campaign_report)."""
+
+    campaign = serializers.CharField()
+    task = serializers.CharField()
+    topic = serializers.CharField(allow_null=True)
+    layers = AgreementLayerSerializer(many=True)
+    ranking_stability = RankingStabilitySerializer()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
 class AgreementQuerySerializer(serializers.Serializer):
     """Which part of the report."""
 
@@ -66,8 +152,7 @@ class CampaignAgreement(APIView):
                              description="json (default), csv (one row per figure set) or text (tables)."),
         ],
         responses={
-            (200, "application/json"): OpenApiResponse(
-                OpenApiTypes.OBJECT, description="The report: see annotation.agreement.campaign_report."),
+            (200, "application/json"): AgreementReportSerializer,
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "text/plain"): OpenApiTypes.STR,
             400: OpenApiResponse(DetailSerializer),

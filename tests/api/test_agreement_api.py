@@ -4,6 +4,12 @@ import json
 
 import pytest
 from rest_framework.test import APIClient
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from annotation.agreement import campaign_report
 from annotation.models import Assignment, Campaign
@@ -12,6 +18,7 @@ from assessments.models import Layer, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage
 from tests import factories
+from tests.api.test_schema import schema, wsgi_app  # noqa: F401  (the schema and the WSGI app fixture)
 
 URL = "/api/campaigns/adhoc/agreement/"
 
@@ -26,6 +33,8 @@ def judged(adhoc, keys):
         Assignment.objects.create(campaign=adhoc, assessor=user, topic=topic)
         for passage, grade in zip(passages, grades):
             record_judgement(assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=passage)
+        record_judgement(assessor=user, layer=Layer.PLOT_SPANS, value=[[0, 4 if name == "ann" else 2]], topic=topic,
+                         passage=passages[0])
     return adhoc
 
 
@@ -84,3 +93,16 @@ def test_options_is_json_even_when_csv_is_asked(judged, organiser):
     response = organiser.options(URL + "?format=csv")
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     assert response.json()["name"] == "Campaign Agreement"
+
+
+@pytest.mark.django_db
+def test_the_report_conforms_to_the_schema(judged, keys, wsgi_app):
+    operation = schema["/api/campaigns/{name}/agreement/"]["GET"]
+    for query in ({}, {"format": "csv"}, {"format": "text"}, {"topic": "301"}):
+        case = operation.Case(path_parameters={"name": "adhoc"}, query=query)
+        response = case.call_and_validate(
+            app=wsgi_app, headers={"Authorization": f"Token {keys['organiser']}"},
+            checks=[not_a_server_error, status_code_conformance, content_type_conformance,
+                    response_schema_conformance],
+        )
+        assert response.status_code == 200
