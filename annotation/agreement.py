@@ -53,9 +53,9 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
          "ranking_stability": {"layer": "relevance"|"plot_grade"|None, "measure": "nDCG@20", "runs": n,
                                "pairs": [{"a", "b", "topics", "runs", "tau", "p_value", "reasons"}], "reasons"},
          "notes": [...]}
-    The plot_spans layer (level "spans") has "span_jaccard" instead of α, κ and the shares, and pairs with
-    "span_jaccard". The rating layer comes twice, at levels ordinal and interval. Layers without labels are
-    left out. AgreementFailed for an unknown topic or layer.
+    The plot_spans layer (level "spans") has the same keys, α, κ and the shares None (reasons say why), plus
+    "span_jaccard" (its pairs too, with confusion None). The rating layer comes twice, at levels ordinal and
+    interval. Layers without labels are left out. AgreementFailed for an unknown topic or layer.
     """
     unknown = sorted(set(layers or ()) - set(LAYERS))
     if unknown:
