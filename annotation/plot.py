@@ -111,17 +111,23 @@ def _scale_keys(scale) -> list:
 # Reading -----------------------------------------------------------------------------------------------------
 
 
-def shuffled(things, seed, salt=""):
-    """`things` (sorted by pk first, so the rows' order never leaks) in an order fixed by the seed."""
+def shuffled(things, seed, salt="", avoid=None):
+    """`things` (sorted by pk first, so the rows' order never leaks) in an order fixed by the seed.
+
+    `avoid` is a key of each thing giving the retriever's order: a shuffle that happens to give that order
+    is turned by one place, so the shown order is never the retriever's.
+    """
     things = sorted(things, key=lambda t: t.pk)
     random.Random(f"{seed}:{salt}").shuffle(things)
+    if avoid is not None and len(things) > 1 and things == sorted(things, key=avoid):
+        things = things[1:] + things[:1]
     return things
 
 
 def candidates(assignment) -> list:
     """The assignment's pooled candidates (PoolCandidate with its passage) in this assessor's order."""
     rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).select_related("passage")
-    return shuffled(rows, assignment.seed)
+    return shuffled(rows, assignment.seed, avoid=lambda c: c.rank)
 
 
 def study_items(assignment, kind) -> list:
@@ -245,7 +251,10 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
     shown = []
     for n, item in enumerate(items, start=1):
         if kind == "choice":
-            options = shuffled(item.candidates.all(), assignment.seed, item.key)
+            ranks = (item.metadata or {}).get("candidates") or []
+            order = {external_id: i for i, external_id in enumerate(ranks)}
+            options = shuffled(item.candidates.all(), assignment.seed, item.key,
+                               avoid=lambda p: order.get(p.external_id, len(order)) if order else p.pk)
         else:
             options = [p for p in (item.passage, item.passage2) if p is not None]
         shown.append({"n": n, "item": item, "options": options})

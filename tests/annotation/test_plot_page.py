@@ -178,3 +178,18 @@ def test_next_goes_from_a_plot_assignment_to_the_next_open_one_in_the_queue(clie
     response = client.get(reverse("annotation:next") + "?after=" + first.token)
     assert response.status_code == 302 and response["Location"] == url(second)
     assert client.get(reverse("annotation:next")).headers["Location"] == url(first)
+
+
+def test_a_shuffle_that_gives_the_retrievers_order_is_turned(topic, pooled):
+    pool, picked = pooled
+    judge = factories.user("judge")
+    for seed in range(1, 2000):  # find seeds whose plain shuffle of two candidates keeps the rank order
+        two = list(pool.candidates.order_by("rank")[:2])
+        if plot.shuffled(two, seed) == sorted(two, key=lambda c: c.pk) == two:
+            break
+    assert plot.shuffled(two, seed, avoid=lambda c: c.rank) == [two[1], two[0]]
+    pool.candidates.exclude(pk__in=[c.pk for c in two]).delete()
+    a = ps.assign(judge, topic, pool, ps.campaign())
+    a.seed = seed
+    a.save()
+    assert [c.pk for c in plot.candidates(a)] == [two[1].pk, two[0].pk]
