@@ -297,7 +297,7 @@
           case "Backspace": case "Delete": answer(""); break;
           case "ArrowLeft": moveWord(-1, ev.shiftKey); break;
           case "ArrowRight": moveWord(1, ev.shiftKey); break;
-          case "s": case "Enter": if (!markSelection()) hint("Select words of the query first (mouse, or ← → with Shift)."); break;
+          case "s": if (!markSelection()) hint("Select words of the query first (mouse, or ← → with Shift)."); break;
           case "x": unmarkAtCursor(); break;
           case "X": if (cur() && spansOf(cur().id).length) { saveSpans(cur(), []); hint("All spans unmarked."); } break;
           case "D": markDone(); break;
