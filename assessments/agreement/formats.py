@@ -55,7 +55,7 @@ def report_text(report) -> str:
         lines += [f"  ({reason})" for reason in sorted(set(stability["reasons"].values()))]
         lines += _table(("a", "b", "topics", "runs", "tau"),
                         [(p["a"], p["b"], p["topics"], p["runs"], _number(p["tau"]))
-                         for p in stability["pairs"]])
+                         for p in stability["pairs"]], indent="  ")
         lines.append("")
     if report.get("notes"):
         lines.append("Notes:")
@@ -78,9 +78,9 @@ def _layer_text(layer):
     if spans:
         lines.append(f"  mean pairwise Jaccard {_number(layer['span_jaccard'])}")
     else:
-        fleiss = _number(layer["fleiss_kappa"])
-        lines.append(f"  Krippendorff's α {_number(layer['alpha'])}   "
-                     f"Fleiss' κ {fleiss} ({layer['fleiss_units']} units × {layer['fleiss_raters']} raters)   "
+        fleiss = f"{_number(layer['fleiss_kappa'])} ({_count(layer['fleiss_units'], 'unit')} × " \
+                 f"{_count(layer['fleiss_raters'], 'rater')})"
+        lines.append(f"  Krippendorff's α {_number(layer['alpha'])}   Fleiss' κ {fleiss}   "
                      f"all agree {_number(layer['all_agree'])}   none agree {_number(layer['none_agree'])}")
     reasons = sorted(set(layer["reasons"].values()))
     lines += [f"  ({reason})" for reason in reasons]
