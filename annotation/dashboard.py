@@ -32,6 +32,8 @@ GRADE_LABELS = [(3, "MUST"), (2, "SHOULD"), (1, "CAN"), (0, "removed")]
 TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000, "10–30 s"), (60_000, "30–60 s"),
              (120_000, "1–2 min"), (None, "> 2 min")]
 LABEL_W, BAR_W, ROW_H = 170, 420, 22
+TOPIC_BARS = 60  # bars in the per-topic chart (its table lists every topic)
+MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the rest summed as "(other)")
 
 
 def dashboard(campaign) -> dict:
@@ -143,8 +145,21 @@ def lines(chart_id, title, buckets, series, *, bucket_label):
                       "rows": [[b, *(values[i] for _, _, values in series)] for i, b in enumerate(buckets)]}}
 
 
-def matrix(chart_id, title, labels, counts):
-    """A confusion matrix as a grid of shaded cells with their counts (rows: first assessor, columns: second)."""
+def matrix(chart_id, title, labels, counts, *, most=MATRIX_LABELS):
+    """A confusion matrix as a grid of shaded cells with their counts (rows: first assessor, columns: second).
+
+    Beyond `most` labels (the facet layer's labels are sets of one topic's facets, so a campaign has many),
+    the most frequent are kept and the rest are summed into one "(other)" row and column.
+    """
+    if len(labels) > most:
+        totals = [sum(counts[i]) + sum(row[i] for row in counts) for i in range(len(labels))]
+        keep = sorted(sorted(range(len(labels)), key=lambda i: -totals[i])[: most - 1])
+        slot = {old: new for new, old in enumerate(keep)}
+        folded = [[0] * most for _ in range(most)]
+        for i, row in enumerate(counts):
+            for j, value in enumerate(row):
+                folded[slot.get(i, most - 1)][slot.get(j, most - 1)] += value
+        labels, counts = [labels[i] for i in keep] + ["(other)"], folded
     cell, left, top_pad = 34, 150, 90
     top = max([max(row, default=0) for row in counts] + [1])
     cells = [
@@ -203,7 +218,9 @@ def _per_topic(assignments, judgements):
     units = assignments.filter(qualification=False).order_by().values("topic__external_id").annotate(
         total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)))
     rows = sorted((r["topic__external_id"], r["done"], r["total"]) for r in units)
-    chart = hbars("per-topic", "Units done per topic", [(t, done) for t, done, _ in rows], unit="units done")
+    title = "Units done per topic" + (f" (the first {TOPIC_BARS} of {len(rows)}; all in the numbers)"
+                                      if len(rows) > TOPIC_BARS else "")
+    chart = hbars("per-topic", title, [(t, done) for t, done, _ in rows[:TOPIC_BARS]], unit="units done")
     chart["table"] = {"head": ["topic", "units done", "units"], "rows": [list(r) for r in rows]}
     return chart
 

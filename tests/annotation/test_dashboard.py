@@ -112,3 +112,14 @@ def test_an_empty_campaign_has_a_dashboard_too(client):
     client.force_login(organiser)
     page = client.get(reverse("annotation:dashboard", args=["empty"])).content.decode()
     assert "No data yet." in page and "No layer has labels from two assessors yet." in page
+
+
+def test_a_confusion_matrix_with_many_labels_keeps_the_most_frequent_and_sums_the_rest():
+    from annotation.dashboard import matrix
+
+    labels = [f"L{i}" for i in range(20)]
+    counts = [[(10 if i == j else 0) + (i < 3) for j in range(20)] for i in range(20)]
+    chart = matrix("m", "big", labels, counts, most=5)
+    assert chart["labels"][:4] == ["L0", "L1", "L2", "L3"] and chart["labels"][4] == "(other)"
+    assert sum(map(sum, (row[1:] for row in chart["table"]["rows"]))) == sum(map(sum, counts))
+    assert len(chart["cells"]) == 25
