@@ -60,7 +60,8 @@ def home(request):
     return render(request, "annotation/home.html", {
         "items": items,
         "next_item": next_item,
-        "done_count": sum(1 for a, p in items if a.status == Assignment.Status.DONE or p.complete),
+        "done_count": sum(1 for a, p in items if a.status == Assignment.Status.DONE
+                          or (p.complete and a.status != Assignment.Status.REVISE)),
         "can_review": services.can_review(request.user),
         "is_reviewer": review.is_reviewer(request.user),
         "notices": qualification.notices(request.user),

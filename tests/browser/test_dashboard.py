@@ -50,3 +50,16 @@ def test_the_dashboard_draws_its_charts_and_shows_the_numbers_on_a_click(new_pag
     page.click("text=adjudication")
     page.wait_for_selector("#disagreements")
     page.screenshot(path=str(SCREENS / "adjudication.png"), full_page=True)
+
+
+def test_an_assessor_sees_the_reviewers_remarks_on_the_batch_to_revise(new_page):
+    judged_campaign()
+    page = new_page(width=1200, height=800)
+    sign_in(page, "<i>cy</i>", "pw-<i>cy</i>")
+    remarks = page.locator(".review-remarks")
+    assert remarks.count() == 1 and "passage" in remarks.inner_text() and "no" in remarks.inner_text()
+    assert page.locator("tr.is-next .status-revise").count() == 1  # "Continue" goes to the batch to revise
+    assert page.locator("text=dashboard").count() == 0  # no organiser links for an assessor
+    assert "6 assignments for you, 5 done." in page.inner_text("main")
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENS / "queue-revise.png"), full_page=True)
