@@ -55,11 +55,14 @@ def main(argv=None):
     parser.add_argument("--levels", type=int, nargs="+", default=[10, 50, 200], help="Concurrent assessors.")
     parser.add_argument("--seconds", type=float, default=20.0, help="Length of each level.")
     parser.add_argument("--max-requests", type=int, default=200_000, help="Requests per level at most.")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes.")
-    parser.add_argument("--threads", type=int, default=4, help="Threads per gunicorn worker.")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes.")
+    parser.add_argument("--threads", type=int, default=16, help="Threads per gunicorn worker.")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server (no database).")
     parser.add_argument("--database", default="pj_load", help="Database to create (dropped first).")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/12", help="Redis for Celery and the cache.")
+    parser.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="ALTER DATABASE … SET for the benchmark's database only (a diagnostic, e.g. "
+                             "synchronous_commit=off to see what commits' fsync cost).")
     parser.add_argument("--no-celery", action="store_true", help="Do not start a Celery worker.")
     parser.add_argument("--pause-ms", type=float, nargs=2, default=(20, 80), help="Pause between changes, min max.")
     parser.add_argument("--smoke", action="store_true",
@@ -77,7 +80,7 @@ def main(argv=None):
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'load.sqlite3'}"
         args.no_celery, args.workers, args.threads = True, 1, 1
     else:
-        recreate_database(args.pg, args.database)
+        recreate_database(args.pg, args.database, args.pg_setting)
         env.update(DATABASE_URL=f"{args.pg}/{args.database}", CELERY_BROKER_URL=args.redis, CACHE_URL=args.redis)
     processes = []
     try:
@@ -86,7 +89,7 @@ def main(argv=None):
         print(f"data: {len(tokens)} assessors with a {ARTICLE_LENGTH}-passage article each "
               f"({time.perf_counter() - started:.1f} s)", flush=True)
         processes.append(start([str(BIN / "gunicorn"), "config.wsgi", "-b", f"{HOST}:{port}",
-                                "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048",
+                                "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30",
                                 "--access-logfile", "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
                                 "--log-level", "warning"], env, workdir / "gunicorn.log"))
         if not args.no_celery:
@@ -109,19 +112,25 @@ def main(argv=None):
 # Setup ------------------------------------------------------------------------------------------------------------
 
 
-def recreate_database(server, name):
+def recreate_database(server, name, pg_settings=()):
     import psycopg
+    from psycopg import sql
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        for setting in pg_settings:
+            key, _, value = setting.partition("=")
+            conn.execute(sql.SQL("ALTER DATABASE {} SET {} = {}").format(
+                sql.Identifier(name), sql.Identifier(key), sql.Literal(value)))
 
 
 def drop_database(server, name):
     import psycopg
+    from psycopg import sql
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 SETUP = r"""
@@ -228,6 +237,8 @@ class Level:
     latencies: dict = field(default_factory=lambda: defaultdict(list))  # kind → [seconds]
     db_ms: float = 0.0
     app_ms: float = 0.0
+    save_db_ms: list = field(default_factory=list)
+    save_app_ms: list = field(default_factory=list)
     errors: int = 0
     error_kinds: dict = field(default_factory=lambda: defaultdict(int))
     requests: int = 0
@@ -305,6 +316,9 @@ class Assessor:
             timing = _server_timing(response.headers.get("Server-Timing", ""))
             level.db_ms += timing.get("db", 0.0)
             level.app_ms += timing.get("app", 0.0)
+            if kind == "save":
+                level.save_db_ms.append(timing.get("db", 0.0))
+                level.save_app_ms.append(timing.get("app", 0.0))
         return response
 
     async def judge(self, level, deadline, budget, pause):
@@ -396,6 +410,9 @@ def print_level(level):
         f"{pct(pages, 50) * 1000:6.1f} / {pct(pages, 95) * 1000:6.1f} / {pct(pages, 99) * 1000:6.1f} ms; "
         f"database {share:4.0%} of server time; errors {level.errors}"
     )
+    if level.save_app_ms:
+        line += (f"\n      a save inside the server: median {statistics.median(level.save_app_ms):.1f} ms, of which "
+                 f"database {statistics.median(level.save_db_ms):.1f} ms")
     print(line, flush=True)
     for kind, count in sorted(level.error_kinds.items()):
         print(f"      {count} x {kind}")
