@@ -58,9 +58,8 @@ def review_page(request, pk):
     item = review.visible_reviews(request.user).filter(pk=pk).first()
     if item is None:
         raise Http404("No such review.")
-    error = None
+    error, verdicts = None, {}
     if request.method == "POST":
-        verdicts = {}
         for entry in item.items.all():
             raw = request.POST.get(f"correct-{entry.pk}")
             verdicts[entry.pk] = ({"right": True, "wrong": False}.get(raw), request.POST.get(f"remark-{entry.pk}", ""))
@@ -72,11 +71,12 @@ def review_page(request, pk):
             outcome = "passed" if done.status == done.Status.PASSED else "sent back for revision"
             messages.success(request, f"Review saved: {done.pass_rate:.0%} right, the batch {outcome}.")
             return redirect("annotation:review_queue")
+    items = review.review_items(item)
+    for entry in items:  # a form sent back with an error keeps what the reviewer entered
+        if entry["item"].pk in verdicts:
+            entry["item"].correct, entry["item"].remark = verdicts[entry["item"].pk]
     return render(request, "annotation/review.html", {
-        "review": item,
-        "items": review.review_items(item),
-        "error": error,
-        "posted": request.POST if request.method == "POST" else {},
+        "review": item, "items": items, "error": error,
     }, status=400 if error else 200)
 
 

@@ -139,3 +139,33 @@ def test_a_bad_form_is_400_naming_the_item_and_text_is_escaped(client, setup):
     response = client.post(reverse("annotation:review", args=[review.pk]), {})
     assert response.status_code == 400
     assert "mark it right or wrong" in response.content.decode()
+    first = review.items.order_by("position").first()
+    response = client.post(reverse("annotation:review", args=[review.pk]),
+                           {f"correct-{first.pk}": "wrong", f"remark-{first.pk}": "<b>kept</b>"})
+    page = response.content.decode()
+    assert response.status_code == 400 and "&lt;b&gt;kept&lt;/b&gt;</textarea>" in page
+    assert f'name="correct-{first.pk}" value="wrong" checked' in page
+
+
+def test_a_plot_batch_is_reviewed_on_its_candidates_with_the_grades_and_spans(setup):
+    from annotation.models import Campaign
+    from assessments.models import PoolCandidate
+
+    _, judge, rev1, *_ = setup
+    book = factories.collection("book")
+    query = factories.topic(book, "q1", kind="plot", text="The dog learns the law of club and fang.")
+    pool = factories.pool(book, [query], [], name="plots")
+    chunks = [factories.passage(book, f"book:{i}", text=f"Chunk {i}.") for i in range(3)]
+    for rank, chunk in enumerate(chunks, start=1):
+        PoolCandidate.objects.create(pool=pool, topic=query, passage=chunk, rank=rank)
+    campaign = Campaign.objects.create(name="plot-rv", task=Campaign.Task.PLOT)
+    assign_campaign(campaign, ["judge"], pools=[pool])
+    batch = Assignment.objects.get(campaign=campaign)
+    record_judgement(assessor=judge, layer=Layer.PLOT_GRADE, topic=query, passage=chunks[1], value=2)
+    record_judgement(assessor=judge, layer=Layer.PLOT_SPANS, topic=query, passage=chunks[1], value=[[4, 7]])
+
+    review = finish(batch)
+
+    assert review.items.count() == 3
+    shown = {entry["item"].passage_id: entry["labels"] for entry in reviews.review_items(review)}
+    assert shown[chunks[1].pk] == ["grade 2", "span “dog”"] and shown[chunks[0].pk] == ["not judged"]
