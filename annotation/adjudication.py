@@ -85,7 +85,8 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
         raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
     who = campaign_assessors(campaign)
     if topic is not None:
-        who = {t: a for t, a in who.items() if Topic.objects.filter(pk=t, external_id=topic).exists()}
+        wanted = set(Topic.objects.filter(pk__in=who, external_id=topic).values_list("pk", flat=True))
+        who = {t: a for t, a in who.items() if t in wanted}
     names = dict(get_user_model().objects.filter(pk__in={a for s in who.values() for a in s}).values_list("pk", "username"))
     labels = defaultdict(dict)  # (layer, topic, passage, passage2) -> {assessor: label}
     finals = {}

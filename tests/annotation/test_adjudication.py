@@ -51,6 +51,8 @@ def test_disagreements_are_listed_per_layer_with_who_said_what(setup):
     assert (transition.passage, transition.passage2) == (p1, p2)
     assert dict(transition.labels) == {"amy": "SAME TOPIC", "<b>ben</b>": "TOPIC SWITCH"}
     assert disagreements(campaign, layer="transition").total == 1
+    assert disagreements(campaign, topic=topic.external_id).total == 2
+    assert disagreements(campaign, topic="another").total == 0
     with pytest.raises(AdjudicationInvalid, match="layer: 'colour' is not one of"):
         disagreements(campaign, layer="colour")
 
