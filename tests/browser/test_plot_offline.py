@@ -1,0 +1,61 @@
+"""Plot labelling keeps the outline page's guarantees: changes made while the server cannot be reached wait in the
+browser over a reload and are sent once the network is back; an answer lost on the way never stores a change twice."""
+
+import pytest
+
+from assessments.models import Judgement, JudgementChange, Layer
+from annotation import plot
+from tests.annotation import plot_setup as ps
+from tests.browser.test_plot_labelling import pressed_grade, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def assignment(tmp_path):
+    return ps.labelling(tmp_path, size=4, lines=ps.EXCERPT)
+
+
+def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assignment):
+    order = [c.passage_id for c in plot.candidates(assignment)]
+    page = new_page()
+    sign_in(page)
+    page.goto(f"/a/{assignment.token}/")
+    page.wait_for_selector("body[data-ready=plot]")
+
+    # The server stores the first change but its answer is lost: the page sends it again.
+    lost = []
+
+    def lose_answer(route):
+        route.fetch()
+        lost.append(route.request.post_data_json["change_id"])
+        route.abort()
+
+    page.route("**/save", lose_answer)
+    page.keyboard.press("2")
+    page.wait_for_function("window.pooljudge.outbox().length === 1")
+    page.wait_for_selector('#savestate[data-state="pending"]')
+    page.unroute("**/save")
+    page.route("**/save", lambda route: route.abort())  # and now the network is down
+
+    page.keyboard.press("s")  # a span for candidate 1
+    page.keyboard.press("j")
+    page.keyboard.press("1")
+    page.keyboard.press("j")
+    page.keyboard.press("0")
+    page.wait_for_function("window.pooljudge.outbox().length === 4")
+    page.reload()
+    page.wait_for_selector("body[data-ready=plot]")
+    page.wait_for_selector('#savestate[data-state="pending"]')
+    assert [pressed_grade(page, n) for n in (1, 2, 3)] == ["2", "1", "0"]  # shown from the outbox
+    assert JudgementChange.objects.count() == 1 and lost
+
+    page.unroute("**/save")
+    page.wait_for_selector('#savestate[data-state="saved"]', timeout=20_000)
+    assert page.evaluate("window.pooljudge.outbox().length") == 0
+    assert JudgementChange.objects.count() == 4
+    assert JudgementChange.objects.filter(change_id=lost[0]).count() == 1
+    grades = dict(Judgement.objects.filter(layer=Layer.PLOT_GRADE).values_list("passage_id", "value"))
+    assert grades == {order[0]: 2, order[1]: 1, order[2]: 0}
+    words = assignment.topic.text.split()
+    assert Judgement.objects.get(layer=Layer.PLOT_SPANS).value == [[0, len(words[0])]]
