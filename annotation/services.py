@@ -205,8 +205,15 @@ def mark_opened(assignment):
         _set_status(assignment, Assignment.Status.STARTED)
 
 
-def set_done(assignment, done: bool):
-    """Mark an assignment done (also when labels are missing: the assessor says so), or open it again."""
+def set_done(assignment, done: bool, *, by_assessor=False):
+    """Mark an assignment done (also when labels are missing: the assessor says so), or open it again.
+
+    A batch sent back for revision (or qualification units open for a retake) stays "to revise" until its
+    assessor marks it done (by_assessor=True: the page's mark endpoint); a change that completes it does not
+    finish it, and opening it again keeps it to revise.
+    """
+    if assignment.status == Assignment.Status.REVISE and not (done and by_assessor):
+        return
     _set_status(assignment, Assignment.Status.DONE if done else Assignment.Status.STARTED)
 
 

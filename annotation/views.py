@@ -159,6 +159,6 @@ def mark(request, token):
         done = None
     if not isinstance(done, bool):
         return JsonResponse({"field": "done", "message": "expected true or false"}, status=400)
-    services.set_done(assignment, done)
+    services.set_done(assignment, done, by_assessor=True)
     return JsonResponse({"ok": True, "status": assignment.status})
 

@@ -38,7 +38,7 @@ def answer(judge, topic, passages, right):
 def test_nine_of_ten_passes_at_the_default_threshold(setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages, right=9)
-    set_done(unit, True)
+    set_done(unit, True, by_assessor=True)
     result = QualificationResult.objects.get()
     assert (result.items, result.correct, result.score, result.passed) == (10, 9, 0.9, True)
     assert qualification.locked_campaign_ids(judge) == set()
@@ -48,7 +48,7 @@ def test_a_removed_passage_answers_0_and_an_unjudged_one_is_wrong(setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages[:8], right=8)
     record_judgement(assessor=judge, layer=Layer.REMOVAL, topic=topic, passage=passages[8], value=True)
-    set_done(unit, True)
+    set_done(unit, True, by_assessor=True)
     assert QualificationResult.objects.get().correct == 8
 
 
@@ -66,10 +66,10 @@ def test_formal_work_is_locked_until_the_assessor_passes(client, setup):
 def test_after_the_last_failed_attempt_the_assessor_is_told_and_an_organiser_can_allow_a_retake(client, setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages, right=5)
-    set_done(unit, True)
+    set_done(unit, True, by_assessor=True)
     unit.refresh_from_db()
     assert unit.status == Assignment.Status.REVISE  # attempt 1 of 2 failed: back for a retake
-    set_done(unit, True)
+    set_done(unit, True, by_assessor=True)
     unit.refresh_from_db()
     assert unit.status == Assignment.Status.DONE
     assert [r.score for r in QualificationResult.objects.order_by("attempt")] == [0.5, 0.5]
@@ -84,7 +84,7 @@ def test_after_the_last_failed_attempt_the_assessor_is_told_and_an_organiser_can
     unit.refresh_from_db()
     assert unit.status == Assignment.Status.REVISE
     answer(judge, topic, passages, right=10)
-    set_done(unit, True)
+    set_done(unit, True, by_assessor=True)
     assert QualificationResult.objects.get(attempt=3).passed
     assert not qualification.is_locked(Assignment.objects.filter(qualification=False).first())
 

@@ -32,7 +32,7 @@ def setup():
 
 
 def finish(assignment):
-    set_done(assignment, True)
+    set_done(assignment, True, by_assessor=True)
     return Review.objects.filter(assignment=assignment).order_by("-round").first()
 
 
@@ -169,3 +169,18 @@ def test_a_plot_batch_is_reviewed_on_its_candidates_with_the_grades_and_spans(se
     assert review.items.count() == 3
     shown = {entry["item"].passage_id: entry["labels"] for entry in reviews.review_items(review)}
     assert shown[chunks[1].pk] == ["grade 2", "span “dog”"] and shown[chunks[0].pk] == ["not judged"]
+
+
+def test_a_batch_to_revise_is_done_only_when_its_assessor_says_so(setup):
+    campaign, judge, rev1, *_ = setup
+    batch = Assignment.objects.filter(campaign=campaign).order_by("position").first()
+    review = finish(batch)
+    reviews.submit_review(review, rev1, {i.pk: (False, "redo") for i in review.items.all()})
+    batch.refresh_from_db()
+    set_done(batch, True)  # what a save that completes the batch does (the plot page's autosave)
+    set_done(batch, False)  # opening it again
+    batch.refresh_from_db()
+    assert batch.status == Assignment.Status.REVISE and Review.objects.filter(assignment=batch).count() == 1
+    set_done(batch, True, by_assessor=True)
+    batch.refresh_from_db()
+    assert batch.status == Assignment.Status.DONE and Review.objects.get(assignment=batch, round=2).status == "open"
