@@ -37,10 +37,11 @@ class AgreementFailed(Exception):
     """A report that cannot be made as asked (unknown topic or layer); the message says which."""
 
 
-def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None) -> dict:
+def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None, per_topic: bool = True) -> dict:
     """The agreement report of a campaign, JSON-serialisable (no NaN: a figure that cannot be computed is None).
 
-    topic: only this topic (its external id); layers: only these layers (names of LAYERS).
+    topic: only this topic (its external id); layers: only these layers (names of LAYERS); per_topic=False
+    leaves each layer's "topics" list empty (an α per topic costs most of the time on a large campaign).
     Shape:
         {"campaign": name, "task": task, "topic": external id or None,
          "layers": [{"layer": "relevance", "level": "ordinal", "units": n, "assessors": m,
@@ -69,12 +70,12 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
         if layer not in present:
             continue
         if layer == "plot_spans":
-            report_layers.append(_spans_entry(layers_of.span_marks(judgements, usernames), topic_names))
+            report_layers.append(_spans_entry(layers_of.span_marks(judgements, usernames), topic_names, per_topic))
             continue
         for ratings in layers_of.layer_ratings(judgements, layer, usernames):
             if layer in RANKING_MEASURE:
                 graded[layer] = ratings
-            report_layers.append(_entry(layer, ratings, topic_names))
+            report_layers.append(_entry(layer, ratings, topic_names, per_topic))
     return {
         "campaign": campaign.name,
         "task": campaign.task,
@@ -101,10 +102,10 @@ def campaign_judgements(campaign, topic=None):
     return rows, dict(topics.values_list("pk", "external_id"))
 
 
-def _entry(layer, ratings, topic_names):
+def _entry(layer, ratings, topic_names, per_topic=True):
     entry = {"layer": layer, "level": ratings.level, **figures(ratings)}
     entry["topics"] = []
-    if ratings.unit_groups is None or not ratings.unit_count:
+    if not per_topic or ratings.unit_groups is None or not ratings.unit_count:
         return entry
     groups, inverse = np.unique(ratings.unit_groups, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
@@ -121,7 +122,7 @@ SPAN_NULLS = {"alpha": None, "fleiss_kappa": None, "fleiss_units": 0, "fleiss_ra
 NOT_CATEGORIES = "spans are compared by their overlap (span_jaccard), not as categories"
 
 
-def _spans_entry(marks, topic_names):
+def _spans_entry(marks, topic_names, per_topic=True):
     """The plot_spans layer in the shape of the others: the category figures are None, span_jaccard says it."""
     figure = span_figures(marks)
     figure["reasons"].update(dict.fromkeys(SPAN_NULLS, NOT_CATEGORIES))
@@ -129,6 +130,8 @@ def _spans_entry(marks, topic_names):
         pair.update(cohen_kappa=None, weighted_kappa=None, confusion=None,
                     reasons={"cohen_kappa": NOT_CATEGORIES, "weighted_kappa": NOT_CATEGORIES})
     entry = {"layer": "plot_spans", "level": "spans", **SPAN_NULLS, **figure, "topics": []}
+    if not per_topic:
+        return entry
     by_topic = {}
     for unit, marked in marks.items():
         by_topic.setdefault(unit[0], {})[unit] = marked

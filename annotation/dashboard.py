@@ -301,7 +301,7 @@ def agreement(campaign) -> dict:
         from annotation.agreement import campaign_report
     except ImportError:
         return {"available": False, "note": "Agreement statistics are not installed in this version."}
-    report = campaign_report(campaign)
+    report = campaign_report(campaign, per_topic=False)  # the dashboard shows no per-topic agreement
     layers = []
     for n, layer in enumerate(report.get("layers", [])):
         pairs = []

@@ -132,6 +132,8 @@ def test_per_topic_figures_and_the_topic_filter(campaign):
     assert relevance["topics"][0]["alpha"] == pytest.approx(relevance["alpha"])
     assert "pairs" not in relevance["topics"][0]
     assert [x["layer"] for x in report["layers"]] == ["relevance"]
+    overall_only = layer(campaign_report(campaign_obj, topic=topic.external_id, per_topic=False), "relevance")
+    assert overall_only["topics"] == [] and overall_only["alpha"] == pytest.approx(relevance["alpha"])
     with pytest.raises(AgreementFailed, match="topic: campaign 'car' has no assigned topic 'nope'"):
         campaign_report(campaign_obj, topic="nope")
     with pytest.raises(AgreementFailed, match="layer: 'grade'"):
