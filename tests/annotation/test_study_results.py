@@ -103,3 +103,13 @@ def test_an_unknown_pool_is_404_and_adjudicated_rows_are_not_answers(client, org
     Judgement.objects.filter(assessor=judge).update(adjudicated=True)
     html = " ".join(client.get(url(pool)).content.decode().split())
     assert "0 answers from 0 assessors" in html
+
+
+def test_organisers_find_the_page_from_their_queue(client, organiser):
+    from annotation.models import Campaign
+
+    Campaign.objects.create(name="plot-choice", task="plot")
+    page = client.get(reverse("annotation:home")).content.decode()
+    assert f'href="{reverse("annotation:study_index")}"' in page
+    client.force_login(member(Role.ASSESSOR, "judge"))
+    assert reverse("annotation:study_index") not in client.get(reverse("annotation:home")).content.decode()
