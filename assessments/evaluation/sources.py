@@ -79,9 +79,13 @@ def stored_ranking(run, topics=None) -> dict:
     return dict(ranking)
 
 
-def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=False) -> Report:
-    """Evaluate stored runs against a stored qrel set (over `topics` only, when given); N-RODCG against ground truth."""
-    qrels = stored_qrels(qrel_set) if qrel_set is not None else {}
+def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=False, qrels=None) -> Report:
+    """Evaluate stored runs against a stored qrel set, or the given `qrels` (over `topics` only, when given).
+
+    N-RODCG is scored against the plot topics' ground truth whatever the qrels.
+    """
+    if qrels is None:
+        qrels = stored_qrels(qrel_set) if qrel_set is not None else {}
     if topics is not None:
         wanted = {t.external_id for t in topics}
         qrels = {topic: judged for topic, judged in qrels.items() if topic in wanted}

@@ -181,6 +181,16 @@ def test_n_rodcg_follows_seed_000_with_both_ideals(plot_run):
     assert "ideal=book: the best k chunks of the whole book" in err and "ideal=retrieved" in err
 
 
+def test_a_book_without_a_qrel_set_is_scored_against_its_ground_truth(plot_run):
+    out, err = run_command("evaluate_runs", "--runs", "plots", "--measures", "RR@3", "R@1", "P@3")
+    values = lines_of(out)
+    # ranks 10, 7, 25 by position: the ground-truth chunk (position 7) is second
+    assert values[("plots", "RR@3", "all")] == "0.5000"
+    assert values[("plots", "R@1", "all")] == "0.0000"
+    assert values[("plots", "P@3", "all")] == f"{1 / 3:.4f}"
+    assert "ground-truth chunks, grade 1" in err
+
+
 def test_n_rodcg_is_zero_far_from_the_plot_and_one_on_it():
     measure = parse_measure("N-RODCG@2")
     assert nrodcg([25.0, 28.0], [7.0], [1.0, 4.0, 7.0, 25.0, 28.0], measure) == 0.0

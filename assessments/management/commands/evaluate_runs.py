@@ -4,8 +4,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessments.evaluation import MeasureError, parse_measure
 from assessments.evaluation.report import RunScores
-from assessments.evaluation.sources import evaluate_files, evaluate_stored, pool_coverage, pool_recall, stored_qrels
-from assessments.models import Pool, QrelSet, Run
+from assessments.evaluation.sources import (
+    evaluate_files,
+    evaluate_stored,
+    ground_truth_qrels,
+    pool_coverage,
+    pool_recall,
+    stored_qrels,
+)
+from assessments.models import Pool, QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 
@@ -85,11 +92,19 @@ class Command(BaseCommand):
             runs = [found[n] for n in dict.fromkeys(opts["runs"])]
         else:
             raise CommandError("name --runs, a --pool, or files (--qrels FILE --run FILE…)")
-        qrel_set = self.qrel_set(opts, collection, needed=any(m.name != "N-RODCG" for m in measures) or pool)
-        report = evaluate_stored(runs, qrel_set, measures, topics=topics, only_run_topics=opts["only_run_topics"])
+        needed = any(m.name != "N-RODCG" for m in measures) or pool
+        qrel_set = self.qrel_set(opts, collection, needed=needed)
+        qrels = None
+        if qrel_set is None and needed:
+            # A book's plot topics without a qrel set: their ground-truth chunks are the qrels (MRR, Recall...).
+            qrels = ground_truth_qrels(self.plot_topics(collection) if topics is None else topics)
+        report = evaluate_stored(runs, qrel_set, measures, topics=topics, only_run_topics=opts["only_run_topics"],
+                                 qrels=qrels)
+        if qrels is not None:
+            report.notes.append("qrels: the plot topics' ground-truth chunks, grade 1 (no qrel set in the collection)")
         if pool is not None:
             depth = opts["judged_depth"] or pool.depth
-            qrels = stored_qrels(qrel_set)
+            qrels = stored_qrels(qrel_set) if qrels is None else qrels
             coverage = pool_coverage(pool, runs, qrels, depth)
             for scores in report.runs:
                 judged, pooled = coverage[scores.name]
@@ -115,6 +130,11 @@ class Command(BaseCommand):
             raise CommandError(f"no runs named {', '.join(opts['runs'])}")
         raise CommandError("these run names exist in several collections: name one with --collection")
 
+    @staticmethod
+    def plot_topics(collection):
+        """The collection's plot topics that have ground-truth chunks."""
+        return Topic.objects.filter(collection=collection, kind=Topic.Kind.PLOT, ground_truth__isnull=False).distinct()
+
     def qrel_set(self, opts, collection, needed):
         if opts["qrel_set"]:
             found = QrelSet.objects.filter(name=opts["qrel_set"]).first()
@@ -124,8 +144,8 @@ class Command(BaseCommand):
         sets = list(QrelSet.objects.filter(collection=collection).order_by("name"))
         if len(sets) == 1:
             return sets[0]
-        if not needed:
-            return None
+        if not needed or (not sets and self.plot_topics(collection).exists()):
+            return None  # N-RODCG alone, or a book's plot topics: scored against their ground truth
         if not sets:
             raise CommandError(f"collection {collection.name!r} has no qrel set (import or freeze qrels first)")
         raise CommandError(f"name the qrel set with --qrel-set (one of {', '.join(s.name for s in sets)})")
