@@ -242,6 +242,8 @@ class Level:
     errors: int = 0
     error_kinds: dict = field(default_factory=lambda: defaultdict(int))
     requests: int = 0
+    client_cpu: float = 0.0
+    load: float = 0.0
 
 
 class Assessor:
@@ -382,9 +384,11 @@ async def run_levels(base, people, args):
         for n in args.levels:
             level = Level(assessors=n)
             deadline = time.monotonic() + args.seconds
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms) for a in assessors[:n]))
             level.seconds = time.perf_counter() - start
+            level.client_cpu = time.process_time() - cpu
+            level.load = os.getloadavg()[0]
             results.append(level)
             print_level(level)
     finally:
@@ -410,6 +414,8 @@ def print_level(level):
         f"{pct(pages, 50) * 1000:6.1f} / {pct(pages, 95) * 1000:6.1f} / {pct(pages, 99) * 1000:6.1f} ms; "
         f"database {share:4.0%} of server time; errors {level.errors}"
     )
+    line += (f"\n      the load generator itself used {level.client_cpu / level.seconds:.0%} of a core; "
+             f"load average {level.load:.1f} on {os.cpu_count()} cores")
     if level.save_app_ms:
         line += (f"\n      a save inside the server: median {statistics.median(level.save_app_ms):.1f} ms, of which "
                  f"database {statistics.median(level.save_db_ms):.1f} ms")
