@@ -99,7 +99,8 @@ def main(argv=None):
         where = "SQLite (smoke)" if args.smoke else f"PostgreSQL database {args.database}"
         print(f"server: gunicorn {args.workers} workers x {args.threads} threads on {HOST}:{port}, {where}"
               + ("" if args.no_celery else ", a Celery worker on Redis"), flush=True)
-        results = asyncio.run(run_levels(f"http://{HOST}:{port}", tokens, args))
+        measure = None if args.smoke else (lambda: cpu_seconds(args.database, processes[0].pid))
+        results = asyncio.run(run_levels(f"http://{HOST}:{port}", tokens, args, measure))
         report(results, args)
         return 0 if all(r.errors == 0 for r in results) else 1
     finally:
@@ -225,6 +226,26 @@ def wait_for_port(port, process, log, timeout=60):
     raise SystemExit(f"gunicorn did not listen on {port} within {timeout} s")
 
 
+def cpu_seconds(database, server_pid):
+    """CPU seconds used so far by PostgreSQL's backends of `database` and by the gunicorn processes (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    totals = {"postgres": 0.0, "gunicorn": 0.0}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        if cmdline.startswith("postgres: ") and f" {database} " in cmdline:
+            totals["postgres"] += used
+        elif int(fields[1]) == server_pid or int(entry.name) == server_pid:  # the master and its workers
+            totals["gunicorn"] += used
+    return totals
+
+
 # Load -------------------------------------------------------------------------------------------------------------
 
 
@@ -244,6 +265,7 @@ class Level:
     requests: int = 0
     client_cpu: float = 0.0
     load: float = 0.0
+    server_cpu: dict = field(default_factory=dict)
 
 
 class Assessor:
@@ -365,7 +387,7 @@ def _server_timing(header):
     return out
 
 
-async def run_levels(base, people, args):
+async def run_levels(base, people, args, measure=None):
     assert base.startswith(f"http://{HOST}:"), "loopback only"
     setup = Level(assessors=len(people))
     assessors = [Assessor(base, username, token) for username, token in people]
@@ -385,10 +407,14 @@ async def run_levels(base, people, args):
             level = Level(assessors=n)
             deadline = time.monotonic() + args.seconds
             start, cpu = time.perf_counter(), time.process_time()
+            before = measure() if measure else None
             await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms) for a in assessors[:n]))
             level.seconds = time.perf_counter() - start
             level.client_cpu = time.process_time() - cpu
             level.load = os.getloadavg()[0]
+            if measure:
+                after = measure()
+                level.server_cpu = {k: after[k] - before[k] for k in after}
             results.append(level)
             print_level(level)
     finally:
@@ -416,6 +442,10 @@ def print_level(level):
     )
     line += (f"\n      the load generator itself used {level.client_cpu / level.seconds:.0%} of a core; "
              f"load average {level.load:.1f} on {os.cpu_count()} cores")
+    if level.server_cpu:
+        pg, web = level.server_cpu["postgres"], level.server_cpu["gunicorn"]
+        line += (f"\n      CPU: gunicorn {web / level.seconds:.0%} of a core, PostgreSQL (this database's backends) "
+                 f"{pg / level.seconds:.0%}: the database's share of the server's CPU {pg / (pg + web):.0%}")
     if level.save_app_ms:
         line += (f"\n      a save inside the server: median {statistics.median(level.save_app_ms):.1f} ms, of which "
                  f"database {statistics.median(level.save_db_ms):.1f} ms")
