@@ -18,6 +18,7 @@ from assessments.models import Judgement, JudgementChange, Layer, RunEntry, Spec
 from assessments.services.judging import JudgementInvalid, record_judgement
 
 OUTLINE_LAYERS = (Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
+PROGRESS_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
 MAX_NOTES = 20_000
 MAX_SESSION_ID = 200
 MAX_ACTIVE_MS = 24 * 3600 * 1000  # active time sent with a change: at most a day
@@ -69,17 +70,18 @@ def article(assignment, *, text=True) -> list[RunEntry]:
     return list(entries.order_by("rank"))
 
 
-def current_labels(assessor, topic_id, passage_ids) -> dict:
+def current_labels(assessor, topic_id, passage_ids, *, layers=OUTLINE_LAYERS) -> dict:
     """The assessor's current outline labels for these passages of a topic, whatever run they were made under.
 
     Returns {"notes": {pid: text}, "facets": {pid: [...]}, "removed": {pid: bool},
     "transitions": {"pid1-pid2": value}, "runs": {pid: [run names]}}; cleared labels are left out.
+    `layers` narrows what is read (progress needs no notes).
     """
     ids = set(passage_ids)
     labels = {"notes": {}, "facets": {}, "removed": {}, "transitions": {}, "runs": {}}
     rows = Judgement.objects.filter(
-        assessor=assessor, topic_id=topic_id, layer__in=OUTLINE_LAYERS, passage_id__in=ids
-    ).values_list("layer", "passage_id", "passage2_id", "value", "run_ids")
+        assessor=assessor, topic_id=topic_id, layer__in=layers, passage_id__in=ids
+    ).order_by().values_list("layer", "passage_id", "passage2_id", "value", "run_ids")  # no ordering: no joins
     for layer, pid, pid2, value, run_ids in rows:
         if layer == Layer.TRANSITION:
             if pid2 in ids and value is not None:
@@ -251,7 +253,7 @@ def save_change(assignment, data) -> tuple:
         field, _, message = str(exc).partition(": ")
         raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
     ids = list(entries)
-    progress = progress_of(ids, current_labels(assignment.assessor, assignment.topic_id, ids))
+    progress = progress_of(ids, current_labels(assignment.assessor, assignment.topic_id, ids, layers=PROGRESS_LAYERS))
     if not recorded.duplicate:  # a batch to revise is done only when its assessor says so (mark)
         if progress.complete and assignment.status in (Assignment.Status.TODO, Assignment.Status.STARTED):
             _set_status(assignment, Assignment.Status.DONE)

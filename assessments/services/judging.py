@@ -67,7 +67,7 @@ def _notes(value, topic):
 def _facet(value, topic, allow_legacy=False):
     if not isinstance(value, list):
         raise JudgementInvalid("value: a facet judgement is a list of {facet, relevance}")
-    known = set(topic.facets.values_list("heading_id", flat=True)) | set(SpecialFacet.values)
+    known = set(topic.facets.order_by().values_list("heading_id", flat=True)) | set(SpecialFacet.values)
     seen = set()
     for i, entry in enumerate(value):
         if not isinstance(entry, dict) or set(entry) != {"facet", "relevance"}:
@@ -227,7 +227,8 @@ def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
 
 
 def _existing_change(change_id, assessor) -> Recorded | None:
-    change = JudgementChange.objects.select_related("judgement").filter(change_id=change_id).first()
+    # change_id is unique: no ordering (the default one joins the judgement's topic and passage tables).
+    change = JudgementChange.objects.select_related("judgement").filter(change_id=change_id).order_by("pk").first()
     if change is None:
         return None
     if change.assessor_id != assessor.pk:
