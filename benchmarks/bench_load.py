@@ -227,9 +227,9 @@ def wait_for_port(port, process, log, timeout=60):
 
 
 def cpu_seconds(database, server_pid):
-    """CPU seconds used so far by PostgreSQL's backends of `database` and by the gunicorn processes (Linux /proc)."""
+    """{pid: (kind, CPU seconds so far)} of PostgreSQL's backends of `database` and of the gunicorn processes."""
     tick = os.sysconf("SC_CLK_TCK")
-    totals = {"postgres": 0.0, "gunicorn": 0.0}
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -240,9 +240,18 @@ def cpu_seconds(database, server_pid):
             continue
         used = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         if cmdline.startswith("postgres: ") and f" {database} " in cmdline:
-            totals["postgres"] += used
+            found[int(entry.name)] = ("postgres", used)
         elif int(fields[1]) == server_pid or int(entry.name) == server_pid:  # the master and its workers
-            totals["gunicorn"] += used
+            found[int(entry.name)] = ("gunicorn", used)
+    return found
+
+
+def cpu_used(before, after):
+    """CPU seconds per kind between two cpu_seconds snapshots (a process that ended in between is not counted)."""
+    totals = {"postgres": 0.0, "gunicorn": 0.0}
+    for pid, (kind, used) in after.items():
+        earlier = before.get(pid)
+        totals[kind] += used - (earlier[1] if earlier and earlier[0] == kind else 0.0)
     return totals
 
 
@@ -413,8 +422,7 @@ async def run_levels(base, people, args, measure=None):
             level.client_cpu = time.process_time() - cpu
             level.load = os.getloadavg()[0]
             if measure:
-                after = measure()
-                level.server_cpu = {k: after[k] - before[k] for k in after}
+                level.server_cpu = cpu_used(before, measure())
             results.append(level)
             print_level(level)
     finally:
@@ -445,7 +453,8 @@ def print_level(level):
     if level.server_cpu:
         pg, web = level.server_cpu["postgres"], level.server_cpu["gunicorn"]
         line += (f"\n      CPU: gunicorn {web / level.seconds:.0%} of a core, PostgreSQL (this database's backends) "
-                 f"{pg / level.seconds:.0%}: the database's share of the server's CPU {pg / (pg + web):.0%}")
+                 f"{pg / level.seconds:.0%}: the database's share of the server's CPU {pg / (pg + web):.0%}; "
+                 f"{1000 * web / max(1, len(level.latencies['save'])):.1f} ms of gunicorn CPU per save")
     if level.save_app_ms:
         line += (f"\n      a save inside the server: median {statistics.median(level.save_app_ms):.1f} ms, of which "
                  f"database {statistics.median(level.save_db_ms):.1f} ms")
