@@ -2,14 +2,14 @@
 
 `change_rows` streams the history (optionally of one campaign or one assessor) as plain dicts; the old value
 of a change is the value of the change before it on the same label in the assessor's own clock order (None for
-the first). `write_jsonl` writes such rows to a file that appears only when complete. `delete_campaign` keeps
+the first). `write_jsonl` writes such rows to a file that appears only when complete
+(assessments.exporters.common.atomic_file). `delete_campaign` keeps
 an export of a campaign (its assignments, the current judgements and the history of its assessors on its
 topics) under settings.EXPORT_DIR before deleting it.
 """
 
 import json
 import re
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -69,26 +69,10 @@ def _iso(when):
     return when.isoformat().replace("+00:00", "Z") if when else None
 
 
-@contextmanager
-def output(path):
-    """A text file to write to that appears at `path` only when complete (atomic_file); a device or a pipe
-    (/dev/stdout, /dev/full) is written directly. OSError becomes ExportFailed naming the file."""
-    path = Path(path)
-    if path.exists() and not path.is_file():
-        try:
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                yield handle
-        except OSError as exc:
-            raise ExportFailed(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
-        return
-    with atomic_file(path) as handle:
-        yield handle
-
-
 def write_jsonl(rows, path) -> int:
     """Write dicts as JSON lines to `path` (complete or not at all); returns how many."""
     count = 0
-    with output(path) as handle:
+    with atomic_file(path) as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False, default=str))
             handle.write("\n")

@@ -152,9 +152,18 @@ def atomic_file(path, *, fsync=True):
     """A text file open for writing whose content appears at `path` only if the block finishes.
 
     Written to a hidden temporary file beside `path`, then renamed over it: a failure (or a crash)
-    leaves the old file or none, never a truncated one. OSError becomes ExportFailed naming the file.
+    leaves the old file or none, never a truncated one. A `path` that exists and is not a regular file
+    (/dev/stdout, /dev/full, a pipe) is written directly: renaming over it would replace the device or the
+    pipe with a file. OSError becomes ExportFailed naming the file.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                yield handle
+        except OSError as exc:
+            raise ExportFailed(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        return
     try:
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:

@@ -6,9 +6,11 @@ refuse (EFBIG) a write past a size, part way through an export. The database err
 execute hook on the second batch of an import's INSERTs, as a connection cut by a restart would.
 """
 
+import os
 import resource
 import signal
 import stat
+import threading
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,6 +58,26 @@ def test_export_audit_to_a_full_disk_says_so(many_changes):
     with pytest.raises(CommandError, match=r"cannot write '/dev/full': No space left on device; nothing was written"):
         call_command("export_audit", "--out", "/dev/full")
     assert stat.S_ISCHR(Path("/dev/full").stat().st_mode)  # written to, never replaced
+
+
+def test_export_qrels_to_a_full_disk_says_so_and_leaves_the_device_alone(many_changes):
+    Judgement.objects.update(layer="plot_grade", value=1, grade=1)
+    with pytest.raises(CommandError, match=r"cannot write '/dev/full': No space left on device"):
+        call_command("export_qrels", "--collection", "web", "--aggregate", "max", "--out", "/dev/full")
+    assert stat.S_ISCHR(Path("/dev/full").stat().st_mode)  # a rename over it would have replaced the device
+    assert not [p for p in Path("/dev").iterdir() if p.name.startswith(".full.")]
+
+
+def test_an_export_to_a_pipe_goes_through_the_pipe(many_changes, tmp_path):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()))
+    reader.start()
+    call_command("export_audit", "--out", str(pipe))
+    reader.join(10)
+    assert received and received[0].count("\n") == 300
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
 
 
 def test_an_export_audit_cut_short_leaves_no_file(many_changes, tmp_path):
