@@ -129,6 +129,8 @@ FILE_UPLOAD_PERMISSIONS = 0o640
 # Login throttling (config/throttle.py): this many failures per user name and address within the window.
 LOGIN_THROTTLE_FAILURES = env_int("LOGIN_THROTTLE_FAILURES", 5)
 LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 15 * 60)
+# Behind a proxy that appends the client's address to X-Forwarded-For, count per that address.
+LOGIN_THROTTLE_TRUST_FORWARDED_FOR = env_bool("LOGIN_THROTTLE_TRUST_FORWARDED_FOR", False)
 # The cache holds login failure counts; several server processes must share it (CACHE_URL=redis://…).
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:

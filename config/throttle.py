@@ -21,7 +21,15 @@ def is_login_path(path: str) -> bool:
 
 
 def client_address(request) -> str:
-    """The client's address: REMOTE_ADDR (behind a proxy, the proxy must set it, e.g. gunicorn --forwarded-allow-ips)."""
+    """The client's address: REMOTE_ADDR, or behind a proxy that appends the client to X-Forwarded-For
+    (LOGIN_THROTTLE_TRUST_FORWARDED_FOR), that header's last address, which the proxy itself wrote.
+
+    Without the setting, behind a proxy every client has the proxy's address and the count is per user name.
+    """
+    if settings.LOGIN_THROTTLE_TRUST_FORWARDED_FOR:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+        if forwarded:
+            return forwarded[-1]
     return request.META.get("REMOTE_ADDR", "")
 
 

@@ -83,3 +83,19 @@ def test_the_window_passes(settings):
 
     time.sleep(2.1)
     assert sign_in(client, "judge", "pw-judge").status_code == 302
+
+
+@pytest.mark.django_db
+def test_behind_a_trusted_proxy_the_address_the_proxy_appended_counts(settings):
+    settings.LOGIN_THROTTLE_TRUST_FORWARDED_FOR = True
+    factories.user("judge")
+    client = Client()
+    for _ in range(3):  # a client that forges the start of the header is still counted by what the proxy added
+        client.post(reverse("login"), {"username": "judge", "password": "wrong"}, REMOTE_ADDR="10.9.9.9",
+                    HTTP_X_FORWARDED_FOR=f"1.2.3.{_}, 203.0.113.7")
+    blocked = client.post(reverse("login"), {"username": "judge", "password": "pw-judge"}, REMOTE_ADDR="10.9.9.9",
+                          HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert blocked.status_code == 429
+    other = Client().post(reverse("login"), {"username": "judge", "password": "pw-judge"}, REMOTE_ADDR="10.9.9.9",
+                          HTTP_X_FORWARDED_FOR="198.51.100.2")
+    assert other.status_code == 302
