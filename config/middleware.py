@@ -39,7 +39,8 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        log.warning("database unavailable for %s %s: %s", request.method, request.path, exception)
+        # Logged with its traceback: on SQLite a bug (a missing column) is an OperationalError too.
+        log.error("database unavailable for %s %s: %s", request.method, request.path, exception, exc_info=exception)
         message = "The database is unreachable for a moment; nothing was stored. Try again."
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         if _wants_json(request):
