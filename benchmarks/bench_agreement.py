@@ -15,9 +15,10 @@ of the time. Rows are bulk-inserted (no model instances). Then, in the same run,
 - alpha: krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal") on the
   prepared assessors × units matrix (NaN for missing), the package's own cost of the headline figure.
 
-Prints both (fastest of --repeat), a breakdown of the report (the rows alone as the driver gives
-them, query + matrix, figures), and the ratios. Aim: the report within 3x of alpha; fetching the
-rows alone already costs several times alpha, so the breakdown says where the time goes.
+Prints both (fastest of --repeat), a breakdown of the report (the rows as the driver gives them, one
+Python tuple each; the same integers as the report reads them, packed by the database into one text
+per column and parsed by numpy; query + matrix; figures), and the ratios. Aim: the report within 3x
+of alpha; the breakdown says where the time goes.
 Not part of the test suite.
 """
 
@@ -149,15 +150,21 @@ def run_phases(campaign, layer, repeat):
     def alpha():
         krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=scale)
 
-    def fetch():  # the floor of any database path: the rows the matrix is built from, as the driver gives them
-        stored = ("plot_grade",) if layer == "plot_grade" else ("facet", "removal")
-        for _ in raw_rows(judgements.filter(layer__in=stored, grade__isnull=False)
-                          .values_list("topic_id", "passage_id", "assessor_id", "grade"), 10_000):
+    stored = ("plot_grade",) if layer == "plot_grade" else ("facet", "removal")
+    graded = judgements.filter(layer__in=stored, grade__isnull=False)
+    columns = ("topic_id", "passage_id", "assessor_id", "grade")
+
+    def fetch():  # the rows the matrix is built from, as the driver gives them (a tuple per row)
+        for _ in raw_rows(graded.values_list(*columns), 10_000):
             pass
+
+    def packed():  # the same integers as the report reads them: one text per column, parsed by numpy
+        layers_of._int_rows(graded, columns)
 
     report_time = measure(lambda: campaign_report(campaign, layers=[layer]), repeat)
     alpha_time = measure(alpha, repeat)
     fetch_time = measure(fetch, repeat)
+    packed_time = measure(packed, repeat)
     matrix_time = measure(lambda: layers_of.layer_ratings(judgements, layer, usernames), repeat)
     figures_time = measure(lambda: figures(ratings), repeat)
 
@@ -169,7 +176,9 @@ def run_phases(campaign, layer, repeat):
     print(f"  report (campaign_report)   wall {report_time.wall:7.3f} s   cpu {report_time.cpu:7.3f} s   "
           f"peak memory {report_time.peak}")
     print(f"    rows from the database   wall {fetch_time.wall:7.3f} s   cpu {fetch_time.cpu:7.3f} s   "
-          "(the floor: the same rows straight from the driver)")
+          "(the same rows straight from the driver, a tuple each)")
+    print(f"    rows packed by database  wall {packed_time.wall:7.3f} s   cpu {packed_time.cpu:7.3f} s   "
+          "(the report's read: one text per column, parsed by numpy)")
     print(f"    query + matrix           wall {matrix_time.wall:7.3f} s   cpu {matrix_time.cpu:7.3f} s")
     print(f"    overall figures + pairs  wall {figures_time.wall:7.3f} s   cpu {figures_time.cpu:7.3f} s")
     print(f"  krippendorff.alpha         wall {alpha_time.wall:7.3f} s   cpu {alpha_time.cpu:7.3f} s")
@@ -177,6 +186,8 @@ def run_phases(campaign, layer, repeat):
           f"cpu {report_time.cpu / alpha_time.cpu:7.2f}x   (aim: within 3x)")
     print(f"  ratio rows alone / alpha   wall {fetch_time.wall / alpha_time.wall:7.2f}x   "
           f"cpu {fetch_time.cpu / alpha_time.cpu:7.2f}x")
+    print(f"  ratio rows packed / alpha  wall {packed_time.wall / alpha_time.wall:7.2f}x   "
+          f"cpu {packed_time.cpu / alpha_time.cpu:7.2f}x")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ Layers (name: level, label):
 from itertools import chain
 
 import numpy as np
+from django.db import connections
 
 from assessments.agreement.ratings import Ratings, ratings_from_arrays, ratings_from_triples
 from assessments.exporters.common import raw_rows
@@ -38,6 +39,7 @@ LEVELS = {
 RELEVANCE_SCALE = (0, 1, 2, 3)
 CHUNK = 10_000
 _SHIFT = 32  # unit id of a (topic, passage) key: topic id << 32 | passage id
+_PACK = {"sqlite": "group_concat({})", "postgresql": "string_agg({}::text, ',')"}  # one column as "1,2,3"
 
 
 def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
@@ -81,9 +83,28 @@ def span_marks(judgements, usernames) -> dict:
 
 
 def _int_rows(queryset, columns) -> np.ndarray:
-    """rows × columns of integer fields (none of them null), straight from the driver into numpy."""
-    values = chain.from_iterable(raw_rows(queryset.order_by().values_list(*columns), CHUNK))
-    return np.fromiter(values, dtype=np.int64).reshape(-1, len(columns))
+    """rows × columns of integer fields (none of them null), straight from the database into numpy.
+
+    On SQLite and PostgreSQL the database packs each column into one comma-separated text (group_concat,
+    string_agg: one aggregate per column over the same scan, so the columns stay aligned row by row) that
+    numpy parses; no Python object per value. Other backends: the driver's rows (raw_rows).
+    """
+    rows = queryset.order_by().values_list(*columns)
+    connection = connections[rows.db]
+    if connection.vendor not in _PACK:
+        values = chain.from_iterable(raw_rows(rows, CHUNK))
+        return np.fromiter(values, dtype=np.int64).reshape(-1, len(columns))
+    sql, params = rows.query.sql_with_params()
+    packed = ", ".join(_PACK[connection.vendor].format(f"packed.{connection.ops.quote_name(c)}") for c in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*), {packed} FROM ({sql}) packed", params)
+        count, *texts = cursor.fetchone()
+    if not count:
+        return np.empty((0, len(columns)), dtype=np.int64)
+    parsed = [np.fromstring(text, dtype=np.int64, sep=",") for text in texts]
+    if any(len(column) != count for column in parsed):
+        raise ValueError(f"packed integer columns {columns} did not parse to {count} values each")
+    return np.stack(parsed, axis=1)
 
 
 def _graded(judgements, layer, usernames):

@@ -107,8 +107,8 @@ def ratings_from_arrays(unit_ids, assessor_ids, values, level, *, scale=None, as
     """
     check_level(level)
     unit_ids, assessor_ids, values = (np.asarray(x) for x in (unit_ids, assessor_ids, values))
-    unit_keys, unit_index = np.unique(unit_ids, return_inverse=True)
-    assessor_keys, assessor_index = np.unique(assessor_ids, return_inverse=True)
+    unit_keys, unit_index = _dense(unit_ids)
+    assessor_keys, assessor_index = _dense(assessor_ids)
     labels = np.asarray(scale if scale is not None else np.unique(values))
     codes_of_values = np.searchsorted(labels, values)
     outside = (codes_of_values >= len(labels)) | (labels[np.minimum(codes_of_values, len(labels) - 1)] != values)
@@ -116,12 +116,31 @@ def ratings_from_arrays(unit_ids, assessor_ids, values, level, *, scale=None, as
         raise AgreementInputError(f"label: {values[outside][0]!r} is not on the scale {labels.tolist()}")
     codes = np.full((len(assessor_keys), len(unit_keys)), np.nan)
     cells = assessor_index * len(unit_keys) + unit_index
-    _, last = np.unique(cells[::-1], return_index=True)  # first in reverse: the last entry of each cell
-    keep = len(cells) - 1 - last
+    last = np.full(codes.size, -1, dtype=np.int64)
+    np.maximum.at(last, cells, np.arange(len(cells)))  # the last entry of each cell
+    keep = last[last >= 0]
     codes.flat[cells[keep]] = codes_of_values[keep]
     names = [assessor_names.get(int(a), str(a)) if assessor_names else str(a) for a in assessor_keys.tolist()]
     groups = unit_groups(unit_keys) if unit_groups is not None else None
     return Ratings(level, labels.tolist(), names, codes, groups, unit_keys)
+
+
+def _dense(ids):
+    """(sorted distinct ids, each id's index in them), as np.unique(ids, return_inverse=True) gives them.
+
+    Ids within a narrow range (assessor ids, say) are counted instead of sorted.
+    """
+    ids = np.asarray(ids).ravel()
+    if not len(ids) or ids.dtype.kind not in "iu":
+        return np.unique(ids, return_inverse=True)
+    low, high = int(ids.min()), int(ids.max())
+    if high - low > 4 * len(ids) + 1024:
+        return np.unique(ids, return_inverse=True)
+    present = np.zeros(high - low + 1, dtype=bool)
+    offsets = ids - low
+    present[offsets] = True
+    position = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(ids.dtype) + low, position[offsets]
 
 
 def _is_number(label) -> bool:
