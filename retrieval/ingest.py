@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 from tqdm import tqdm
 
 MAX_REPORTED = 50
@@ -165,6 +166,13 @@ class ImportCommand(BaseCommand):
             return super().execute(*args, **options)
         except ImportFailed as exc:
             raise CommandError(f"nothing was imported:\n{exc.report()}") from exc
+        except DatabaseError as exc:
+            # Every importer writes in one transaction: a failure part way rolls all of it back.
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(
+                f"nothing was imported: the database failed while writing ({type(exc).__name__}: {first_line}); "
+                "the transaction was rolled back, run the command again once the database is back"
+            ) from exc
 
     def progress(self, iterable=None, **kwargs):
         """A progress bar that honours --no-progress."""

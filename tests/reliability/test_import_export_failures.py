@@ -120,7 +120,11 @@ def test_a_database_error_in_the_middle_of_an_import_leaves_no_rows(db, tmp_path
         return execute(sql, params, many, context)
 
     before = db_snapshot()
-    with connection.execute_wrapper(cut_on_the_second_batch), pytest.raises(OperationalError, match="server closed"):
+    with connection.execute_wrapper(cut_on_the_second_batch), pytest.raises(CommandError) as failed:
         call_command("import_trec_run", str(run), "--collection", "web", "--create-missing", "--no-progress")
+    assert str(failed.value) == (
+        "nothing was imported: the database failed while writing (OperationalError: server closed the connection "
+        "unexpectedly); the transaction was rolled back, run the command again once the database is back"
+    )
     assert len(inserts) == 2  # it did fail in the middle, after a batch was written
     assert db_snapshot() == before
