@@ -23,11 +23,8 @@ Not part of the test suite.
 """
 
 import argparse
-import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_export import BulkWriter, measure  # noqa: E402  (the export benchmark's bulk writer and timer)
+from bench_export import BulkWriter, measure, throwaway_database  # noqa: E402  (shared with the export benchmark)
 
 PASSAGES_PER_TOPIC = 1000
 AGREE = 0.7  # chance that an assessor gives the shared true label
@@ -54,32 +51,13 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
 
-    workdir = Path(tempfile.mkdtemp(prefix="bench-agreement-"))
-    if not args.use_database_url:
-        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    created_test_db = None
-    try:
-        if args.use_database_url:
-            created_test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-        else:
-            call_command("migrate", verbosity=0)
+    with throwaway_database("bench-agreement-", args.use_database_url) as (_, connection):
         started = time.perf_counter()
         campaign = populate(args.units, args.assessors, args.layer)
         print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
         print(f"wrote {args.units:,} units x {args.assessors} assessors of {args.layer} "
               f"in {time.perf_counter() - started:.1f} s")
         run_phases(campaign, args.layer, args.repeat)
-    finally:
-        if created_test_db:
-            connection.creation.destroy_test_db(created_test_db, verbosity=0)
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def populate(units, assessor_count, layer):

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,8 +46,22 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
 
-    workdir = Path(tempfile.mkdtemp(prefix="bench-export-"))
-    if not args.use_database_url:
+    with throwaway_database("bench-export-", args.use_database_url) as (workdir, connection):
+        started = time.perf_counter()
+        populate(args.judgements)
+        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
+        print(f"wrote {args.judgements:,} judgements (and their changes) in {time.perf_counter() - started:.1f} s")
+        run_phases(workdir, args.repeat)
+
+
+@contextmanager
+def throwaway_database(prefix, use_database_url):
+    """Set Django up on a database made for this run and drop it after; yields (work folder, connection).
+
+    A temporary SQLite file by default; with use_database_url a test database on DATABASE_URL's server.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    if not use_database_url:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
@@ -58,15 +73,11 @@ def main(argv=None):
 
     created_test_db = None
     try:
-        if args.use_database_url:
+        if use_database_url:
             created_test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
         else:
             call_command("migrate", verbosity=0)
-        started = time.perf_counter()
-        populate(args.judgements)
-        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
-        print(f"wrote {args.judgements:,} judgements (and their changes) in {time.perf_counter() - started:.1f} s")
-        run_phases(workdir, args.repeat)
+        yield workdir, connection
     finally:
         if created_test_db:
             connection.creation.destroy_test_db(created_test_db, verbosity=0)
