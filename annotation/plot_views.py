@@ -1,9 +1,9 @@
 """Assessor pages for plot assignments (a pool's candidates for one query): labelling, forced choice, pair rating.
 
-annotation.views dispatches `a/<token>/` and its save endpoint here when the assignment has no run.
+annotation.views dispatches `a/<token>/` here when the assignment has no run (its save endpoint calls plot.save_change).
 """
 
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -50,18 +50,3 @@ def assignment_page(request, assignment, *, own):
         "data_id": data_id,
     })
 
-
-def save_response(assignment, data):
-    """Store one change of a plot or study page; 400 names the bad field."""
-    try:
-        recorded, progress = plot.save_change(assignment, data)
-    except services.ChangeInvalid as exc:
-        return JsonResponse({"field": exc.field, "message": exc.message}, status=400)
-    return JsonResponse({
-        "ok": True,
-        "duplicate": recorded.duplicate,
-        "current": recorded.current,
-        "status": assignment.status,
-        "left": progress.left,
-        "total": progress.total,
-    })

@@ -130,10 +130,14 @@ def save(request, token):
         data = json.loads(request.body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return JsonResponse({"field": "body", "message": "expected a JSON object"}, status=400)
-    if assignment.run_id is None:
-        return plot_views.save_response(assignment, data)
+    # Outline articles and plot/study pages store a change alike; each reports its own progress.
+    save_change, progress_of = (
+        (services.save_change, lambda p: {"passages_left": p.passages_left, "transitions_left": p.transitions_left})
+        if assignment.run_id is not None
+        else (plot.save_change, lambda p: {"left": p.left, "total": p.total})
+    )
     try:
-        recorded, progress = services.save_change(assignment, data)
+        recorded, progress = save_change(assignment, data)
     except services.ChangeInvalid as exc:
         return JsonResponse({"field": exc.field, "message": exc.message}, status=400)
     return JsonResponse({
@@ -141,8 +145,7 @@ def save(request, token):
         "duplicate": recorded.duplicate,
         "current": recorded.current,
         "status": assignment.status,
-        "passages_left": progress.passages_left,
-        "transitions_left": progress.transitions_left,
+        **progress_of(progress),
     })
 
 
