@@ -146,4 +146,5 @@ def dashboard(request, name):
     return render(request, "annotation/dashboard.html", {
         "campaign": campaign, "data": dashboard_data(campaign),
         "adjudication_url": reverse("annotation:adjudication", args=[campaign.name]),
+        "has_qualification": campaign.campaign_topics.filter(qualification=True).exists(),
     })

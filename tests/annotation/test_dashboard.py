@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from annotation.assignment import assign_campaign
 from annotation.dashboard import dashboard
-from annotation.models import Assignment, Review
+from annotation.models import Assignment, CampaignTopic, Review
 from annotation.review import submit_review
 from annotation.roles import Role, ensure_groups
 from annotation.services import set_done
-from assessments.models import JudgementChange, Layer, RunEntry
+from assessments.models import JudgementChange, Layer, RunEntry, Topic
 from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
@@ -112,6 +112,10 @@ def test_an_empty_campaign_has_a_dashboard_too(client):
     client.force_login(organiser)
     page = client.get(reverse("annotation:dashboard", args=["empty"])).content.decode()
     assert "No data yet." in page and "No layer has labels from two assessors yet." in page
+    assert "no qualification round" in page and "qualification at" not in page
+    CampaignTopic.objects.create(campaign=campaign, topic=Topic.objects.get(external_id="empty-T0"), qualification=True)
+    page = client.get(reverse("annotation:dashboard", args=["empty"])).content.decode()
+    assert "qualification at 90%" in page
 
 
 def test_a_confusion_matrix_with_many_labels_keeps_the_most_frequent_and_sums_the_rest():
