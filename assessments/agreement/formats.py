@@ -1,4 +1,4 @@
-"""Agreement reports (the dicts of annotation.agreement.campaign_report and csvfile.csv_report) as text or CSV.
+"""Agreement reports (the dicts of annotation.reports.agreement.campaign_report and csvfile.csv_report) as text or CSV.
 
 Text is a readable table per layer (figures to 3 decimals, "-" for a figure that cannot be computed);
 CSV has one row per figure set, with a `scope` column: layer (overall), pair, topic, ranking.
@@ -7,6 +7,8 @@ Values keep full precision in CSV; an empty cell is a figure that cannot be comp
 
 import csv
 import io
+
+from assessments.exporters.csvcells import safe_row
 
 CSV_COLUMNS = (
     "scope", "layer", "level", "topic", "a", "b", "units", "assessors", "alpha", "fleiss_kappa", "fleiss_units",
@@ -125,4 +127,5 @@ def _pick(figures, names):
 
 
 def _cells(row):
-    return {key: "" if value is None else value for key, value in row.items()}
+    """A CSV row: None as an empty cell, texts a spreadsheet would run as a formula neutralised."""
+    return safe_row({key: "" if value is None else value for key, value in row.items()})

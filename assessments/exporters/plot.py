@@ -28,6 +28,7 @@ from django.db.models import Q
 
 from assessments.exporters.car_y3 import format_time
 from assessments.exporters.common import ExportFailed, atomic_file
+from assessments.exporters.csvcells import safe_row
 from assessments.models import Judgement, JudgementChange, Layer, Pool, StudyItem, Topic
 
 LAYERS = (Layer.PLOT_GRADE, Layer.PLOT_SPANS, Layer.CHOICE, Layer.RATING)
@@ -216,5 +217,5 @@ def write_choices(rows, out, fmt="csv", stream=None) -> int:
         elif fmt == "csv":
             writer = csv.DictWriter(handle, fieldnames=CHOICE_FIELDS, lineterminator="\n")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(safe_row(row) for row in rows)
     return len(rows)
