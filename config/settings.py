@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "config.apps.ProjectConfig",
     "retrieval",
     "assessments",
     "annotation",
@@ -49,6 +50,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the application itself (compressed, hashed names, cached for a year) under gunicorn too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -108,9 +112,41 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or BASE_DIR / "var" / "static")
+# Production mode serves what `manage.py collectstatic` put in STATIC_ROOT, from the application (WhiteNoise:
+# gzip-compressed copies, names with a content hash cached for a year, so a page never runs a stale script);
+# the development server and the tests serve the apps' static folders as they are.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 LOGIN_URL = "admin:login"
+# Where a sign-in without `next` lands (the admin's too): the queue, which sends organisers on to their pages.
+LOGIN_REDIRECT_URL = "/"
+
+# Content-Security-Policy (django-csp): scripts and styles only from our own static files, no inline script,
+# no eval, nothing from elsewhere. Style attributes stay allowed (progress bars' widths, the dashboard's series
+# colours); they cannot run code. JSON given to a page with json_script is data, not a script, and passes.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # Security headers; the HTTPS ones only in production mode.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -134,7 +170,11 @@ LOGIN_THROTTLE_TRUST_FORWARDED_FOR = env_bool("LOGIN_THROTTLE_TRUST_FORWARDED_FO
 # The cache holds login failure counts; several server processes must share it (CACHE_URL=redis://…).
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "",  # several sites on one Redis database keep apart
+    }}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # a session read per request, from the cache
 # Server-Timing header with each response's database time (the load benchmark turns it on).
 SERVER_TIMING = env_bool("DJANGO_SERVER_TIMING", False)

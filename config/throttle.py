@@ -1,8 +1,12 @@
 """Login throttling: failed sign-ins counted per (user name, client address) in the cache, in a fixed window.
 
 After LOGIN_THROTTLE_FAILURES failures within LOGIN_THROTTLE_WINDOW seconds, that user name from that address
-is refused with 429 and a message saying how long to wait; a successful sign-in clears the count. The count
-lives in the default cache: with several server processes it must be a shared one (CACHE_URL, e.g. Redis).
+is refused with 429 and a message saying how long to wait; a successful sign-in clears the count.
+
+The count lives in the default cache and is raised atomically (cache.add starts it, cache.incr raises it: one
+Redis INCR), so concurrent failures in several processes are all counted. Several server processes must share
+the cache (CACHE_URL, e.g. Redis): without it each process counts on its own and N workers would allow N times
+the tries, which `manage.py check --deploy` reports (config.checks).
 """
 
 import hashlib
@@ -40,21 +44,41 @@ def _key(request, username: str) -> str:
 
 def seconds_blocked(request, username: str) -> int:
     """Seconds until this user name may try again from this address; 0 when it may now."""
-    entry = cache.get(_key(request, username))
-    if not entry or entry["count"] < settings.LOGIN_THROTTLE_FAILURES:
+    key = _key(request, username)
+    found = cache.get_many([key, key + ":until"])
+    if found.get(key, 0) < settings.LOGIN_THROTTLE_FAILURES:
         return 0
-    return max(1, int(entry["until"] - time.time()))
+    until = found.get(key + ":until") or time.time() + settings.LOGIN_THROTTLE_WINDOW
+    return max(1, int(until - time.time()))
 
 
-def record_failure(request, username: str) -> None:
+def failures(request, username: str) -> int:
+    """Failed sign-ins counted for this user name from this address in the current window."""
+    return cache.get(_key(request, username), 0)
+
+
+def record_failure(request, username: str) -> int:
+    """Count one failed sign-in; returns the count in the window so far.
+
+    The first failure starts the window: cache.add (set if absent, atomic) writes 0 and the window's end, each
+    expiring with the window; cache.incr then adds one atomically whatever other processes do meanwhile.
+    """
     key, window = _key(request, username), settings.LOGIN_THROTTLE_WINDOW
-    entry = cache.get(key) or {"count": 0, "until": time.time() + window}
-    entry["count"] += 1
-    cache.set(key, entry, timeout=max(1, int(entry["until"] - time.time())))
+    while True:
+        if cache.add(key, 0, timeout=window):
+            cache.add(key + ":until", time.time() + window, timeout=window)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # the window ended between add and incr: start a new one
+            continue
+        if count == 1:  # Redis's INCR of a key that expired just before it makes one without expiry: give it one
+            cache.touch(key, timeout=window)
+        return count
 
 
 def clear(request, username: str) -> None:
-    cache.delete(_key(request, username))
+    key = _key(request, username)
+    cache.delete_many([key, key + ":until"])
 
 
 def refused(request, wait: int):

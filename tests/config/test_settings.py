@@ -39,9 +39,22 @@ def test_check_deploy_passes_in_production_mode():
     result = manage(
         "check", "--deploy", "--fail-level", "WARNING",
         DJANGO_DEBUG="0", DJANGO_SECRET_KEY=GOOD_KEY, DJANGO_ALLOWED_HOSTS="judge.example.org",
+        CACHE_URL="redis://127.0.0.1:6379/9",
     )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+def test_check_deploy_warns_that_a_per_process_cache_multiplies_the_sign_in_tries():
+    environment = {k: v for k, v in os.environ.items() if k != "CACHE_URL"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, capture_output=True,
+        text=True, timeout=120, env={**{k: v for k, v in environment.items() if not k.startswith("DJANGO_")},
+                                     "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": GOOD_KEY,
+                                     "DJANGO_ALLOWED_HOSTS": "judge.example.org"},
+    )
+    assert result.returncode != 0
+    assert "pooljudge.W001" in result.stderr and "set CACHE_URL" in result.stderr
 
 
 def test_the_wsgi_entry_point_is_production_mode_by_default():
