@@ -11,7 +11,7 @@ from retrieval.models import Book, Collection, Index, Job, Passage, Sentence, Sh
 class CollectionAdmin(admin.ModelAdmin):
     """Collections with their passage counts."""
 
-    list_display = ["name", "title", "kind", "passages", "created_at"]
+    list_display = ["name", "title", "kind", "indexed_fields", "passages", "created_at"]
     list_filter = ["kind"]
     search_fields = ["name", "title", "description"]
 

@@ -2,7 +2,10 @@
 
 A book becomes a Collection of kind BOOK named by its slug, a Book, its
 Sentences, and its chunks: Passages `slug:0`, `slug:1`, ... of m consecutive
-sentences each (retrieval.books).
+sentences each (retrieval.books). Sentences and chunks hold the text with the
+Gutenberg markup removed; each sentence keeps its offsets in the file and its
+emphasis spans, and each chunk's metadata holds `source_span` ([start, end) in
+the file) and, when it has any, `emphasis` ([[start, end]…] of its text).
 """
 
 from collections.abc import Callable
@@ -38,7 +41,7 @@ class PreparedBook:
     title: str
     source_name: str
     sentences_per_chunk: int
-    sentences: list[tuple[int, str]]  # (paragraph index, text), in reading order
+    sentences: list[books.BookSentence]  # in reading order
     chunks: list[tuple[int, int]]  # (first, last) sentence index, inclusive
     header_removed: bool
     footer_removed: bool
@@ -120,7 +123,7 @@ def prepare_book(
         problems.raise_if_any()
 
     body = books.strip_gutenberg(text)
-    paras = books.paragraphs(body.text)
+    paras = books.clean_paragraphs(body)
     if not paras:
         where = " after removing the Project Gutenberg header and footer" if body.header_removed else ""
         problems.add(f"no text to split into sentences{where}")
@@ -128,8 +131,7 @@ def prepare_book(
 
     splitter = books.segmenter()
     sentences = []
-    for number, paragraph in enumerate(progress(paras, desc=f"Splitting {slug}", unit="paragraph")):
-        sentences.extend((number, sentence) for sentence in books.split_paragraph(paragraph, splitter))
+    sentences.extend(books.book_sentences(progress(paras, desc=f"Splitting {slug}", unit="paragraph"), splitter))
     if not sentences:
         problems.fail("the sentence splitter found no sentences")
 
@@ -175,23 +177,20 @@ def write_book(prepared: PreparedBook, progress: Callable = no_progress) -> Book
             for start, batch in _batches(prepared.sentences, progress, "Writing sentences", "sentence"):
                 Sentence.objects.bulk_create(
                     [
-                        Sentence(book=book, index=start + offset, paragraph=paragraph, text=text)
-                        for offset, (paragraph, text) in enumerate(batch)
+                        Sentence(
+                            book=book, index=start + offset, paragraph=s.paragraph, text=s.text,
+                            source_start=s.source_start, source_end=s.source_end, source_map=s.source_map,
+                            emphasis=s.emphasis,
+                        )
+                        for offset, s in enumerate(batch)
                     ],
                     batch_size=BATCH_SIZE,
                 )
-            texts = [text for _, text in prepared.sentences]
             for start, batch in _batches(prepared.chunks, progress, "Writing chunks", "chunk"):
                 Passage.objects.bulk_create(
                     [
-                        Passage(
-                            collection=collection,
-                            external_id=books.chunk_external_id(slug, start + offset),
-                            text=" ".join(texts[first : last + 1]),
-                            book=book,
-                            first_sentence=first,
-                            last_sentence=last,
-                        )
+                        _chunk(collection, book, books.chunk_external_id(slug, start + offset),
+                               prepared.sentences[first : last + 1], first, last)
                         for offset, (first, last) in enumerate(batch)
                     ],
                     batch_size=BATCH_SIZE,
@@ -199,6 +198,21 @@ def write_book(prepared: PreparedBook, progress: Callable = no_progress) -> Book
     except IntegrityError as exc:  # another import took the slug after prepare_book checked it
         raise _conflict(prepared, exc) from exc
     return book
+
+
+def _chunk(collection, book, external_id, sentences, first, last) -> Passage:
+    """A chunk passage: its sentences joined by one space, their emphasis shifted onto the joined text."""
+    emphasis, at = [], 0
+    for sentence in sentences:
+        emphasis.extend([at + a, at + b] for a, b in sentence.emphasis)
+        at += len(sentence.text) + 1
+    metadata = {"source_span": [sentences[0].source_start, sentences[-1].source_end]}
+    if emphasis:
+        metadata["emphasis"] = emphasis
+    return Passage(
+        collection=collection, external_id=external_id, text=" ".join(s.text for s in sentences), book=book,
+        first_sentence=first, last_sentence=last, metadata=metadata,
+    )
 
 
 def _conflict(prepared: PreparedBook, exc: IntegrityError) -> ImportFailed:

@@ -9,9 +9,13 @@ sentence and chunk boundaries).
 The span is matched after normalising both sides: curly quotes become straight
 ones (the sample queries are typed with straight quotes, the books use curly
 ones) and runs of whitespace become one space (stored sentences have their
-hard-wrapped lines joined). A match must begin and end at word boundaries, so
+hard-wrapped lines joined). The books' Gutenberg markup is removed from their
+sentences (retrieval.markup), and from the span too, so `now` and `_now_` both
+match the italic word. A match must begin and end at word boundaries, so
 "men." does not match inside "women.". A span found nowhere, or more than once,
-is a problem.
+is a problem. Where the book's sentences know their place in the file, the
+topic's metadata `ground_truth_source` is the span's [start, end) in the book's
+file (offsets into the text as read, markup included).
 """
 
 import re
@@ -23,6 +27,7 @@ from django.db import IntegrityError, transaction
 
 from assessments.models import Topic
 from retrieval.ingest import ImportFailed, Problems, parse_json_lines, read_text
+from retrieval.markup import clean_span, to_source
 from retrieval.models import Book, Passage, Sentence
 
 BATCH_SIZE = 1000
@@ -68,11 +73,14 @@ class BookText:
 
     def __init__(self, book: Book):
         self.book = book
-        pieces, self.starts = [], []
+        pieces, self.starts, self.source_maps = [], [], []
         offset = 0
-        for text in Sentence.objects.filter(book=book).order_by("index").values_list("text", flat=True):
+        rows = Sentence.objects.filter(book=book).order_by("index").values_list("text", "source_map")
+        for text, source_map in rows:
             piece = normalise(text)
             self.starts.append(offset)
+            # Offsets in the file only where normalising kept every character in place (books imported with sources).
+            self.source_maps.append(source_map if source_map and len(piece) == len(text) else None)
             pieces.append(piece)
             offset += len(piece) + 1  # the joining space
         self.text = " ".join(pieces)
@@ -87,18 +95,30 @@ class BookText:
         """Index of the sentence the character at `offset` belongs to (the space after a sentence counts as its)."""
         return bisect_right(self.starts, offset) - 1
 
-    def find(self, span: str) -> list[tuple[int, int]]:
-        """(first, last) sentence of every occurrence of the normalised span that starts and ends on a word boundary."""
-        needle = normalise(span)
+    def find_offsets(self, span: str) -> list[tuple[int, int]]:
+        """(start, end) in self.text of every occurrence of the span (markup removed, normalised) on word boundaries."""
+        needle = normalise(clean_span(span))
         found, start = [], self.text.find(needle)
         while needle and start != -1:
             end = start + len(needle)
             before = self.text[start - 1] if start else " "
             after = self.text[end] if end < len(self.text) else " "
             if not (needle[0].isalnum() and before.isalnum()) and not (needle[-1].isalnum() and after.isalnum()):
-                found.append((self.sentence_at(start), self.sentence_at(end - 1)))
+                found.append((start, end))
             start = self.text.find(needle, start + 1)
         return found
+
+    def find(self, span: str) -> list[tuple[int, int]]:
+        """(first, last) sentence of every occurrence of the span that starts and ends on a word boundary."""
+        return [(self.sentence_at(start), self.sentence_at(end - 1)) for start, end in self.find_offsets(span)]
+
+    def source_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """[start, end) in the book's file of self.text[start:end], or None when the sentences do not know their place."""
+        first, last = self.sentence_at(start), self.sentence_at(end - 1)
+        first_map, last_map = self.source_maps[first], self.source_maps[last]
+        if first_map is None or last_map is None:
+            return None
+        return to_source(first_map, start - self.starts[first]), to_source(last_map, end - 1 - self.starts[last]) + 1
 
     def chunks_overlapping(self, first: int, last: int) -> list[Chunk]:
         """The chunks that hold any of the sentences first..last."""
@@ -121,6 +141,7 @@ class PlotQuery:
     query: str
     ground_truth_text: str = ""
     ground_truth: list[Chunk] = field(default_factory=list)
+    source_span: tuple[int, int] | None = None  # the ground-truth span's [start, end) in the book's file
 
 
 def _string_field(obj, name, problems, number, *, required=True):
@@ -208,12 +229,13 @@ def prepare_plot_queries(path, progress: Callable = no_progress) -> list[PlotQue
                     field="query_id",
                 )
 
-        chunks = []
+        chunks, source_span = [], None
         if book is not None and span is not None:
             if book.pk not in book_texts:
                 book_texts[book.pk] = BookText(book)
             book_text = book_texts[book.pk]
-            places = book_text.find(span)
+            offsets = book_text.find_offsets(span)
+            places = [(book_text.sentence_at(start), book_text.sentence_at(end - 1)) for start, end in offsets]
             if not places:
                 problems.add(
                     f"not found in book {book.slug!r} (matched after straightening quotes and collapsing whitespace)",
@@ -229,9 +251,10 @@ def prepare_plot_queries(path, progress: Callable = no_progress) -> list[PlotQue
                 )
             else:
                 chunks = book_text.chunks_overlapping(*places[0])
+                source_span = book_text.source_span(*offsets[0])
 
         if None not in (query_id, book, query):
-            queries.append(PlotQuery(number, query_id, book, query, span or "", chunks))
+            queries.append(PlotQuery(number, query_id, book, query, span or "", chunks, source_span))
 
     if not lines and not problems:
         problems.add("no queries in the file")
@@ -256,6 +279,7 @@ def write_plot_queries(
                         text=q.query,
                         book=q.book,
                         ground_truth_text=q.ground_truth_text,
+                        metadata={"ground_truth_source": list(q.source_span)} if q.source_span else {},
                     )
                     for q in queries[start : start + BATCH_SIZE]
                 ]

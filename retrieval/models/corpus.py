@@ -21,9 +21,21 @@ class Collection(models.Model):
         BOOK = "book", "Book chunks"
         DOCUMENTS = "documents", "Documents"
 
+    class Fields(models.TextChoices):
+        """What retrievers index of each passage (and re-rankers read)."""
+
+        TITLE_TEXT = "title+text", "Title and text"
+        TEXT = "text", "Text (the title when there is no text)"
+        TITLE = "title", "Title (the text when there is no title)"
+
     name = models.SlugField(max_length=100, unique=True, help_text="Short unique name, used on the command line.")
     title = models.CharField(max_length=300, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.PASSAGES)
+    indexed_fields = models.CharField(
+        max_length=20, choices=Fields.choices, default=Fields.TITLE_TEXT,
+        help_text="Which fields of its passages retrievers index: title and text (as published Cranfield figures "
+        "use), text alone, or title alone. Changing it makes new indexes; runs record it.",
+    )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -60,7 +72,14 @@ class Sentence(models.Model):
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="sentences")
     index = models.PositiveIntegerField()
     paragraph = models.PositiveIntegerField(help_text="Index of the paragraph the sentence belongs to.")
-    text = models.TextField()
+    text = models.TextField(help_text="The sentence with the file's markup removed (retrieval.markup).")
+    source_start = models.PositiveIntegerField(null=True, blank=True, help_text="Offset of its first character in the file.")
+    source_end = models.PositiveIntegerField(null=True, blank=True, help_text="Offset just after its last character.")
+    source_map = models.JSONField(
+        default=list, blank=True,
+        help_text="[[i, offset], …]: character j of the text is at offset + (j − i) in the file, for the last i ≤ j.",
+    )
+    emphasis = models.JSONField(default=list, blank=True, help_text="[[start, end], …] of the text: italics in the file.")
 
     class Meta:
         ordering = ["book", "index"]
