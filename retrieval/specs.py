@@ -5,6 +5,7 @@ workers act on them. Syntax: `KIND[:MODEL][,OPTION=VALUE…]`, for example
 
     bm25                       BM25, k1=1.2 b=0.75, English stemmer and stop words
     bm25:k1=0.9,b=0.4          other parameters (stemmer=, stopwords= with "" for none)
+    bm25:fields=text           index other fields than the collection's setting (title+text, text, title)
     dense                      the bundled all-MiniLM-L6-v2 encoder, exact inner product
     dense:intfloat/e5-base-v2,query_prefix=query: ,passage_prefix=passage: ,index=hnsw
     rerank:/models/my-cross-encoder,max_length=384
@@ -25,8 +26,10 @@ BM25_DEFAULTS = {"k1": 1.2, "b": 0.75, "method": "lucene", "stemmer": "english",
 DENSE_DEFAULTS = {"pooling": "auto", "query_prefix": "", "passage_prefix": "", "max_length": None}
 INDEX_DEFAULTS = {"index": "flat", "nlist": None, "nprobe": 16, "m": 32, "ef_construction": 200, "ef_search": 128}
 RERANK_DEFAULTS = {"max_length": 512}
+FIELD_DEFAULTS = {"fields": None}  # None: the collection's indexed_fields
+FIELDS = ("title+text", "text", "title")
 OPTION_TYPES = {
-    "k1": float, "b": float, "method": str, "stemmer": str, "stopwords": str,
+    "k1": float, "b": float, "method": str, "stemmer": str, "stopwords": str, "fields": str,
     "pooling": str, "query_prefix": str, "passage_prefix": str, "max_length": int,
     "index": str, "nlist": int, "nprobe": int, "m": int, "ef_construction": int, "ef_search": int,
 }
@@ -81,10 +84,12 @@ def parse(text: str) -> dict:
             options[name] = OPTION_TYPES[name](value) if value != "" or OPTION_TYPES[name] is str else None
         except ValueError:
             raise SpecError(f"{text!r}: {name}={value!r} is not a {OPTION_TYPES[name].__name__}") from None
+    if options.get("fields") not in (None, *FIELDS):
+        raise SpecError(f"{text!r}: fields must be {', '.join(FIELDS)}")
     if kind == "bm25":
-        return _with(kind, BM25_DEFAULTS, options, text, model_given=model)
+        return _with(kind, {**BM25_DEFAULTS, **FIELD_DEFAULTS}, options, text, model_given=model)
     if kind == "dense":
-        spec = _with(kind, {**DENSE_DEFAULTS, **INDEX_DEFAULTS}, options, text)
+        spec = _with(kind, {**DENSE_DEFAULTS, **INDEX_DEFAULTS, **FIELD_DEFAULTS}, options, text)
         spec["model"] = model or default_encoder()
         if spec["pooling"] not in ("auto", "mean", "cls", "last"):
             raise SpecError(f"{text!r}: pooling must be auto, mean, cls or last")
@@ -134,6 +139,11 @@ def bm25_part(spec: dict) -> dict:
     return {k: spec[k] for k in BM25_DEFAULTS}
 
 
+def fields_for(spec: dict, collection) -> str:
+    """The passage fields a spec indexes in a collection: its own `fields`, else the collection's indexed_fields."""
+    return spec.get("fields") or getattr(collection, "indexed_fields", None) or "title+text"
+
+
 def model_label(model: str) -> str:
     """A short name for a model: the last meaningful part of its hub name or folder."""
     model = model.removeprefix("bundled:")
@@ -145,7 +155,8 @@ def model_label(model: str) -> str:
 
 def label(spec: dict) -> str:
     """A readable run name for a spec: `bm25`, `bm25-k1-0.9-b-0.4`, `dense-all-minilm-l6-v2`, `rerank-…`."""
+    fields = [f"fields-{spec['fields'].replace('+', '-')}"] if spec.get("fields") else []
     if spec["kind"] == "bm25":
         changed = [f"{k}-{spec[k] or 'none'}" for k in ("k1", "b", "stemmer", "stopwords") if spec[k] != BM25_DEFAULTS[k]]
-        return "-".join(["bm25", *changed])
-    return f"{spec['kind']}-{model_label(spec['model'])}"
+        return "-".join(["bm25", *changed, *fields])
+    return "-".join([f"{spec['kind']}-{model_label(spec['model'])}", *fields])

@@ -8,7 +8,9 @@
   position in the file and the .I number is kept in metadata["original_id"].
 - cranqrel: `query document code`, code 1 (complete answer) … 4 (minimum
   interest), or −1 (no code). Stored Qrel.grade is a gain: 5 − code for 1…4 and
-  `minus_one_gain` (default 1) for −1; QrelSet.description says so.
+  `minus_one_gain` for −1, by default 0: judged but not relevant, as trec_eval and
+  ir_measures read a −1 at their default threshold (grade ≥ 1); 1 counts it like
+  code 4. QrelSet.description says which.
 
 A field marker repeated inside one record (records 240, 576 and 578 of the
 distributed file have stray `.A`, `.B` or a second `.W` in their abstract) does
@@ -244,7 +246,7 @@ class CranfieldImport:
         return text
 
 
-def import_cranfield(folder, collection_name="cranfield", *, minus_one_gain=1, progress=no_progress):
+def import_cranfield(folder, collection_name="cranfield", *, minus_one_gain=0, progress=no_progress):
     """Import cran.all.1400, cran.qry and cranqrel from `folder`; ImportFailed (nothing written) on any problem."""
     folder = Path(folder)
     paths = {name: folder / name for name in (DOCUMENTS, QUERIES, QRELS)}

@@ -12,8 +12,8 @@ and the per-topic cap N. Strategies:
 - rerank (seed 002 §2.3): the union of the runs' top-k re-scored by the ensemble of the
   `rerank:` cross-encoders (each model's scores min-max normalised, then averaged), best first.
 
-Each first-stage retriever's output is stored as a Run (source RETRIEVER, the spec and its
-depth in Run.retriever) ranked to max(k, 100), so it can be evaluated like any other run; a
+Each first-stage retriever's output is stored as a Run (source RETRIEVER, the spec with every
+parameter filled in, the passage fields it indexed and its depth in Run.retriever) ranked to max(k, 100), so it can be evaluated like any other run; a
 re-ranking is stored as a run too. Retrieval runs as jobs on the workers (retrieval.services):
 build_pool starts what is missing and returns; each job, when it ends, sends the build task
 again, which carries on from where things stand. Run eagerly (no broker) it all happens inside
@@ -178,7 +178,7 @@ def _settle(job, resume):
 
 def _retriever_run(pool, spec, topics, resume):
     """The spec's run with entries for every topic, or the job still making them."""
-    config = {**spec, "depth": max(pool.depth, MIN_RUN_DEPTH)}
+    config = {**spec, "fields": retriever_specs.fields_for(spec, pool.collection), "depth": max(pool.depth, MIN_RUN_DEPTH)}
     run = _run_for(pool.collection, retriever_specs.label(spec), config)
     missing = _topics_without_entries(run, topics)
     if not missing:
@@ -205,6 +205,7 @@ def _rerank_run(pool, rerankers, topics, runs, resume):
     config = {
         "kind": "rerank", "models": [{"model": r["model"], "max_length": r["max_length"]} for r in rerankers],
         "normalisation": normalisation, "depth": pool.depth, "over": sorted(r.name for r in runs),
+        "fields": pool.collection.indexed_fields,
     }
     label = "rerank-" + "+".join(retriever_specs.model_label(r["model"]) for r in rerankers)
     run = _run_for(pool.collection, label[:80], config)

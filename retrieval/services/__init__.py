@@ -25,13 +25,14 @@ class NotReady(RuntimeError):
 
 
 def index_for(collection, spec: dict) -> Index:
-    """The index row for a bm25 or dense spec (one per collection and configuration), made if missing."""
+    """The index row for a bm25 or dense spec (one per collection, configuration and indexed fields), made if missing."""
     if spec["kind"] == "bm25":
         kind, config = Index.Kind.BM25, specs_module.bm25_part(spec)
     elif spec["kind"] == "dense":
         kind, config = Index.Kind.DENSE, specs_module.encoder_part(spec)
     else:
         raise ValueError(f"{spec['kind']} has no index")
+    config["fields"] = specs_module.fields_for(spec, collection)
     key = config_key(kind, config)
     index, _ = Index.objects.get_or_create(
         collection=collection, kind=kind, key=key,
@@ -96,8 +97,9 @@ def ensure_rerank(collection, rerankers: list[dict], items, *, normalisation="mi
         raise ValueError("no re-rankers given")
     models = [{"model": r["model"], "max_length": r.get("max_length", 512)} for r in rerankers]
     items = [[str(key), text or "", [int(pid) for pid in pids]] for key, text, pids in items]
-    params = {"models": models, "normalisation": normalisation, "items": items}
-    key = config_key(Job.Kind.RERANK, collection.pk, models, normalisation, items)
+    fields = collection.indexed_fields
+    params = {"models": models, "normalisation": normalisation, "items": items, "fields": fields}
+    key = config_key(Job.Kind.RERANK, collection.pk, models, normalisation, items, fields)
     job, created = jobs.create(kind=Job.Kind.RERANK, key=key, collection=collection, params=params, callback=callback)
     if created and start_now:
         start(job)

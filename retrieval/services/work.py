@@ -27,8 +27,13 @@ def shard_size() -> int:
     return int(getattr(settings, "RETRIEVAL_SHARD_SIZE", 0) or os.environ.get("RETRIEVAL_SHARD_SIZE") or 10_000)
 
 
-def passage_text(title: str, text: str) -> str:
-    """What is indexed of a passage: its text, or its title when it has no text."""
+def passage_text(title: str, text: str, fields: str = "text") -> str:
+    """What is indexed of a passage (Collection.indexed_fields): "title+text" both, one per line; "text" the text,
+    else the title; "title" the title, else the text."""
+    if fields == "title+text":
+        return "\n".join(part for part in (title, text) if part)
+    if fields == "title":
+        return title or text or ""
     return text or title or ""
 
 
@@ -38,14 +43,19 @@ def collection_state(collection_id: int) -> dict:
     return {"count": state["count"], "last": state["last"]}
 
 
-def passage_rows(collection_id: int, first: int, last: int):
-    """(id, text) of the collection's passages with first ≤ id ≤ last, in id order."""
+def index_fields(job) -> str:
+    """The fields an index job indexes (an index made before fields were recorded: the text, as then)."""
+    return job.index.config.get("fields", "text")
+
+
+def passage_rows(collection_id: int, first: int, last: int, fields: str = "text"):
+    """(id, indexed text) of the collection's passages with first ≤ id ≤ last, in id order."""
     rows = (
         Passage.objects.filter(collection_id=collection_id, pk__gte=first, pk__lte=last)
         .order_by("pk")
         .values_list("pk", "title", "text")
     )
-    return [(pk, passage_text(title, text)) for pk, title, text in rows.iterator(chunk_size=5000)]
+    return [(pk, passage_text(title, text, fields)) for pk, title, text in rows.iterator(chunk_size=5000)]
 
 
 def plan_passage_ranges(collection_id: int, size: int) -> list[tuple[dict, int]]:
@@ -104,7 +114,7 @@ class BM25IndexWork:
     def run(job, shard, beat):
         from retrieval.lexical import BM25Index, BM25Spec
 
-        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"])
+        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job))
         spec = BM25Spec(**specs_module.bm25_part(job.params["spec"]))
         index = BM25Index.build([pk for pk, _ in rows], [text for _, text in rows], spec)
         index.save(job.index.path)
@@ -152,7 +162,7 @@ class EncodeWork:
 
         from retrieval.encoders import load_encoder
 
-        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"])
+        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job))
         encoder = load_encoder(encoder_spec(job.params["spec"]))
         vectors = encoder.encode_passages([text for _, text in rows], progress=beat)
         vectors_path, ids_path = shard_files(job.index.path, job.pk, shard.number)
@@ -293,7 +303,7 @@ class RerankWork:
         items = job.params["items"][shard.params["start"] : shard.params["stop"]]
         wanted = {pid for _, _, pids in items for pid in pids}
         texts = {
-            pk: passage_text(title, text)
+            pk: passage_text(title, text, job.params.get("fields", "text"))
             for pk, title, text in Passage.objects.filter(pk__in=wanted).values_list("pk", "title", "text")
         }
         models = [

@@ -86,10 +86,10 @@ def test_full_collection_counts_match_the_raw_files(data_dir):
     assert Topic.objects.filter(collection=coll, kind=Topic.Kind.ADHOC).count() == len(query_ids) == 225
     qrel_set = QrelSet.objects.get(name="cranfield-qrels", collection=coll)
     assert qrel_set.qrels.count() == len(qrel_rows)
-    # gains: 5 - code for 1..4, 1 for -1 (default)
-    expected_gains = Counter(1 if row[2] == "-1" else 5 - int(row[2]) for row in qrel_rows)
+    # gains: 5 - code for 1..4, 0 for -1 (default: judged, not relevant at trec_eval's threshold)
+    expected_gains = Counter(0 if row[2] == "-1" else 5 - int(row[2]) for row in qrel_rows)
     assert Counter(qrel_set.qrels.values_list("grade", flat=True)) == expected_gains
-    assert "−1 (no code given) → 1" in qrel_set.description
+    assert "−1 (no code given) → 0" in qrel_set.description
     assert out.startswith(f"Imported Cranfield into collection 'cranfield': 1,400 documents, 225 queries, "
                           f"{len(qrel_rows):,} qrels in qrel set 'cranfield-qrels'.")
 
@@ -115,7 +115,7 @@ def test_full_collection_counts_match_the_raw_files(data_dir):
     ]
 
     # Query 1's qrels (file order numbering) point at the right documents.
-    q1 = {(row[1], 1 if row[2] == "-1" else 5 - int(row[2])) for row in qrel_rows if row[0] == "1"}
+    q1 = {(row[1], 0 if row[2] == "-1" else 5 - int(row[2])) for row in qrel_rows if row[0] == "1"}
     assert set(Qrel.objects.filter(qrel_set=qrel_set, topic=first).values_list("passage__external_id", "grade")) == q1
 
     # Records 240, 576 and 578 repeat a field marker inside .W; their text stays in .W and the summary says so.
@@ -145,12 +145,12 @@ def test_bad_qrels_line_in_the_real_files_is_reported_with_its_line(data_dir, tm
 
 
 def test_minus_one_gain_option_and_collection_name(tmp_path):
-    out = cranfield(mini(tmp_path), "--collection", "cran-mini", "--minus-one-gain", "0")
+    out = cranfield(mini(tmp_path), "--collection", "cran-mini", "--minus-one-gain", "1")
     qrel_set = QrelSet.objects.get(name="cran-mini-qrels")
     assert sorted(qrel_set.qrels.values_list("topic__external_id", "passage__external_id", "grade")) == [
-        ("1", "1", 4), ("1", "2", 0), ("2", "2", 3), ("2", "3", 1),
+        ("1", "1", 4), ("1", "2", 1), ("2", "2", 3), ("2", "3", 1),
     ]
-    assert "−1 (no code given) → 0" in qrel_set.description
+    assert "−1 (no code given) → 1" in qrel_set.description
     assert "2 queries, 4 qrels" in out
     doc2 = Passage.objects.get(collection__name="cran-mini", external_id="2")
     assert (doc2.title, doc2.text, doc2.metadata) == ("second title", "second text", {"author": "", "bibliography": ""})

@@ -1,4 +1,4 @@
-"""manage.py import_cranfield DIR [--collection cranfield] [--minus-one-gain 1]"""
+"""manage.py import_cranfield DIR [--collection cranfield] [--minus-one-gain 0]"""
 
 from assessments.importers.cranfield import import_cranfield
 from retrieval.ingest import ImportCommand
@@ -15,8 +15,9 @@ class Command(ImportCommand):
         parser.add_argument("folder", metavar="DIR", help="Folder holding cran.all.1400, cran.qry and cranqrel.")
         parser.add_argument("--collection", default="cranfield", help="Collection name (default: cranfield).")
         parser.add_argument(
-            "--minus-one-gain", type=int, default=1,
-            help="Gain for the qrels code −1 (no code given; default 1, i.e. relevant like code 4).",
+            "--minus-one-gain", type=int, default=0,
+            help="Gain for the qrels code −1 (no code given). Default 0: judged, not relevant, as trec_eval counts a "
+            "−1 at its default threshold (grade ≥ 1); 1 makes it relevant like code 4.",
         )
 
     def handle(self, *args, **options):
