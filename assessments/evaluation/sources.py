@@ -1,6 +1,8 @@
 """Where evaluations get their qrels and runs: stored qrel sets and runs, or TREC files (as trec_eval reads them)."""
 
+import math
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from assessments.evaluation.measures import ALPHA, Measure, evaluate, nrodcg, topic_value, trec_order
@@ -166,17 +168,43 @@ def pool_coverage(pool, runs, qrels, depth) -> dict:
     return coverage
 
 
-def pool_recall(pool, qrels, rel=1) -> float:
-    """Share of the qrels' relevant passages (grade ≥ rel) that are candidates of the pool, averaged over its topics.
+@dataclass(frozen=True)
+class PoolRecall:
+    """How many of the qrels' relevant passages (grade ≥ rel) a pool holds, named both ways reports give it.
 
-    Topics without a relevant passage are left out (their recall is undefined).
+    micro: found / relevant over all topics (relevant documents weigh alike; what most reports give);
+    macro: the mean over topics of each topic's share (topics weigh alike); topics without a relevant
+    passage are left out of both (their recall is undefined).
     """
+
+    micro: float
+    macro: float
+    found: int
+    relevant: int
+    topics: int
+    rel: int = 1
+
+
+def recall_of(candidates: dict, qrels: dict, topics, rel: int = 1) -> PoolRecall:
+    """PoolRecall of {topic: set of candidate doc ids} against {topic: {doc: grade}}, over `topics`."""
+    found = relevant = 0
+    shares = []
+    for topic in topics:
+        wanted = {doc for doc, grade in qrels.get(topic, {}).items() if grade >= rel}
+        if wanted:
+            hits = len(wanted & candidates.get(topic, set()))
+            found, relevant = found + hits, relevant + len(wanted)
+            shares.append(hits / len(wanted))
+    return PoolRecall(
+        micro=found / relevant if relevant else 0.0,
+        macro=math.fsum(shares) / len(shares) if shares else 0.0,
+        found=found, relevant=relevant, topics=len(shares), rel=rel,
+    )
+
+
+def pool_recall(pool, qrels, rel=1) -> PoolRecall:
+    """The share of the qrels' relevant passages (grade ≥ rel) that are candidates of the pool, micro and macro."""
     candidates = defaultdict(set)
     for topic, passage in PoolCandidate.objects.filter(pool=pool).values_list("topic__external_id", "passage__external_id"):
         candidates[topic].add(passage)
-    shares = []
-    for topic in pool.topics.values_list("external_id", flat=True):
-        relevant = {doc for doc, grade in qrels.get(topic, {}).items() if grade >= rel}
-        if relevant:
-            shares.append(len(relevant & candidates[topic]) / len(relevant))
-    return sum(shares) / len(shares) if shares else 0.0
+    return recall_of(candidates, qrels, pool.topics.values_list("external_id", flat=True), rel)

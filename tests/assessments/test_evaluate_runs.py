@@ -151,7 +151,8 @@ def test_a_pool_evaluation_reports_how_much_of_each_runs_top_k_is_judged_and_poo
     assert values[("r1", "P@2", "all")] == "0.5000" and values[("r2", "P@2", "all")] == "0.0000"
     assert values[("r1", "Judged@2", "all")] == "0.5000" and values[("r2", "Judged@2", "all")] == "0.5000"
     assert values[("r1", "InPool@2", "all")] == "1.0000" and values[("r2", "InPool@2", "all")] == "0.5000"
-    assert values[("pool:p", "PoolRecall", "all")] == "1.0000"  # the one relevant passage, a, is pooled
+    assert values[("pool:p", "PoolRecall(micro)", "all")] == "1.0000"  # the one relevant passage, a, is pooled
+    assert values[("pool:p", "PoolRecall(macro)", "all")] == "1.0000"
     assert "qrels: c-qrels" in err
 
 

@@ -1,4 +1,6 @@
-"""manage.py evaluate_runs [--pool P | --runs NAME…] --measures M… | --qrels FILE --run FILE… --measures M…"""
+"""manage.py evaluate_runs [--pool P | --runs NAME…] --measures M… | --qrels FILE --run FILE… --measures M… [--min-rel N]"""
+
+import dataclasses
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -17,6 +19,19 @@ from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 
 DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "R@100", "RR", "Rprec"]
+# Measures whose relevance threshold --min-rel sets (nDCG uses the grades as gains, as trec_eval -l leaves it).
+THRESHOLDED = {"AP", "P", "R", "RR", "Rprec", "Success", "NumRel", "NumRelRet"}
+
+
+def with_min_rel(texts, min_rel):
+    """Parse measures; those without their own `(rel=N)` take the threshold min_rel (trec_eval -l)."""
+    measures = []
+    for text in texts:
+        measure = parse_measure(text)
+        if measure.name in THRESHOLDED and "rel=" not in text.replace(" ", "").lower():
+            measure = dataclasses.replace(measure, rel=min_rel)
+        measures.append(measure)
+    return list(dict.fromkeys(measures))
 
 
 class Command(BaseCommand):
@@ -37,6 +52,11 @@ class Command(BaseCommand):
         parser.add_argument("--qrels", metavar="FILE", help="A TREC qrels file (with --run).")
         parser.add_argument("--run", nargs="+", default=[], metavar="FILE", dest="run_files", help="TREC run files.")
         parser.add_argument("--measures", nargs="+", default=DEFAULT_MEASURES, metavar="M")
+        parser.add_argument(
+            "--min-rel", type=int, default=1, metavar="N",
+            help="A document is relevant when its grade is at least N (trec_eval -l; default 1, trec_eval's), for "
+            "every measure without its own (rel=N) and for pool recall. Cranfield's −1 (stored as 0) is not relevant.",
+        )
         parser.add_argument("--per-topic", action="store_true", help="Also print each topic's values.")
         parser.add_argument(
             "--only-run-topics", action="store_true",
@@ -48,7 +68,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            measures = list(dict.fromkeys(parse_measure(m) for m in opts["measures"]))
+            measures = with_min_rel(opts["measures"], opts["min_rel"])
         except MeasureError as exc:
             raise CommandError(str(exc)) from exc
         if opts["qrels"] or opts["run_files"]:
@@ -109,11 +129,16 @@ class Command(BaseCommand):
             for scores in report.runs:
                 judged, pooled = coverage[scores.name]
                 scores.extra_all.update({f"Judged@{depth}": judged, f"InPool@{depth}": pooled})
-            report.runs.append(RunScores(f"pool:{pool.name}", {}, {"PoolRecall": pool_recall(pool, qrels)}))
+            recall = pool_recall(pool, qrels, rel=opts["min_rel"])
+            rel = f",rel={recall.rel}" if recall.rel != 1 else ""
+            report.runs.append(RunScores(f"pool:{pool.name}", {}, {
+                f"PoolRecall(micro{rel})": recall.micro, f"PoolRecall(macro{rel})": recall.macro,
+            }))
             report.notes.append(
                 f"Judged@{depth}: share of each run's top {depth} with a qrel; InPool@{depth}: share in pool "
-                f"{pool.name}; PoolRecall: share of the qrels' relevant passages (grade ≥ 1) that the pool holds, "
-                "mean over its topics with any"
+                f"{pool.name}; PoolRecall: share of the qrels' relevant passages (grade ≥ {recall.rel}) that the pool "
+                f"holds, micro over all {recall.relevant} of them ({recall.found} pooled), macro the mean over the "
+                f"{recall.topics} topics with any"
             )
         return report
 
