@@ -11,12 +11,18 @@ import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 from tqdm import tqdm
 
 MAX_REPORTED = 50
+GZIP_MAGIC = b"\x1f\x8b"
+READ_BYTES = 256 * 1024  # bytes read from a file (compressed or not) at a time
+BATCH_BYTES = 256 * 1024  # unpacked bytes of whole lines handed on at a time
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is refused: nothing reads whole files through it
+RATIO_FLOOR = 1024 * 1024  # the compression ratio limit counts past this many unpacked bytes
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,12 @@ class Problems:
         if self.total:
             raise ImportFailed(self.items, self.total)
 
+    def stop(self, message):
+        """Stop reading at once with what is collected, `message` last (shown even past the cap)."""
+        self.total += 1
+        self.items.append(Problem(self.source, None, None, message))
+        raise ImportFailed(self.items, self.total)
+
 
 def decode_text(data: bytes, source: str) -> str:
     """Text of an upload or file: gunzipped if gzip, UTF-8 (a BOM allowed), newlines normalised to \\n.
@@ -97,6 +109,152 @@ def decode_text(data: bytes, source: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         problems.fail(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}", line=line)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class InputTooLarge(Exception):
+    """An input over a limit of text_batches (unpacked bytes or compression ratio): nothing more was read.
+
+    `limit` says which ("bytes" or "ratio") and `value` its setting; the message is for people.
+    """
+
+    def __init__(self, message, *, limit, value):
+        self.limit, self.value = limit, value
+        super().__init__(message)
+
+
+def _gunzip(chunks: Iterator[bytes], problems: "Problems", max_out: int) -> Iterator[bytes]:
+    """The unpacked bytes of gzip data (every member, as gzip.decompress reads them), at most max_out bytes a
+    piece however much the data unpacks to: a small compressed bomb never fills the memory."""
+    decompressor, pending = zlib.decompressobj(wbits=31), b""
+    for chunk in chunks:
+        pending += chunk
+        while pending:
+            if decompressor.eof:  # the next member, or zeros padding the last one
+                if not pending.strip(b"\x00"):
+                    pending = b""
+                    break
+                if len(pending) < 2 and GZIP_MAGIC.startswith(pending):
+                    break  # the next member's header comes with the next chunk
+                if pending[:2] != GZIP_MAGIC:
+                    problems.fail("broken gzip data (trailing data after the gzip stream)")
+                decompressor = zlib.decompressobj(wbits=31)
+            try:
+                out = decompressor.decompress(pending, max_out)
+            except zlib.error as exc:
+                problems.fail(f"broken gzip data ({exc})")
+            pending = decompressor.unused_data if decompressor.eof else decompressor.unconsumed_tail
+            if out:
+                yield out
+            elif not decompressor.eof and not pending:
+                break  # it needs more input
+    if not decompressor.eof:
+        problems.fail("broken gzip data (Compressed file ended before the end-of-stream marker was reached)")
+
+
+def text_batches(
+    stream: BinaryIO, source: str, *, size=None, max_bytes=None, max_ratio=None
+) -> Iterator[tuple[int, str]]:
+    """Read a file as decode_text does, as a stream: yield (number of the first line, text) for successive
+    blocks of whole lines, so that no more than about BATCH_BYTES of text is held at a time.
+
+    Each block's text.split("\n") gives its lines, numbered on from the first as in decode_text(...).split("\n")
+    (CRLF and a lone CR end a line too; a UTF-8 BOM at the start is dropped); the line end between two blocks
+    belongs to neither. Gzip is unpacked on the way (once: gzip inside gzip is
+    refused). ImportFailed for an empty file, broken gzip, a NUL byte or bytes that are not UTF-8 (each with
+    decode_text's message), or a line longer than MAX_LINE_BYTES; InputTooLarge, as soon as it is seen, for
+    gzip that unpacks to more than `max_bytes`, or to more than `max_ratio` times its `size` (the file's bytes;
+    the bytes read so far when that is more), counted past the first RATIO_FLOOR unpacked bytes (a small file of
+    repeated lines may pack very tightly and still be harmless).
+    """
+    problems = Problems(source)
+    packed_read = 0
+
+    def raw_chunks():
+        nonlocal packed_read
+        while chunk := stream.read(READ_BYTES):
+            packed_read += len(chunk)
+            yield chunk
+
+    chunks = raw_chunks()
+    first = next(chunks, b"")
+    gzipped = first[:2] == GZIP_MAGIC
+
+    def all_chunks():
+        yield first
+        yield from chunks
+
+    plain = _gunzip(all_chunks(), problems, BATCH_BYTES) if gzipped else all_chunks()
+    carry, offset, newlines, number, content, unpacked = b"", 0, 0, 1, False, 0
+    for piece in plain:
+        if gzipped:
+            if unpacked == 0 and piece[:2] == GZIP_MAGIC:
+                problems.fail("the file is gzip inside gzip: compress it once")
+            unpacked += len(piece)
+            if max_bytes is not None and unpacked > max_bytes:
+                raise InputTooLarge(
+                    f"the file unpacks to more than {max_bytes:,} bytes, the most that is taken", limit="bytes",
+                    value=max_bytes,
+                )
+            if max_ratio is not None and unpacked > max(max_ratio * max(size or 0, packed_read), RATIO_FLOOR):
+                packed = max(size or 0, packed_read)
+                raise InputTooLarge(
+                    f"the file unpacks to more than {max_ratio:g} times its size (over {unpacked:,} bytes from "
+                    f"{packed:,}), the most that is taken", limit="ratio", value=max_ratio,
+                )
+        carry += piece
+        if len(carry) < BATCH_BYTES:
+            continue
+        cut = carry.rfind(b"\n") + 1
+        if not cut:
+            if len(carry) > MAX_LINE_BYTES:
+                problems.fail(f"a line longer than {MAX_LINE_BYTES:,} bytes", line=newlines + 1)
+            continue
+        block, carry = carry[:cut], carry[cut:]
+        text, content = _decode_block(block, offset, newlines, content, problems)
+        yield number, text
+        number += text.count("\n") + 1
+        offset += len(block)
+        newlines += block.count(b"\n")
+    text, content = _decode_block(carry, offset, newlines, content, problems, last=True)
+    if not content:
+        problems.fail("the file is empty")
+    yield number, text
+
+
+def _decode_block(block: bytes, offset: int, newlines: int, content: bool, problems, last=False):
+    """(text, whether any non-blank byte was seen so far) of a block of whole lines starting at byte `offset`;
+    the block's last line end is dropped unless it is the file's last block."""
+    content = content or bool(block.strip())
+    if b"\x00" in block:
+        at = block.index(b"\x00")
+        problems.fail(f"not a text file: NUL byte at offset {offset + at}", line=newlines + block[:at].count(b"\n") + 1)
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = exc.start
+        problems.fail(
+            f"not UTF-8 text: byte 0x{block[at]:02x} at offset {offset + at}",
+            line=newlines + block[:at].count(b"\n") + 1,
+        )
+    if offset == 0 and text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not last:
+        text = text[:-1]  # the block ends with its last line's end
+    return text, content
+
+
+def file_batches(path, *, max_bytes=None, max_ratio=None) -> Iterator[tuple[int, str]]:
+    """text_batches of a file; a missing or unreadable file is an ImportFailed too."""
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise ImportFailed([Problem(str(path), None, None, f"cannot read: {exc.strerror or exc}")]) from None
+    with handle:
+        size = path.stat().st_size if path.is_file() else None
+        yield from text_batches(handle, str(path), size=size, max_bytes=max_bytes, max_ratio=max_ratio)
 
 
 def read_text(path) -> str:

@@ -113,10 +113,12 @@ def trec_order(scored: dict) -> list:
     return [doc for doc, _ in sorted(scored.items(), key=lambda item: (item[1], item[0]), reverse=True)]
 
 
-def topic_value(measure: Measure, ranking: list, judged: dict) -> float:
-    """One measure for one topic: `ranking` is the run's documents best first, `judged` the topic's qrels."""
+def topic_value(measure: Measure, ranking: list, judged: dict, relevant=None) -> float:
+    """One measure for one topic: `ranking` is the run's documents best first, `judged` the topic's qrels;
+    `relevant`, when given, the judged documents with grade ≥ measure.rel (else worked out here)."""
     name, k = measure.name, measure.cutoff
-    relevant = {doc for doc, grade in judged.items() if grade >= measure.rel}
+    if relevant is None:
+        relevant = {doc for doc, grade in judged.items() if grade >= measure.rel}
     num_rel = len(relevant)
     top = ranking[:k] if k is not None else ranking
     if name == "NumRet":
@@ -167,7 +169,9 @@ def evaluate(qrels: dict, run: dict, measures, *, only_run_topics: bool = False)
         if ranking is None:  # a topic the run lacks: 0 on every measure (NumRel too), as ir_measures fills it
             scores[topic] = {m: 0.0 for m in measures}
         else:
-            scores[topic] = {m: topic_value(m, ranking, qrels[topic]) for m in measures}
+            judged = qrels[topic]
+            relevant = {rel: {doc for doc, grade in judged.items() if grade >= rel} for rel in {m.rel for m in measures}}
+            scores[topic] = {m: topic_value(m, ranking, judged, relevant[m.rel]) for m in measures}
     return scores
 
 

@@ -5,11 +5,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from assessments.evaluation.measures import ALPHA, Measure, evaluate, nrodcg, topic_value, trec_order
+from assessments.evaluation.measures import ALPHA, Measure, evaluate, nrodcg, topic_value
 from assessments.evaluation.report import Report, RunScores
-from assessments.importers.trec import parse_qrels, parse_run
+from assessments.importers.trec import read_qrels, read_run
+from assessments.importers.trec_files import segments
 from assessments.models import PoolCandidate, Qrel, RunEntry, Topic
-from retrieval.ingest import Problems, read_text
+from retrieval.ingest import Problems
 from retrieval.models import Passage
 
 IDEAL_NOTES = {
@@ -24,24 +25,32 @@ IDEAL_NOTES = {
 def read_qrels_file(path) -> dict:
     """{topic: {docid: grade}} of a TREC qrels file; a document graded under several subtopics keeps its highest grade."""
     problems = Problems(path)
-    rows = parse_qrels(read_text(path), problems)
+    parsed = read_qrels(path, problems)
     problems.raise_if_any()
     qrels = defaultdict(dict)
-    for row in rows:
-        qrels[row.qid][row.docid] = max(row.grade, qrels[row.qid].get(row.docid, row.grade))
+    if not any(parsed.subtopics):  # one grade a document: each topic's documents in one go
+        for qid, a, b in segments(parsed.qids):
+            qrels[qid].update(zip(parsed.docids[a:b], parsed.grades[a:b]))
+        return dict(qrels)
+    for qid, docid, grade in zip(parsed.qids, parsed.docids, parsed.grades):
+        qrels[qid][docid] = max(grade, qrels[qid].get(docid, grade))
     return dict(qrels)
 
 
 def read_run_file(path) -> tuple[str, dict]:
     """(run name, {topic: [docid…]}) of a TREC run file, each topic in trec_eval's order; the name is the tag."""
     problems = Problems(path)
-    rows, tags = parse_run(read_text(path), problems)
+    parsed = read_run(path, problems)
     problems.raise_if_any()
-    scored = defaultdict(dict)
-    for row in rows:
-        scored[row.qid][row.docid] = row.score
+    tags = parsed.first_tag_line
     name = next(iter(tags)) if len(tags) == 1 else Path(path).stem
-    return name, {topic: trec_order(docs) for topic, docs in scored.items()}
+    docids, scores = parsed.docids, parsed.scores
+    ranking = {}
+    for qid, indices in parsed.by_topic().items():
+        # trec_eval's order: score descending, ties by docid descending (the reader refused duplicates)
+        ranking[qid] = [doc for _, doc in sorted(zip(map(scores.__getitem__, indices),
+                                                      map(docids.__getitem__, indices)), reverse=True)]
+    return name, ranking
 
 
 def evaluate_files(qrels_path, run_paths, measures, *, only_run_topics=False) -> Report:

@@ -2,7 +2,9 @@
 
 Run files have six columns, `qid Q0 docid rank score tag`; qrels files four,
 `topic iteration docid grade`. Columns are separated by any run of whitespace;
-blank lines are skipped; CRLF, a BOM and gzip are handled by read_text.
+blank lines are skipped; CRLF, a BOM and gzip are handled by retrieval.ingest.text_batches, which streams the
+file. The lines are read into columns by assessments.importers.trec_files (a fast path for clean blocks, the
+line-by-line checks for any other) and written with PostgreSQL's COPY (executemany on SQLite).
 
 Stored ranks follow trec_eval, which ignores the rank column: it sorts a topic's
 documents by score, highest first, and breaks ties by docid in *descending*
@@ -12,31 +14,40 @@ sorting on (score, docid) in reverse gives exactly trec_eval's order. The file's
 rank column is kept in RunEntry.origin["rank"].
 """
 
-import math
+import json
 import re
-from collections import defaultdict
 from dataclasses import dataclass
+from itertools import count, repeat
 from pathlib import Path
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models.fields import NOT_PROVIDED
+from django.utils import timezone
 from django.utils.text import slugify
 
+from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_score are imported from here too)
+    INTEGER,
+    MAX_EXTERNAL_ID,
+    MAX_GRADE,
+    MAX_SUBTOPIC,
+    NO_SUBTOPIC,
+    NUMBER,
+    ParsedRun,
+    QrelsReader,
+    RunReader,
+    parse_score,
+)
 from assessments.models import Qrel, QrelSet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, Problem, Problems, read_text
+from retrieval.ingest import ImportFailed, Problem, Problems, file_batches
 from retrieval.models import Collection, Passage
 
 BATCH_SIZE = 1000
-LOOKUP_CHUNK = 500
-MAX_EXTERNAL_ID = 200  # Topic.external_id and Passage.external_id
+LOOKUP_ARRAY = 100_000  # external ids looked up a query on PostgreSQL (one array parameter)
+COPY_ROWS = 50_000  # rows between progress updates while copying
 MAX_RUN_NAME = 100  # Run.name
 MAX_SLUG = 100  # Collection.name, QrelSet.name
-MAX_SUBTOPIC = 300  # Qrel.subtopic
-MAX_GRADE = 2**31 - 1  # Qrel.grade is a 32-bit integer column
 
-INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 SLUG = re.compile(r"[-a-zA-Z0-9_]+\Z")
-NO_SUBTOPIC = {"0", "Q0"}  # qrels column 2 values that mean "no subtopic" (trec_eval ignores the column)
 
 
 def no_progress(iterable=None, **kwargs):
@@ -55,11 +66,21 @@ def raise_if_any(*collectors: Problems):
 
 
 def ids_by_external_id(queryset, external_ids) -> dict[str, int]:
-    """external id → primary key for the ids of `external_ids` that exist in `queryset` (batched lookups)."""
+    """external id → primary key for the ids of `external_ids` that exist in `queryset` (batched lookups, as many
+    ids a query as the database takes parameters)."""
     ids = list(external_ids)
+    queryset = queryset.order_by()
     found = {}
-    for start in range(0, len(ids), LOOKUP_CHUNK):
-        chunk = ids[start : start + LOOKUP_CHUNK]
+    if connection.vendor == "postgresql":  # one array parameter a query: no SQL text with 100,000 placeholders
+        column = f"{connection.ops.quote_name(queryset.model._meta.db_table)}.{connection.ops.quote_name('external_id')}"
+        for start in range(0, len(ids), LOOKUP_ARRAY):
+            chunk = ids[start : start + LOOKUP_ARRAY]
+            rows = queryset.extra(where=[f"{column} = ANY(%s)"], params=[chunk]).values_list("external_id", "pk")
+            found.update(rows)
+        return found
+    chunk_size = (connection.features.max_query_params or 1000) - 50
+    for start in range(0, len(ids), chunk_size):
+        chunk = ids[start : start + chunk_size]
         found.update(queryset.filter(external_id__in=chunk).values_list("external_id", "pk"))
     return found
 
@@ -74,6 +95,112 @@ def bulk_insert(model, objects, progress=no_progress, desc=""):
             bar.update(len(batch))
     if bar is not None:
         bar.close()
+
+
+def insert_rows(model, fields, rows, *, total=None, progress=no_progress, desc="", plain_text=False):
+    """Insert `rows` (tuples of database-ready values of the model's `fields`, by attribute name, e.g. topic_id)
+    straight into the model's table: PostgreSQL's COPY, else executemany; no model instances, no signals.
+
+    Every other column gets its field's default (auto_now_add: now), computed once; a column with a database
+    default is left to the database. plain_text: the caller vouches that no text value holds a backslash, tab,
+    newline or carriage return (nor is None), so COPY's text lines are formatted in one step per row. Returns
+    how many rows were written.
+    """
+    opts = model._meta
+    given = [opts.get_field(name) for name in fields]
+    names = {f.attname for f in given}
+    now = timezone.now()
+    fixed = []
+    for f in opts.concrete_fields:
+        if f.attname in names or f.primary_key or getattr(f, "generated", False):
+            continue
+        if getattr(f, "db_default", NOT_PROVIDED) is not NOT_PROVIDED:
+            continue
+        value = now if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) else f.get_default()
+        fixed.append((f, f.get_db_prep_save(value, connection)))
+    columns = [f.column for f in given] + [f.column for f, _ in fixed]
+    extra = tuple(value for _, value in fixed)
+    table = connection.ops.quote_name(opts.db_table)
+    column_list = ", ".join(connection.ops.quote_name(c) for c in columns)
+    bar = progress(total=total, desc=desc, unit="row")
+    written = 0
+
+    def tick(n):
+        if bar is not None:
+            bar.update(n)
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({column_list}) FROM STDIN") as copy:
+                if plain_text:
+                    line = "\t".join([_copy_placeholder(f) for f in given] + [_copy_text(v) for v in extra]) + "\n"
+                    chunk = []
+                    for row in rows:
+                        chunk.append(line % row)
+                        if len(chunk) == COPY_ROWS:
+                            copy.write("".join(chunk))
+                            written += len(chunk)
+                            chunk.clear()
+                            tick(COPY_ROWS)
+                    copy.write("".join(chunk))
+                    written += len(chunk)
+                else:
+                    for row in rows:
+                        copy.write_row(row + extra)
+                        written += 1
+                        if written % COPY_ROWS == 0:
+                            tick(COPY_ROWS)
+        else:
+            sql = f"INSERT INTO {table} ({column_list}) VALUES ({', '.join(['%s'] * len(columns))})"
+            batch = []
+            for row in rows:
+                batch.append(row + extra)
+                if len(batch) == COPY_ROWS:
+                    cursor.executemany(sql, batch)
+                    written += len(batch)
+                    batch.clear()
+                    tick(COPY_ROWS)
+            if batch:
+                cursor.executemany(sql, batch)
+                written += len(batch)
+    tick(written % COPY_ROWS)
+    if bar is not None:
+        bar.close()
+    return written
+
+
+COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def has_copy_specials(values) -> bool:
+    """Whether any of the texts holds a character COPY's text format must escape (see insert_rows plain_text)."""
+    joined = "".join(values)
+    return any(c in joined for c in "\\\t\n\r")
+
+
+def _copy_placeholder(field):
+    """The %-format of one column of a COPY text line: integers as %d, floats in full (%r), the rest as text."""
+    internal = field.get_internal_type()
+    if internal.endswith(("IntegerField", "AutoField")) or field.is_relation:
+        return "%d"
+    if internal == "FloatField":
+        return "%r"
+    return "%s"
+
+
+def _copy_text(value) -> str:
+    """One fixed value in COPY's text format (\\N for NULL), with %% doubled for the line's %-format."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, bool):
+        text = "t" if value else "f"
+    elif hasattr(value, "obj"):  # psycopg's Json/Jsonb wrapper
+        text = json.dumps(value.obj, ensure_ascii=False)
+    elif hasattr(value, "isoformat"):
+        text = value.isoformat()
+    else:
+        text = str(value)
+    return text.translate(COPY_ESCAPES).replace("%", "%%")
 
 
 def refused(source, exc):
@@ -102,22 +229,6 @@ def find_collection(name, create_missing, problems):
     return collection
 
 
-def parse_score(text):
-    """(value, None) for a finite decimal number, else (None, what is wrong)."""
-    if NUMBER.match(text):
-        value = float(text)
-        if math.isfinite(value):
-            return value, None
-        return None, f"{text!r} is out of range"
-    try:
-        value = float(text)
-    except ValueError:
-        return None, f"{text!r} is not a number"
-    if not math.isfinite(value):
-        return None, f"{text!r} is not a finite number"
-    return None, f"{text!r} is not a plain decimal number"
-
-
 @dataclass
 class References:
     """Topics and passages a file names: the pks of those that exist, and the ids still to create."""
@@ -136,8 +247,8 @@ def resolve_references(collection, topic_lines, doc_lines, create_missing, probl
     else:
         topics = ids_by_external_id(Topic.objects.filter(collection=collection), topic_lines)
         passages = ids_by_external_id(Passage.objects.filter(collection=collection), doc_lines)
-    new_topics = [t for t in topic_lines if t not in topics]
-    new_passages = [d for d in doc_lines if d not in passages]
+    new_topics = sorted((t for t in topic_lines if t not in topics), key=topic_lines.__getitem__)
+    new_passages = sorted((d for d in doc_lines if d not in passages), key=doc_lines.__getitem__)
     if not create_missing and collection is not None:
         for qid in new_topics:
             problems.add(
@@ -164,10 +275,11 @@ def create_collection_and_references(collection, collection_name, refs, progress
         )
         refs.topics.update(ids_by_external_id(Topic.objects.filter(collection=collection), refs.new_topics))
     if refs.new_passages:
-        bulk_insert(
-            Passage,
-            [Passage(collection=collection, external_id=docid, text="") for docid in refs.new_passages],
-            progress, "documents",
+        insert_rows(
+            Passage, ["collection", "external_id", "text"],
+            ((collection.pk, docid, "") for docid in refs.new_passages),
+            total=len(refs.new_passages), progress=progress, desc="documents",
+            plain_text=not has_copy_specials(refs.new_passages),
         )
         refs.passages.update(ids_by_external_id(Passage.objects.filter(collection=collection), refs.new_passages))
     return collection
@@ -180,13 +292,6 @@ def created_note(created_collection, refs):
     if refs.new_passages:
         parts.append(f"{len(refs.new_passages):,} documents")
     return f" (created {', '.join(parts)})" if parts else ""
-
-
-def check_id(value, problems, number, field):
-    if len(value) > MAX_EXTERNAL_ID:
-        problems.add(f"longer than {MAX_EXTERNAL_ID} characters", line=number, field=field)
-        return False
-    return True
 
 
 # --- runs ---------------------------------------------------------------------------------------------------
@@ -205,39 +310,25 @@ class RunLine:
 
 
 def parse_run(text, problems, progress=no_progress):
-    """The well-formed lines of a run file, in file order; every malformed line is a problem.
+    """The well-formed lines of a run file's text, in file order; every malformed line is a problem.
 
-    Returns (lines, tags) where tags maps each tag (column 6) to the line it first appears on.
+    Returns (lines, tags) where tags maps each tag (column 6) to the line it first appears on. (The importers
+    read files with read_run, as columns; this is the same reading as RunLine objects.)
     """
-    rows, tags, seen = [], {}, {}
-    lines = text.split("\n")
-    for number, raw in enumerate(progress(lines, total=len(lines), desc="reading run", unit="line"), start=1):
-        cols = raw.split()
-        if not cols:
-            continue
-        if len(cols) != 6:
-            problems.add(f"expected 6 columns (qid Q0 docid rank score tag), got {len(cols)}", line=number)
-            continue
-        qid, _iteration, docid, rank_text, score_text, tag = cols
-        ok = check_id(qid, problems, number, "qid") & check_id(docid, problems, number, "docid")
-        if not INTEGER.match(rank_text):
-            problems.add(f"{rank_text!r} is not an integer", line=number, field="rank")
-            ok = False
-        score, error = parse_score(score_text)
-        if error:
-            problems.add(error, line=number, field="score")
-            ok = False
-        tags.setdefault(tag, number)
-        key = (qid, docid)
-        if key in seen:
-            problems.add(
-                f"{docid!r} appears twice for topic {qid!r} (first on line {seen[key]})", line=number, field="docid"
-            )
-            continue
-        seen[key] = number
-        if ok:
-            rows.append(RunLine(number, qid, docid, int(rank_text), score, tag))
-    return rows, tags
+    run = RunReader(problems).read([(1, text)])
+    rows = [RunLine(*row) for row in zip(run.lines, run.qids, run.docids, run.ranks, run.scores, run.tags)]
+    return rows, dict(run.first_tag_line)
+
+
+def read_run(path, problems, *, progress=no_progress, max_bytes=None, max_ratio=None, stop_after=None):
+    """A run file (plain or gzip, streamed) as a ParsedRun; its problems are added to `problems`."""
+    bar = progress(total=None, desc="reading run", unit="line")
+    parsed = RunReader(problems, stop_after=stop_after).read(
+        file_batches(path, max_bytes=max_bytes, max_ratio=max_ratio), bar
+    )
+    if bar is not None:
+        bar.close()
+    return parsed
 
 
 def trec_eval_order(rows):
@@ -262,28 +353,30 @@ class RunImport:
 def import_run(path, collection_name, *, name=None, create_missing=False, progress=no_progress) -> RunImport:
     """Import a TREC run file as a Run of `collection_name`; ImportFailed (nothing written) if anything is wrong."""
     source = str(path)
-    text = read_text(path)
     problems = Problems(source)
-    rows, tags = parse_run(text, problems, progress)
+    parsed = read_run(path, problems, progress=progress)
     return import_parsed_run(
-        rows, tags, problems, collection_name, name=name, create_missing=create_missing,
+        parsed, problems, collection_name, name=name, create_missing=create_missing,
         run_fields={"source_file": source}, progress=progress,
     )
 
 
 def import_parsed_run(
-    rows, tags, problems, collection_name, *, name=None, create_missing=False, run_fields=None, progress=no_progress
+    parsed, problems, collection_name, *legacy, name=None, create_missing=False, run_fields=None, progress=no_progress
 ) -> RunImport:
-    """Check the lines parse_run gave against the database and write them as one Run, in one transaction.
+    """Check a ParsedRun (read_run, RunReader) against the database and write it as one Run, in one transaction.
 
-    `problems` is the collector parse_run filled (a caller may have added its own checks to it); if it holds
+    `problems` is the collector the reader filled (a caller may have added its own checks to it); if it holds
     anything, or these checks find anything, ImportFailed lists it all and nothing is written. `run_fields`
     are further Run fields (owner, source, track, source_file); the source defaults to IMPORTED.
     """
+    if isinstance(parsed, list):  # the older call: (rows, tags, problems, collection name) of parse_run
+        parsed, problems, collection_name = ParsedRun.from_rows(parsed, problems), collection_name, legacy[0]
     source = problems.source
-    if not rows and not problems:
+    if not len(parsed) and not problems:
         problems.add("no run lines in the file")
 
+    tags = parsed.first_tag_line
     mixed = len(tags) > 1
     if mixed and name is None:
         first_tag, first_line = next(iter(tags.items()))
@@ -304,18 +397,13 @@ def import_parsed_run(
         problems.add(
             f"collection {collection.name!r} already has a run named {run_name!r} (give another --name)", field="name"
         )
-    topic_lines, doc_lines = {}, {}
-    for row in rows:
-        topic_lines.setdefault(row.qid, row.line)
-        doc_lines.setdefault(row.docid, row.line)
     refs = resolve_references(
-        collection, topic_lines, doc_lines, create_missing, problems, topic_field="qid", doc_field="docid"
+        collection, parsed.first_lines(parsed.qids), parsed.first_lines(parsed.docids), create_missing, problems,
+        topic_field="qid", doc_field="docid",
     )
     problems.raise_if_any()
 
-    by_topic = defaultdict(list)
-    for row in rows:
-        by_topic[row.qid].append(row)
+    by_topic = parsed.by_topic()
     try:
         with transaction.atomic():
             created = collection is None
@@ -323,21 +411,40 @@ def import_parsed_run(
             description = f"Run tags in the file: {', '.join(tags)}." if mixed else ""
             fields = {"source": Run.Source.IMPORTED, "description": description, **(run_fields or {})}
             run = Run.objects.create(collection=collection, name=run_name, **fields)
-            entries = []
-            for qid, topic_rows in by_topic.items():
-                topic_id = refs.topics[qid]
-                for rank, row in enumerate(trec_eval_order(topic_rows), start=1):
-                    origin = {"rank": row.rank, "tag": row.tag} if mixed else {"rank": row.rank}
-                    entries.append(
-                        RunEntry(
-                            run=run, topic_id=topic_id, passage_id=refs.passages[row.docid], rank=rank,
-                            score=row.score, origin=origin,
-                        )
-                    )
-            bulk_insert(RunEntry, entries, progress, "run entries")
+            entries = insert_rows(
+                RunEntry, ["run", "topic", "passage", "rank", "score", "origin"],
+                _entry_rows(run.pk, parsed, by_topic, refs, mixed),
+                total=len(parsed), progress=progress, desc="run entries",
+                plain_text=not has_copy_specials(_origin_tags(parsed, mixed)),
+            )
     except IntegrityError as exc:
         raise refused(source, exc) from exc
-    return RunImport(run, len(entries), len(by_topic), created_note(created, refs))
+    return RunImport(run, entries, len(by_topic), created_note(created, refs))
+
+
+def _origin_tags(parsed, mixed):
+    """The tags as they are written into the entries' origin JSON (none unless the run has several)."""
+    return [json.dumps(tag, ensure_ascii=False) for tag in parsed.first_tag_line] if mixed else []
+
+
+def _entry_rows(run_id, parsed, by_topic, refs, mixed):
+    """(run, topic, passage, rank, score, origin) of every entry, each topic in trec_eval's order; origin as JSON
+    text: the file's rank (and, for a run of several tags, the line's tag)."""
+    passage_of, docids, scores, ranks = refs.passages.__getitem__, parsed.docids, parsed.scores, parsed.ranks
+    tag_json = {tag: json.dumps(tag, ensure_ascii=False) for tag in parsed.first_tag_line}
+    for qid, indices in by_topic.items():
+        order = parsed.trec_eval_order(indices)
+        file_ranks = map(ranks.__getitem__, order)
+        if mixed:
+            origins = (
+                f'{{"rank": {r}, "tag": {tag_json[parsed.tags[i]]}}}' for r, i in zip(map(ranks.__getitem__, order), order)
+            )
+        else:
+            origins = map('{{"rank": {}}}'.format, file_ranks)
+        yield from zip(
+            repeat(run_id), repeat(refs.topics[qid]), map(passage_of, map(docids.__getitem__, order)), count(1),
+            map(scores.__getitem__, order), origins,
+        )
 
 
 # --- qrels --------------------------------------------------------------------------------------------------
@@ -355,39 +462,18 @@ class QrelLine:
 
 
 def parse_qrels(text, problems, progress=no_progress):
-    """The well-formed lines of a qrels file, in file order; every malformed line is a problem."""
-    rows, seen = [], {}
-    lines = text.split("\n")
-    for number, raw in enumerate(progress(lines, total=len(lines), desc="reading qrels", unit="line"), start=1):
-        cols = raw.split()
-        if not cols:
-            continue
-        if len(cols) != 4:
-            problems.add(f"expected 4 columns (topic iteration docid grade), got {len(cols)}", line=number)
-            continue
-        qid, iteration, docid, grade_text = cols
-        ok = check_id(qid, problems, number, "topic") & check_id(docid, problems, number, "docid")
-        subtopic = "" if iteration in NO_SUBTOPIC else iteration
-        if len(subtopic) > MAX_SUBTOPIC:
-            problems.add(f"longer than {MAX_SUBTOPIC} characters", line=number, field="iteration")
-            ok = False
-        if not INTEGER.match(grade_text):
-            problems.add(f"{grade_text!r} is not an integer", line=number, field="grade")
-            ok = False
-        elif abs(int(grade_text)) > MAX_GRADE:
-            problems.add(f"{grade_text!r} is out of range", line=number, field="grade")
-            ok = False
-        key = (qid, subtopic, docid)
-        if key in seen:
-            where = f"topic {qid!r}" + (f" subtopic {subtopic!r}" if subtopic else "")
-            problems.add(
-                f"{docid!r} is graded twice for {where} (first on line {seen[key]})", line=number, field="docid"
-            )
-            continue
-        seen[key] = number
-        if ok:
-            rows.append(QrelLine(number, qid, subtopic, docid, int(grade_text)))
-    return rows
+    """The well-formed lines of a qrels file's text, in file order; every malformed line is a problem."""
+    q = QrelsReader(problems).read([(1, text)])
+    return [QrelLine(*row) for row in zip(q.lines, q.qids, q.subtopics, q.docids, q.grades)]
+
+
+def read_qrels(path, problems, *, progress=no_progress):
+    """A qrels file (plain or gzip, streamed) as a ParsedQrels; its problems are added to `problems`."""
+    bar = progress(total=None, desc="reading qrels", unit="line")
+    parsed = QrelsReader(problems).read(file_batches(path), bar)
+    if bar is not None:
+        bar.close()
+    return parsed
 
 
 @dataclass
@@ -407,10 +493,9 @@ class QrelsImport:
 def import_qrels(path, collection_name, *, name=None, create_missing=False, progress=no_progress) -> QrelsImport:
     """Import a TREC qrels file as a QrelSet; ImportFailed (nothing written) if anything is wrong."""
     source = str(path)
-    text = read_text(path)
     problems = Problems(source)
-    rows = parse_qrels(text, problems, progress)
-    if not rows and not problems:
+    parsed = read_qrels(path, problems, progress=progress)
+    if not len(parsed) and not problems:
         problems.add("no qrels lines in the file")
 
     set_name = name if name is not None else slugify(Path(source).stem)
@@ -422,12 +507,10 @@ def import_qrels(path, collection_name, *, name=None, create_missing=False, prog
         problems.add(f"a qrel set named {set_name!r} already exists (give another --name)", field="name")
 
     collection = find_collection(collection_name, create_missing, problems)
-    topic_lines, doc_lines = {}, {}
-    for row in rows:
-        topic_lines.setdefault(row.qid, row.line)
-        doc_lines.setdefault(row.docid, row.line)
+    topic_lines = parsed.first_lines(parsed.qids)
     refs = resolve_references(
-        collection, topic_lines, doc_lines, create_missing, problems, topic_field="topic", doc_field="docid"
+        collection, topic_lines, parsed.first_lines(parsed.docids), create_missing, problems, topic_field="topic",
+        doc_field="docid",
     )
     problems.raise_if_any()
 
@@ -442,14 +525,14 @@ def import_qrels(path, collection_name, *, name=None, create_missing=False, prog
                     "subtopic, except 0 (and Q0), which mean none."
                 ),
             )
-            qrels = [
-                Qrel(
-                    qrel_set=qrel_set, topic_id=refs.topics[row.qid], passage_id=refs.passages[row.docid],
-                    grade=row.grade, subtopic=row.subtopic,
-                )
-                for row in rows
-            ]
-            bulk_insert(Qrel, qrels, progress, "qrels")
+            qrels = insert_rows(
+                Qrel, ["qrel_set", "topic", "passage", "grade", "subtopic"],
+                zip(
+                    repeat(qrel_set.pk), map(refs.topics.__getitem__, parsed.qids),
+                    map(refs.passages.__getitem__, parsed.docids), parsed.grades, parsed.subtopics,
+                ),
+                total=len(parsed), progress=progress, desc="qrels",
+            )
     except IntegrityError as exc:
         raise refused(source, exc) from exc
-    return QrelsImport(qrel_set, len(qrels), len(topic_lines), created_note(created, refs))
+    return QrelsImport(qrel_set, qrels, len(topic_lines), created_note(created, refs))
