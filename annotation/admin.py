@@ -1,11 +1,12 @@
 """Admin pages for campaigns and assignments."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.audit import delete_campaign
+from annotation.services.audit import delete_campaign
 from annotation.models import (
     ApiToken, Assignment, Campaign, CampaignTopic, QualificationResult, Review, ReviewItem, Track,
 )
@@ -44,6 +45,15 @@ class CampaignAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">dashboard</a> · <a href="{}">adjudicate</a>',
                            reverse("annotation:dashboard", args=[obj.name]),
                            reverse("annotation:adjudication", args=[obj.name]))
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "qualification_attempts" in form.changed_data:
+            from annotation.services.qualification import grant_retakes
+
+            granted = grant_retakes(obj)
+            if granted:
+                self.message_user(request, f"{granted} assessor{'s' if granted != 1 else ''} may retake the qualification.")
 
     # Deleting (after the admin's confirmation page) first writes the campaign's export under EXPORT_DIR.
     def delete_view(self, request, object_id, extra_context=None):
@@ -118,17 +128,42 @@ class ReviewItemAdmin(admin.ModelAdmin):
     raw_id_fields = ["review", "passage"]
 
 
+class AssignmentForm(forms.ModelForm):
+    """An assignment checked as annotation.services.assignment.check_unit checks it: a real unit, no duplicate."""
+
+    class Meta:
+        model = Assignment
+        fields = ["campaign", "assessor", "topic", "run", "pool", "qualification", "position", "status"]
+
+    def clean(self):
+        data = super().clean()
+        from annotation.services.assignment import check_unit
+        from annotation.services.errors import ServiceError
+
+        if self.errors:
+            return data
+        try:
+            self.instance.kind = check_unit(
+                campaign=data.get("campaign"), assessor=data.get("assessor"), topic=data.get("topic"),
+                run=data.get("run"), pool=data.get("pool"), instance=self.instance,
+            )
+        except ServiceError as exc:
+            raise forms.ValidationError({exc.field: exc.message} if exc.field in self.fields else exc.message) from None
+        return data
+
+
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     """Who judges what; filter by assessor, status, campaign."""
 
-    list_display = ["assessor", "topic", "run", "pool", "campaign", "status", "qualification", "position",
+    form = AssignmentForm
+    list_display = ["assessor", "topic", "kind", "run", "pool", "campaign", "status", "qualification", "position",
                     "started_at", "finished_at"]
-    list_filter = ["status", "qualification", "campaign", "assessor"]
+    list_filter = ["kind", "status", "qualification", "campaign", "assessor"]
     search_fields = ["assessor__username", "topic__external_id", "run__name"]
     list_select_related = ["assessor", "topic", "run", "pool", "campaign"]
     raw_id_fields = ["topic"]
-    readonly_fields = ["token", "seed", "created_at"]
+    readonly_fields = ["kind", "token", "seed", "incomplete_reason", "created_at"]
 
 
 @admin.register(Track)

@@ -87,6 +87,10 @@ class AssignmentQuerySet(models.QuerySet):
         """Assignments not finished yet."""
         return self.exclude(status=Assignment.Status.DONE)
 
+    def of_campaign(self, campaign):
+        """The assignments of one campaign."""
+        return self.filter(campaign=campaign)
+
     def with_progress(self):
         """Annotate how many of the assessor's judgements exist for the assignment's topic (one query)."""
         return self.annotate(
@@ -101,9 +105,19 @@ class AssignmentQuerySet(models.QuerySet):
 class Assignment(models.Model):
     """One assessor's unit of work: a topic and one run's article (outline), or a query's candidates (plot)."""
 
+    class Kind(models.TextChoices):
+        """What the unit of work is, fixed when it is made (annotation.services.status.kind_for)."""
+
+        OUTLINE = "outline", "Outline article"
+        PLOT_LABELS = "plot_labels", "Plot labels"
+        CHOICE = "choice", "Forced choice"
+        PAIR = "pair", "Pair rating"
+
     class Status(models.TextChoices):
+        """The one state machine of annotation.services.status: to do -> in progress -> done; reopen; revise."""
+
         TODO = "todo", "To do"
-        STARTED = "started", "Started"
+        IN_PROGRESS = "in_progress", "In progress"
         DONE = "done", "Done"
         REVISE = "revise", "To revise"
 
@@ -118,7 +132,11 @@ class Assignment(models.Model):
                              help_text="Unguessable id used in URLs.")
     position = models.PositiveIntegerField(default=0, help_text="Order in the assessor's queue.")
     seed = models.BigIntegerField(default=0, help_text="Seed of the candidate order shown to this assessor.")
+    kind = models.CharField(max_length=20, choices=Kind.choices, help_text="What is judged: set when it is made.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.TODO)
+    incomplete_reason = models.TextField(
+        blank=True, help_text="Why the assessor submitted it with labels missing (reviewers see it); empty otherwise.",
+    )
     qualification = models.BooleanField(
         default=False, help_text="Qualification work: scored against known answers, never reviewed.",
     )
@@ -134,6 +152,11 @@ class Assignment(models.Model):
             models.UniqueConstraint(
                 fields=["assessor", "topic", "run"], condition=Q(run__isnull=False), name="unique_article_assignment"
             ),
+            models.CheckConstraint(
+                condition=(Q(kind="outline", run__isnull=False) | Q(kind__in=["plot_labels", "choice", "pair"], pool__isnull=False)),
+                name="assignment_kind_has_its_unit",
+                violation_error_message="An outline assignment needs a run (its article); the others need a pool.",
+            ),
         ]
         indexes = [models.Index(fields=["assessor", "status", "position"], name="assignment_queue")]
 
@@ -146,6 +169,10 @@ class Assignment(models.Model):
             self.token = secrets.token_hex(16)
         if not self.seed:
             self.seed = secrets.randbits(62)
+        if not self.kind:
+            from annotation.services.status import kind_for
+
+            self.kind = kind_for(self.campaign, run=self.run_id, pool=self.pool_id)
         super().save(*args, **kwargs)
 
 
@@ -212,15 +239,19 @@ class ReviewItem(models.Model):
     """One sampled item of a review: what the assessor said about a passage, and the reviewer's verdict."""
 
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="items")
-    position = models.PositiveSmallIntegerField(help_text="The passage's place in the batch (1 = first).")
-    passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="review_items")
+    position = models.PositiveSmallIntegerField(help_text="The item's place in the batch (1 = first).")
+    passage = models.ForeignKey(
+        Passage, on_delete=models.CASCADE, related_name="review_items", null=True, blank=True,
+        help_text="The passage judged (outline, plot labels); empty for a study item.",
+    )
+    item = models.CharField(max_length=200, blank=True, help_text="The study item's key (forced choice, pair rating).")
     labels = models.JSONField(default=dict, blank=True, help_text="The assessor's labels when the review was opened.")
     correct = models.BooleanField(null=True, blank=True)
     remark = models.TextField(blank=True)
 
     class Meta:
         ordering = ["review", "position"]
-        constraints = [models.UniqueConstraint(fields=["review", "passage"], name="unique_review_item")]
+        constraints = [models.UniqueConstraint(fields=["review", "position"], name="unique_review_item_position")]
 
     def __str__(self):
         return f"{self.review} #{self.position}"

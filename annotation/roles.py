@@ -1,4 +1,6 @@
-"""The roles people have on the site, as Django groups."""
+"""The roles people have on the site, as Django groups, and the one place that decides who has which role.
+
+Pages, the API (annotation.api.permissions), the admin and the commands all ask here."""
 
 from django.db import models
 
@@ -23,3 +25,38 @@ def ensure_groups():
     organiser_perms = Permission.objects.filter(content_type__app_label__in=ORGANISER_APPS)
     groups[Role.ORGANISER].permissions.set(organiser_perms)
     return groups
+
+
+def has_role(user, role) -> bool:
+    """Whether an active user is in the role's group (one query; cached on the user object for the request)."""
+    if not (user and user.is_authenticated and user.is_active):
+        return False
+    if not hasattr(user, "_role_names"):
+        user._role_names = set(user.groups.values_list("name", flat=True))
+    return role in user._role_names
+
+
+def is_organiser(user) -> bool:
+    """Organisers (superusers, staff, or the organiser group) may see and do everything in campaigns."""
+    return bool(user and user.is_authenticated and user.is_active) and (
+        user.is_superuser or user.is_staff or has_role(user, Role.ORGANISER)
+    )
+
+
+def is_reviewer(user) -> bool:
+    """Reviewers and organisers have a review queue."""
+    return is_organiser(user) or has_role(user, Role.REVIEWER)
+
+
+def api_role(user) -> str | None:
+    """The API role a user has now: organiser, participant, or None (assessors and reviewers work on the site)."""
+    if is_organiser(user):
+        return Role.ORGANISER.value
+    if has_role(user, Role.PARTICIPANT):
+        return Role.PARTICIPANT.value
+    return None
+
+
+def can_view_assignment(user, assignment) -> bool:
+    """An assignment's page opens for its assessor, and read-only for organisers."""
+    return assignment.assessor_id == user.pk or is_organiser(user)

@@ -9,7 +9,7 @@ label every unit (topics of 1,000 passages): plot grades 0-3, or outline relevan
 MUST/SHOULD/CAN, and 10% of the passages removed), each assessor agreeing with a shared truth 70%
 of the time. Rows are bulk-inserted (no model instances). Then, in the same run, times:
 
-- report: annotation.agreement.campaign_report for the layer: the query, the units × assessors
+- report: annotation.reports.agreement.campaign_report for the layer: the query, the units × assessors
   matrix, α, Fleiss' κ, all/none agree, every pair's Cohen's κ, weighted κ and confusion matrix,
   the same per topic, and the ranking-stability step (no runs here);
 - alpha: krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal") on the
@@ -65,13 +65,15 @@ def populate(units, assessor_count, layer):
     from django.contrib.auth import get_user_model
 
     from annotation.models import Assignment, Campaign
-    from assessments.models import Judgement, Layer, Topic
+    from assessments.models import Judgement, Layer, Pool, Topic
     from retrieval.models import Collection, Passage
 
     rng = random.Random(20261122)
     collection = Collection.objects.create(name="bench")
     task = Campaign.Task.PLOT if layer == "plot_grade" else Campaign.Task.OUTLINE
     campaign = Campaign.objects.create(name="bench", task=task)
+    pool = Pool.objects.create(name="bench", collection=collection)  # the unit judged: a pool's candidates
+    campaign.pools.add(pool)
     users = [get_user_model().objects.create(username=f"assessor{i + 1}") for i in range(assessor_count)]
     moment = datetime(2026, 11, 22, tzinfo=UTC)
     writer = BulkWriter()
@@ -80,8 +82,8 @@ def populate(units, assessor_count, layer):
     for t in range((units + PASSAGES_PER_TOPIC - 1) // PASSAGES_PER_TOPIC):
         topic = Topic.objects.create(collection=collection, external_id=f"T{t:04d}",
                                      kind=Topic.Kind.PLOT if layer == "plot_grade" else Topic.Kind.OUTLINE)
-        Assignment.objects.bulk_create(Assignment(campaign=campaign, assessor=u, topic=topic, token=f"{t}-{u.pk}")
-                                       for u in users)
+        Assignment.objects.bulk_create(Assignment(campaign=campaign, assessor=u, topic=topic, token=f"{t}-{u.pk}",
+                                                  pool=pool, kind=Assignment.Kind.PLOT_LABELS) for u in users)
         count = min(PASSAGES_PER_TOPIC, units - t * PASSAGES_PER_TOPIC)
         for _ in range(count):
             passage_id += 1
@@ -100,7 +102,8 @@ def populate(units, assessor_count, layer):
                 writer.add(
                     Judgement, id=made, assessor_id=user.pk, layer=str(kind.value), topic_id=topic.pk,
                     passage_id=passage_id, passage2_id=None, item="",
-                    key=Judgement.make_key(kind, topic.pk, passage_id), value=value, grade=grade, run_ids=[],
+                    key=Judgement.make_key(kind, topic.pk, passage_id, campaign_id=campaign.pk), campaign_id=campaign.pk,
+                    value=value, grade=grade, run_ids=[],
                     client_time=moment, client_seq=0, updated_at=moment, adjudicated=False,
                 )
     writer.flush()
@@ -112,7 +115,7 @@ def run_phases(campaign, layer, repeat):
     import numpy as np
     from django.contrib.auth import get_user_model
 
-    from annotation.agreement import campaign_judgements, campaign_report
+    from annotation.reports.agreement import campaign_judgements, campaign_report
     from assessments.agreement import judgements as layers_of
     from assessments.agreement.statistics import figures
     from assessments.exporters.common import raw_rows

@@ -170,7 +170,7 @@ Group.objects.get(name=Role.ASSESSOR).user_set.add(*users)
 import secrets
 done = Assignment.objects.bulk_create(
     Assignment(assessor=u, topic_id=articles[i % len(articles)][0], run_id=articles[i % len(articles)][1],
-               token=secrets.token_hex(16), seed=secrets.randbits(62))
+               token=secrets.token_hex(16), seed=secrets.randbits(62), kind=Assignment.Kind.OUTLINE)
     for i, u in enumerate(users)
 )
 print(json.dumps({"articles": len(articles), "people": [[a.assessor.username, a.token] for a in done]}))

@@ -7,7 +7,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.agreement import LAYERS, AgreementFailed, campaign_report
+from annotation.reports.agreement import LAYERS, AgreementFailed, campaign_report
 from annotation.api.common import detail, visible_campaigns
 from annotation.api.permissions import IsOrganiser
 from annotation.api.serializers import DetailSerializer
@@ -112,7 +112,7 @@ class RankingStabilitySerializer(serializers.Serializer):
 
 
 class AgreementReportSerializer(serializers.Serializer):
-    """A campaign's agreement report (annotation.agreement.campaign_report)."""
+    """A campaign's agreement report (annotation.reports.agreement.campaign_report)."""
 
     campaign = serializers.CharField()
     task = serializers.CharField()

@@ -3,7 +3,7 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from annotation.tokens import token_for_key
+from annotation.services.tokens import token_for_key
 
 KEYWORD = "Token"
 

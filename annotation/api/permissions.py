@@ -8,7 +8,7 @@ A token with a campaign acts on that campaign only.
 from rest_framework.permissions import BasePermission
 
 from annotation.models import ApiToken
-from annotation.roles import Role
+from annotation.roles import api_role
 
 ORGANISER = ApiToken.Role.ORGANISER
 PARTICIPANT = ApiToken.Role.PARTICIPANT
@@ -27,20 +27,18 @@ def request_role(request) -> str | None:
 
 
 def _role(request):
-    token = request_token(request)
-    if token is not None:
-        return token.role
+    """The token's role while its user still has it (checked at every use: a demoted user's token stops working),
+    else the user's own role (annotation.roles decides)."""
     user = request.user
     if not user or not user.is_authenticated:
         return None
-    if user.is_superuser:
-        return ORGANISER
-    groups = set(user.groups.values_list("name", flat=True))
-    if Role.ORGANISER in groups:
-        return ORGANISER
-    if Role.PARTICIPANT in groups:
-        return PARTICIPANT
-    return None
+    current = api_role(user)
+    token = request_token(request)
+    if token is None:
+        return current
+    if token.role == ORGANISER:
+        return ORGANISER if current == ORGANISER else None
+    return PARTICIPANT if current in (PARTICIPANT, ORGANISER) else None
 
 
 def scope_campaign(request):

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from annotation.api.common import detail, visible_pools
 from annotation.api.permissions import IsOrganiser, scope_campaign
 from annotation.api.serializers import CandidateSerializer, DetailSerializer, PoolCreateSerializer, PoolSerializer
-from annotation.campaigns import CampaignError, create_pool
+from annotation.services.campaigns import CampaignError, create_pool
 from assessments.models import PoolCandidate
 
 

@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from annotation.api.common import detail, invalid_upload, rejection, visible_runs
 from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, request_role, scope_campaign
 from annotation.api.serializers import DetailSerializer, RejectionSerializer, RunSerializer, RunUploadSerializer
-from annotation.submissions import RunInUse, RunLimitReached, UploadTooLarge, delete_run, upload_run
+from annotation.services.submissions import RunInUse, RunLimitReached, UploadTooLarge, delete_run, upload_run
+from config import throttle
 from retrieval.ingest import ImportFailed
 
 MULTIPART_OVERHEAD = 64 * 1024  # room for the form's other fields and boundaries before a body is too large
@@ -48,8 +49,9 @@ class RunList(generics.ListCreateAPIView):
             "for ad hoc and plot campaigns, TREC CAR Y3 JSON lines for outline campaigns; plain or gzip, UTF-8 "
             "(a BOM, CRLF, tabs or runs of spaces are fine). The file is checked whole: any problem and nothing "
             "is stored, and the 400 response lists every problem (up to 50) with its line and field. "
-            "413: the file is over the size limit; 409: you already have as many runs in the campaign as "
-            "allowed. Who: participants and organisers (organisers have no run limit)."
+            "413: the file is over the size limit (or unpacks past it); 409: you already have as many runs in the "
+            "campaign as allowed; 429: you sent more uploads this hour than allowed. Who: participants and "
+            "organisers (organisers have no run limit)."
         ),
         request={"multipart/form-data": RunUploadSerializer},
         responses={
@@ -60,6 +62,7 @@ class RunList(generics.ListCreateAPIView):
             403: DetailSerializer,
             409: OpenApiResponse(DetailSerializer, description="The run limit of the campaign is reached."),
             413: OpenApiResponse(DetailSerializer, description="The file is too large."),
+            429: OpenApiResponse(DetailSerializer, description="Too many uploads this hour."),
         },
     )
     def post(self, request, *args, **kwargs):
@@ -79,9 +82,13 @@ class RunList(generics.ListCreateAPIView):
             raise PermissionDenied(f"This token is for campaign {scope.name!r} only.")
         if file.size > limit:
             return too_large(f"the file has {file.size:,} bytes; at most {limit:,} are taken")
+        busy = too_many_uploads(request.user)
+        if busy is not None:
+            return busy
         try:
+            file.seek(0)
             run = upload_run(
-                campaign=campaign, owner=request.user, data=file.read(), filename=file.name or "",
+                campaign=campaign, owner=request.user, file=file, filename=file.name or "",
                 limit_runs=request_role(request) == PARTICIPANT,
             )
         except UploadTooLarge as exc:
@@ -96,6 +103,23 @@ class RunList(generics.ListCreateAPIView):
 
 def too_large(message):
     return detail(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"Too large: {message}.")
+
+
+def too_many_uploads(user):
+    """429 once the user has sent API_MAX_UPLOADS_PER_HOUR uploads this hour (each one read counts, stored or not;
+    the count is in the shared cache), else None."""
+    limit = settings.API_MAX_UPLOADS_PER_HOUR
+    count, wait = throttle.hit(f"run-uploads:{user.pk}", 3600)
+    if count <= limit:
+        return None
+    minutes = max(1, round(wait / 60))
+    response = detail(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        f"Too many uploads: at most {limit} an hour per user (API_MAX_UPLOADS_PER_HOUR). "
+        f"Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+    )
+    response["Retry-After"] = str(wait)
+    return response
 
 
 class RunDetail(generics.RetrieveDestroyAPIView):

@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import Campaign
-from annotation.submissions import RunFormat, passages_allowed, run_format, runs_allowed
+from annotation.services.submissions import RunFormat, passages_allowed, run_format, runs_allowed
 from assessments.exporters.qrels import AGGREGATES, LEVELS
 from assessments.models import Pool, Topic
 from retrieval import fusion as fusion_rules

@@ -19,7 +19,7 @@ Aggregation over the assessors who graded the same line:
   two assessors disagree).
 - `mean`: the arithmetic mean rounded half up (toward the higher grade: 2.5 -> 3, -0.5 -> 0).
 - `max`: the highest grade.
-- `adjudicated`: the organiser's final label where adjudication set one (annotation.adjudication: a
+- `adjudicated`: the organiser's final label where adjudication set one (annotation.services.adjudication: a
   judgement flagged `adjudicated`; a removal adjudicated 0, else the adjudicated facet's grade or plot
   grade); else the assessors' grade when they all agree; else (an unresolved disagreement) the
   majority as above, and the line is counted in `stats["unresolved"]` (export_qrels prints the count).

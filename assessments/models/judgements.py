@@ -103,6 +103,11 @@ class JudgementQuerySet(models.QuerySet):
         """Judgements made by `user`."""
         return self.filter(assessor=user)
 
+    def in_campaign(self, campaign):
+        """Judgements made in one campaign (a Campaign, its id, or None for those made outside any campaign)."""
+        campaign_id = getattr(campaign, "pk", campaign)
+        return self.filter(campaign_id=campaign_id) if campaign_id is not None else self.filter(campaign_id__isnull=True)
+
     def of_layer(self, layer):
         """Judgements of one layer."""
         return self.filter(layer=layer)
@@ -122,7 +127,14 @@ class Judgement(models.Model):
         Passage, on_delete=models.CASCADE, related_name="judgements_as_second", null=True, blank=True
     )
     item = models.CharField(max_length=200, blank=True, default="", help_text="Study item key (forced-choice set).")
-    key = models.CharField(max_length=400, editable=False, help_text="layer|topic|passage|passage2|item, unique per assessor.")
+    campaign_id = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="The campaign (annotation.Campaign id) the label was made in; empty: outside any campaign "
+        "(imports). Two campaigns never share a label, even on one pool.",
+    )
+    key = models.CharField(
+        max_length=400, editable=False, help_text="[campaign:]layer|topic|passage|passage2|item, unique per assessor."
+    )
     value = models.JSONField(null=True, blank=True, help_text="Null when the assessor cleared the label.")
     grade = models.SmallIntegerField(null=True, blank=True, help_text="Numeric grade derived from the value, if any.")
     run_ids = models.JSONField(default=list, blank=True, help_text="All runs this key was judged under.")
@@ -142,6 +154,7 @@ class Judgement(models.Model):
         ordering = ["topic", "layer", "passage"]
         constraints = [models.UniqueConstraint(fields=["assessor", "key"], name="unique_judgement_key")]
         indexes = [
+            models.Index(fields=["campaign_id", "layer", "topic"], name="judgement_campaign_layer"),
             models.Index(fields=["topic", "layer"], name="judgement_topic_layer"),
             models.Index(fields=["assessor", "topic"], name="judgement_assessor_topic"),
         ]
@@ -150,9 +163,10 @@ class Judgement(models.Model):
         return f"{self.assessor} {self.key} = {self.value!r}"
 
     @staticmethod
-    def make_key(layer, topic_id, passage_id, passage2_id=None, item=""):
-        """The unique key string of a judgement (per assessor)."""
-        return f"{layer}|{topic_id or ''}|{passage_id}|{passage2_id or ''}|{item or ''}"
+    def make_key(layer, topic_id, passage_id, passage2_id=None, item="", campaign_id=None):
+        """The unique key string of a judgement (per assessor); a campaign's labels are keyed apart."""
+        key = f"{layer}|{topic_id or ''}|{passage_id}|{passage2_id or ''}|{item or ''}"
+        return f"{campaign_id}:{key}" if campaign_id else key
 
 
 class JudgementChange(models.Model):

@@ -164,6 +164,7 @@ def record_judgement(
     change_id: uuid.UUID | str | None = None,
     source: str = JudgementChange.Source.WEB,
     active_ms: int | None = None,
+    campaign_id: int | None = None,
 ) -> Recorded:
     """Store one change of a label and make it current if it is the assessor's latest.
 
@@ -172,7 +173,8 @@ def record_judgement(
     (client_time, client_seq), whatever order changes arrive in. The original CAR tool's legacy
     labels are accepted only with source=IMPORT. A change with source=ADJUDICATION is an organiser's
     final label: its judgement is flagged `adjudicated`. `active_ms` is the assessor's active time on
-    the change (idle time not counted). Raises JudgementInvalid.
+    the change (idle time not counted). `campaign_id` is the campaign the label is made in: each campaign
+    keeps its own labels. Raises JudgementInvalid.
     """
     grade = validate_value(
         layer, value, topic=topic, passage=passage, passage2=passage2, item=item,
@@ -181,7 +183,7 @@ def record_judgement(
     change_id = uuid.UUID(str(change_id)) if change_id else uuid.uuid4()
     client_time = client_time or timezone.now()
     run_ids = sorted({str(r) for r in run_ids})
-    key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item)
+    key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item, campaign_id)
 
     for attempt in range(3):
         existing = _existing_change(change_id, assessor)
@@ -189,7 +191,7 @@ def record_judgement(
             return existing
         try:
             return _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms)
+                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id)
         except IntegrityError:
             # A concurrent request stored this change, or created the judgement row first: look again.
             if attempt == 2:
@@ -199,12 +201,12 @@ def record_judgement(
 
 @transaction.atomic
 def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-           client_time, client_seq, session_id, run_ids, change_id, source, active_ms) -> Recorded:
+           client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id) -> Recorded:
     judgement, created = Judgement.objects.select_for_update().get_or_create(
         assessor=assessor,
         key=key,
         defaults=dict(
-            layer=layer, topic=topic, passage=passage, passage2=passage2, item=item,
+            layer=layer, topic=topic, passage=passage, passage2=passage2, item=item, campaign_id=campaign_id,
             value=value, grade=grade, client_time=client_time, client_seq=client_seq, run_ids=run_ids,
             adjudicated=source == JudgementChange.Source.ADJUDICATION,
         ),

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.adjudication import AdjudicationInvalid, disagreements, set_final_label
-from annotation.assignment import assign_campaign
+from annotation.services.adjudication import AdjudicationInvalid, disagreements, set_final_label
+from annotation.services.assignment import assign_campaign
 from annotation.roles import Role, ensure_groups
 from assessments.models import Judgement, JudgementChange, Layer
 from assessments.services.judging import record_judgement
@@ -27,9 +27,9 @@ def setup():
     assign_campaign(campaign, ["amy", "<b>ben</b>"], overlap=2)
     facet = f"{topic.external_id}/H1"
     for who, grade, transition in ((a, "must", "same"), (b, "can", "switch")):
-        record_judgement(assessor=who, layer=Layer.FACET, topic=topic, passage=p1, value=[{"facet": facet, "relevance": grade}])
-        record_judgement(assessor=who, layer=Layer.FACET, topic=topic, passage=p2, value=[{"facet": facet, "relevance": "should"}])
-        record_judgement(assessor=who, layer=Layer.TRANSITION, topic=topic, passage=p1, passage2=p2, value=transition)
+        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p1, value=[{"facet": facet, "relevance": grade}])
+        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p2, value=[{"facet": facet, "relevance": "should"}])
+        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.TRANSITION, topic=topic, passage=p1, passage2=p2, value=transition)
     organiser = factories.user("org", is_staff=True)
     organiser.groups.add(groups[Role.ORGANISER])
     return campaign, topic, p1, p2, a, b, organiser

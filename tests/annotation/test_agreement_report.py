@@ -10,7 +10,7 @@ from scipy.stats import kendalltau
 from django.core.management import CommandError, call_command
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from annotation.agreement import AgreementFailed, campaign_report
+from annotation.reports.agreement import AgreementFailed, campaign_report
 from annotation.models import Assignment, Campaign
 from assessments.models import JudgementChange, Layer
 from assessments.services.judging import record_judgement
@@ -46,25 +46,25 @@ def campaign():
     for name, marks in RELEVANCE.items():
         for passage, mark in zip(passages, marks.split()):
             if mark == "x":
-                record_judgement(assessor=users[name], layer=Layer.REMOVAL, value=True, topic=topic, passage=passage)
+                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.REMOVAL, value=True, topic=topic, passage=passage)
                 # a facet left on a removed passage does not count
-                record_judgement(assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
+                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
                                  value=[{"facet": H1, "relevance": "must"}])
             elif mark != "-":
                 facet = H2 if (name, passage.external_id) == ("cat", "p2") else H1
-                record_judgement(assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
+                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
                                  value=[{"facet": facet, "relevance": WORD[mark]}])
     # Transitions of (p1, p2): two say SAME, one SWITCH.
     for name, label in (("ann", "same"), ("bob", "same"), ("cat", "switch")):
-        record_judgement(assessor=users[name], layer=Layer.TRANSITION, value=label, topic=topic,
+        record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.TRANSITION, value=label, topic=topic,
                          passage=passages[0], passage2=passages[1])
     # Not in the report: an adjudicated label, another campaign's topic, a user without an assignment.
     # (bob said nothing of p6; an adjudicated label under his name would make p6 a unit of three)
-    record_judgement(assessor=users["bob"], layer=Layer.FACET, topic=topic, passage=passages[5],
+    record_judgement(campaign_id=campaign.pk, assessor=users["bob"], layer=Layer.FACET, topic=topic, passage=passages[5],
                      value=[{"facet": H1, "relevance": "can"}], source=JudgementChange.Source.ADJUDICATION)
-    record_judgement(assessor=users["ann"], layer=Layer.FACET, topic=other, passage=passages[0],
+    record_judgement(campaign_id=campaign.pk, assessor=users["ann"], layer=Layer.FACET, topic=other, passage=passages[0],
                      value=[{"facet": "tqa2:L_0002/T_1", "relevance": "can"}])
-    record_judgement(assessor=factories.user("eve"), layer=Layer.FACET, topic=topic, passage=passages[0],
+    record_judgement(campaign_id=campaign.pk, assessor=factories.user("eve"), layer=Layer.FACET, topic=topic, passage=passages[0],
                      value=[{"facet": H1, "relevance": "can"}])
     return campaign, topic, passages, runs
 
@@ -145,8 +145,8 @@ def test_ranking_stability_is_kendall_tau_of_the_runs_scored_with_each_assessors
     from assessments.evaluation import aggregate, evaluate, parse_measure
 
     campaign_obj, topic, passages, runs = campaign
-    Assignment.objects.filter(campaign=campaign_obj).update(run=None)
     pool = factories.pool(topic.collection, [topic], runs)
+    Assignment.objects.filter(campaign=campaign_obj).update(run=None, pool=pool, kind=Assignment.Kind.PLOT_LABELS)
     campaign_obj.pools.add(pool)
     stability = campaign_report(campaign_obj)["ranking_stability"]
     measure = parse_measure("nDCG@20")
@@ -238,10 +238,10 @@ def plot_campaign():
         user = factories.user(name)
         Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, pool=pool)
         for chunk, grade in zip(chunks, grades[name]):
-            record_judgement(assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=chunk)
-        record_judgement(assessor=user, layer=Layer.PLOT_SPANS, value=spans[name], topic=topic, passage=chunks[0])
-        record_judgement(assessor=user, layer=Layer.CHOICE, value=choices[name], topic=topic, item="set1")
-        record_judgement(assessor=user, layer=Layer.RATING, value=ratings[name], passage=chunks[0],
+            record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=chunk)
+        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.PLOT_SPANS, value=spans[name], topic=topic, passage=chunks[0])
+        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.CHOICE, value=choices[name], topic=topic, item="set1")
+        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.RATING, value=ratings[name], passage=chunks[0],
                          passage2=chunks[1], item="pair1")
     return campaign, grades, ratings
 

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.assignment import AssignmentError, assign_campaign, campaign_units, parse_topic_overlap
+from annotation.services.assignment import AssignmentError, assign_campaign, campaign_units, parse_topic_overlap
 from annotation.models import Assignment, Campaign, CampaignTopic
 from assessments.models import Layer, Qrel, QrelSet
 from assessments.services.judging import record_judgement

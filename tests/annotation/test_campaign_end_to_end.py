@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.adjudication import disagreements
-from annotation.agreement import campaign_report
+from annotation.services.adjudication import disagreements
+from annotation.reports.agreement import campaign_report
 from annotation.models import Assignment, QualificationResult, Review
 from annotation.roles import Role, ensure_groups
 from assessments.models import Judgement, JudgementChange, Qrel, QrelSet, RunEntry

@@ -8,12 +8,12 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.assignment import assign_campaign
-from annotation.dashboard import dashboard
+from annotation.services.assignment import assign_campaign
+from annotation.reports.dashboard import dashboard
 from annotation.models import Assignment, CampaignTopic, Review
-from annotation.review import submit_review
+from annotation.services.review import submit_review
 from annotation.roles import Role, ensure_groups
-from annotation.services import set_done
+from annotation.services.changes import mark
 from assessments.models import JudgementChange, Layer, RunEntry, Topic
 from assessments.services.judging import record_judgement
 from tests import factories
@@ -43,16 +43,16 @@ def judged_campaign():
         passages = [e.passage for e in RunEntry.objects.filter(run=assignment.run, topic=assignment.topic).order_by("rank")]
         facet = f"{assignment.topic.external_id}/H1"
         for i, passage in enumerate(passages):
-            change = record_judgement(
+            change = record_judgement(campaign_id=campaign.pk, 
                 assessor=who, layer=Layer.FACET, topic=assignment.topic, passage=passage,
                 value=[{"facet": facet, "relevance": grades[(i + people.index(who)) % 3 if i == 0 else 0]}],
                 active_ms=1500 + 4000 * i + 900 * people.index(who),
             )
             JudgementChange.objects.filter(pk=change.change.pk).update(received_at=start + timedelta(minutes=17 * n + i))
         for a, b in zip(passages, passages[1:]):
-            record_judgement(assessor=who, layer=Layer.TRANSITION, topic=assignment.topic, passage=a, passage2=b,
+            record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.TRANSITION, topic=assignment.topic, passage=a, passage2=b,
                              value="same" if people.index(who) else "coherent", active_ms=800)
-        set_done(assignment, True)
+        mark(assignment, True, reason='test: marked done')
     reviews = list(Review.objects.filter(status=Review.Status.OPEN).order_by("id")[:2])
     for review, ok in zip(reviews, (True, False)):
         items = list(review.items.all())
@@ -91,7 +91,7 @@ def test_an_organiser_sees_charts_with_their_numbers_escaped(client):
     assert "Krippendorff" in page and 'id="agreement-layers"' in page
     assert re.search(r"<h3>[^<]*× [^<]*\(columns\)</h3>", page)  # a confusion matrix per pair
     assert reverse("annotation:adjudication", args=["dash"]) in page
-    home = client.get(reverse("annotation:home")).content.decode()
+    home = client.get(reverse("annotation:home"), follow=True).content.decode()  # organisers land on /campaigns/
     assert reverse("annotation:dashboard", args=["dash"]) in home
 
 
@@ -119,7 +119,7 @@ def test_an_empty_campaign_has_a_dashboard_too(client):
 
 
 def test_a_confusion_matrix_with_many_labels_keeps_the_most_frequent_and_sums_the_rest():
-    from annotation.dashboard import matrix
+    from annotation.reports.dashboard import matrix
 
     labels = [f"L{i}" for i in range(20)]
     counts = [[(10 if i == j else 0) + (i < 3) for j in range(20)] for i in range(20)]

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation import plot
+from annotation.services import plot
 from annotation.models import Assignment, Campaign
 from assessments.models import Pool, Run, RunEntry, StudyItem, Topic
 from retrieval.models import Book, Collection

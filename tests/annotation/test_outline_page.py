@@ -61,11 +61,14 @@ def test_its_assessor_sees_the_topic_facets_and_passages_in_run_order(client, as
     assert state["run"] == "guir" and state["readonly"] is False
 
 
-def test_opening_the_page_starts_the_assignment(client, assignment):
+def test_opening_the_page_changes_nothing_and_the_first_change_starts_it(client, assignment, article, save):
     client.force_login(assignment.assessor)
     client.get(url(assignment))
     assignment.refresh_from_db()
-    assert assignment.status == Assignment.Status.STARTED and assignment.started_at is not None
+    assert assignment.status == Assignment.Status.TODO and assignment.started_at is None  # a GET never writes
+    save(assignment, "notes", article[2][0], "a first note")
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.IN_PROGRESS and assignment.started_at is not None
 
 
 def test_untrusted_text_is_escaped_everywhere(client, assignment, article):

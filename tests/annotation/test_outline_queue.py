@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment
-from annotation.services import progress_of
+from annotation.services.outline import progress_of
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,8 @@ def test_progress_follows_removals():
     labels = {"removed": {2: True}, "facets": {1: [{"facet": "other", "relevance": "can"}]},
               "transitions": {"1-3": "same"}}
     progress = progress_of([1, 2, 3, 4], labels)
-    assert (progress.passages_left, progress.transitions, progress.transitions_left) == (2, 2, 1)
+    assert progress.parts == {"passages": 2, "transitions": 1}
+    assert (progress.size, progress.total, progress.left) == (4, 4 + 2, 3)  # 4 passages and 2 transitions asked
     assert not progress.complete
 
 
@@ -56,7 +57,7 @@ def test_next_goes_to_the_first_open_assignment_and_skips_the_current_one(client
     second.status = Assignment.Status.DONE
     second.save()
     response = client.get(reverse("annotation:next"), {"after": first.token})
-    assert response["Location"] == reverse("annotation:home")
+    assert response["Location"] == reverse("annotation:home") + "?queue"
 
 
 def test_next_skips_an_article_already_complete_through_another_article(client, two_articles, save):
@@ -65,8 +66,8 @@ def test_next_skips_an_article_already_complete_through_another_article(client, 
     client.force_login(first.assessor)
     for p in (p1, p2):
         save(first, "facet", p, [{"facet": "general", "relevance": "must"}])
-    save(first, "transition", p1, "same", pair=p2)  # the second article is exactly p1, p2
-    response = client.get(reverse("annotation:next"), {"after": first.token})
-    assert response["Location"] == reverse("annotation:home")
+    save(first, "transition", p1, "same", pair=p2)  # the second article is exactly p1, p2: the save finished it
     second.refresh_from_db()
     assert second.status == Assignment.Status.DONE
+    response = client.get(reverse("annotation:next"), {"after": first.token})
+    assert response["Location"] == reverse("annotation:home") + "?queue"

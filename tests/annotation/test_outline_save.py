@@ -134,7 +134,7 @@ def test_the_assignment_is_done_when_every_kept_passage_is_graded_and_every_aske
     response = save(assignment, "transition", p2, "switch", pair=p3)  # p3 is removed: not asked
     assert response.json()["transitions_left"] == 1
     assignment.refresh_from_db()
-    assert assignment.status == Assignment.Status.STARTED
+    assert assignment.status == Assignment.Status.IN_PROGRESS
     response = save(assignment, "transition", p2, "coherent", pair=p4)
     assert response.json() | {"passages_left": 0, "transitions_left": 0, "status": "done"} == response.json()
     assignment.refresh_from_db()
@@ -144,10 +144,16 @@ def test_the_assignment_is_done_when_every_kept_passage_is_graded_and_every_aske
 def test_the_assessor_can_mark_done_and_reopen(client, assignment):
     client.force_login(assignment.assessor)
     url = reverse("annotation:mark", args=[assignment.token])
-    assert client.post(url, {"done": True}, content_type="application/json").json()["status"] == "done"
+    refused = client.post(url, {"done": True}, content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["field"] == "reason"  # nothing judged yet
+    assert "not labelled yet" in refused.json()["message"]
     assignment.refresh_from_db()
-    assert assignment.status == Assignment.Status.DONE
-    assert client.post(url, {"done": False}, content_type="application/json").json()["status"] == "started"
+    assert assignment.status == Assignment.Status.TODO
+    done = client.post(url, {"done": True, "reason": "the passages are in Welsh"}, content_type="application/json")
+    assert done.json()["status"] == "done"
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.DONE and assignment.incomplete_reason == "the passages are in Welsh"
+    assert client.post(url, {"done": False}, content_type="application/json").json()["status"] == "in_progress"
     assert client.post(url, {"done": "yes"}, content_type="application/json").status_code == 400
     client.force_login(factories.user("someone-else"))
     assert client.post(url, {"done": True}, content_type="application/json").status_code == 404

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation import plot
+from annotation.services import plot
 from assessments.models import Layer
 from assessments.services.judging import record_judgement
 from tests import factories
@@ -55,7 +55,7 @@ def test_a_plot_assignment_opens_the_labelling_page_with_every_candidate_and_its
     assert state["scale"] == [[2, "Describes it", "2"], [1, "Partly", "1"], [0, "Does not", "0"]]
     assert html.count('<mark class="chunk">') == len(picked)
     assignment.refresh_from_db()
-    assert assignment.status == assignment.Status.STARTED
+    assert assignment.status == assignment.Status.TODO  # opening the page changes nothing
 
 
 def test_the_context_window_is_the_campaigns_setting(assignment, pooled):
@@ -117,7 +117,7 @@ def test_the_campaigns_scale_and_a_bad_setting(client, assignment):
     assignment.campaign.settings = {"plot_scale": [[1, "Yes"]]}
     assignment.campaign.save()
     response = client.get(url(assignment))
-    assert response.status_code == 500 and b"plot_scale" in response.content
+    assert response.status_code == 409 and b"plot_scale" in response.content  # the campaign's fault, not a crash
 
 
 def test_organisers_see_the_page_read_only(client, assignment):
@@ -157,7 +157,8 @@ def test_the_queue_lists_plot_and_study_assignments_with_their_progress(client, 
     labelling = ps.assign(judge, topic, pool, ps.campaign())
     ps.choice_item(pool, topic, picked[:3], answer=picked[0])
     choosing = ps.assign(judge, topic, pool, ps.campaign("choices", mode="choice"))
-    record_judgement(assessor=judge, layer=Layer.PLOT_GRADE, value=1, topic=topic, passage=picked[2])
+    record_judgement(assessor=judge, layer=Layer.PLOT_GRADE, value=1, topic=topic, passage=picked[2],
+                     campaign_id=labelling.campaign_id)
     client.force_login(judge)
     html = client.get(reverse("annotation:home")).content.decode()
     assert "Plot labelling" in html and "Forced choice" in html

@@ -60,7 +60,7 @@ def test_a_grade_and_spans_are_stored_with_the_active_time(client, assignment, p
     assert assignment.topic.text[2:9] == "After t"
     assert list(JudgementChange.objects.values_list("active_ms", flat=True)) == [1500, 1500]
     assignment.refresh_from_db()
-    assert assignment.status == Assignment.Status.STARTED
+    assert assignment.status == Assignment.Status.IN_PROGRESS
 
 
 def test_a_resent_change_is_stored_once(client, assignment, pooled, post):

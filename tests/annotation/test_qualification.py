@@ -3,10 +3,11 @@
 import pytest
 from django.urls import reverse
 
-from annotation import qualification
-from annotation.assignment import assign_campaign
-from annotation.models import Assignment, QualificationResult
-from annotation.services import next_assignment, set_done
+from annotation.services import qualification
+from annotation.services.assignment import assign_campaign
+from annotation.models import Campaign, Assignment, QualificationResult
+from annotation.services.changes import mark
+from annotation.services.queue import next_assignment
 from assessments.models import Layer, Qrel, QrelSet
 from assessments.services.judging import record_judgement
 from tests import factories
@@ -29,16 +30,17 @@ def setup():
 
 
 def answer(judge, topic, passages, right):
-    """MUST for the first `right` passages, CAN for the rest."""
+    """MUST for the first `right` passages, CAN for the rest (in campaign "q")."""
+    campaign = Campaign.objects.get(name="q")
     for i, p in enumerate(passages):
-        record_judgement(assessor=judge, layer=Layer.FACET, topic=topic, passage=p,
+        record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.FACET, topic=topic, passage=p,
                          value=[{"facet": f"{topic.external_id}/H1", "relevance": "must" if i < right else "can"}])
 
 
 def test_nine_of_ten_passes_at_the_default_threshold(setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages, right=9)
-    set_done(unit, True, by_assessor=True)
+    mark(unit, True, reason='test: marked done')
     result = QualificationResult.objects.get()
     assert (result.items, result.correct, result.score, result.passed) == (10, 9, 0.9, True)
     assert qualification.locked_campaign_ids(judge) == set()
@@ -47,8 +49,8 @@ def test_nine_of_ten_passes_at_the_default_threshold(setup):
 def test_a_removed_passage_answers_0_and_an_unjudged_one_is_wrong(setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages[:8], right=8)
-    record_judgement(assessor=judge, layer=Layer.REMOVAL, topic=topic, passage=passages[8], value=True)
-    set_done(unit, True, by_assessor=True)
+    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.REMOVAL, topic=topic, passage=passages[8], value=True)
+    mark(unit, True, reason='test: marked done')
     assert QualificationResult.objects.get().correct == 8
 
 
@@ -66,10 +68,10 @@ def test_formal_work_is_locked_until_the_assessor_passes(client, setup):
 def test_after_the_last_failed_attempt_the_assessor_is_told_and_an_organiser_can_allow_a_retake(client, setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages, right=5)
-    set_done(unit, True, by_assessor=True)
+    mark(unit, True, reason='test: marked done')
     unit.refresh_from_db()
     assert unit.status == Assignment.Status.REVISE  # attempt 1 of 2 failed: back for a retake
-    set_done(unit, True, by_assessor=True)
+    mark(unit, True, reason='test: marked done')
     unit.refresh_from_db()
     assert unit.status == Assignment.Status.DONE
     assert [r.score for r in QualificationResult.objects.order_by("attempt")] == [0.5, 0.5]
@@ -82,9 +84,12 @@ def test_after_the_last_failed_attempt_the_assessor_is_told_and_an_organiser_can
     campaign.save()
     client.get(reverse("annotation:home"))
     unit.refresh_from_db()
+    assert unit.status == Assignment.Status.DONE  # a GET changes nothing
+    assert qualification.grant_retakes(campaign) == 1  # what saving the campaign in the admin does
+    unit.refresh_from_db()
     assert unit.status == Assignment.Status.REVISE
     answer(judge, topic, passages, right=10)
-    set_done(unit, True, by_assessor=True)
+    mark(unit, True, reason='test: marked done')
     assert QualificationResult.objects.get(attempt=3).passed
     assert not qualification.is_locked(Assignment.objects.filter(qualification=False).first())
 

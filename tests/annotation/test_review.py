@@ -3,11 +3,13 @@
 import pytest
 from django.urls import reverse
 
-from annotation import review as reviews
-from annotation.assignment import assign_campaign
+from annotation.services import review as reviews
+from annotation.services.assignment import assign_campaign
 from annotation.models import Assignment, Review
 from annotation.roles import Role, ensure_groups
-from annotation.services import set_done
+from annotation.services import status
+from annotation.services.changes import mark
+from annotation.services.progress import Progress
 from assessments.models import Layer
 from assessments.services.judging import record_judgement
 from tests import factories
@@ -32,7 +34,7 @@ def setup():
 
 
 def finish(assignment):
-    set_done(assignment, True, by_assessor=True)
+    mark(assignment, True, reason='test: marked done')
     return Review.objects.filter(assignment=assignment).order_by("-round").first()
 
 
@@ -41,7 +43,7 @@ def test_a_finished_batch_gets_a_sample_of_n_items_for_the_least_busy_reviewer(s
     campaign.review_sample_size = 3
     campaign.save()
     first, second = Assignment.objects.filter(campaign=campaign).order_by("position")
-    record_judgement(assessor=judge, layer=Layer.REMOVAL, value=True, topic=first.topic, passage=article_of(first)[0])
+    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.REMOVAL, value=True, topic=first.topic, passage=article_of(first)[0])
 
     one, two = finish(first), finish(second)
 
@@ -128,7 +130,7 @@ def test_a_bad_form_is_400_naming_the_item_and_text_is_escaped(client, setup):
     campaign, judge, rev1, *_ = setup
     first = Assignment.objects.filter(campaign=campaign).order_by("position").first()
     passage = article_of(first)[0]
-    record_judgement(assessor=judge, layer=Layer.NOTES, value="<script>alert(1)</script>", topic=first.topic,
+    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.NOTES, value="<script>alert(1)</script>", topic=first.topic,
                      passage=passage)
     review = finish(first)
     review.reviewer = rev1
@@ -161,8 +163,8 @@ def test_a_plot_batch_is_reviewed_on_its_candidates_with_the_grades_and_spans(se
     campaign = Campaign.objects.create(name="plot-rv", task=Campaign.Task.PLOT)
     assign_campaign(campaign, ["judge"], pools=[pool])
     batch = Assignment.objects.get(campaign=campaign)
-    record_judgement(assessor=judge, layer=Layer.PLOT_GRADE, topic=query, passage=chunks[1], value=2)
-    record_judgement(assessor=judge, layer=Layer.PLOT_SPANS, topic=query, passage=chunks[1], value=[[4, 7]])
+    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.PLOT_GRADE, topic=query, passage=chunks[1], value=2)
+    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.PLOT_SPANS, topic=query, passage=chunks[1], value=[[4, 7]])
 
     review = finish(batch)
 
@@ -177,10 +179,10 @@ def test_a_batch_to_revise_is_done_only_when_its_assessor_says_so(setup):
     review = finish(batch)
     reviews.submit_review(review, rev1, {i.pk: (False, "redo") for i in review.items.all()})
     batch.refresh_from_db()
-    set_done(batch, True)  # what a save that completes the batch does (the plot page's autosave)
-    set_done(batch, False)  # opening it again
+    status.after_change(batch, Progress(total=1, done=1, noun="candidate"))  # a save that completes the batch
+    mark(batch, False)  # opening it again
     batch.refresh_from_db()
     assert batch.status == Assignment.Status.REVISE and Review.objects.filter(assignment=batch).count() == 1
-    set_done(batch, True, by_assessor=True)
+    mark(batch, True, reason='test: marked done')
     batch.refresh_from_db()
     assert batch.status == Assignment.Status.DONE and Review.objects.get(assignment=batch, round=2).status == "open"

@@ -109,7 +109,7 @@ def test_organisers_find_the_page_from_their_queue(client, organiser):
     from annotation.models import Campaign
 
     Campaign.objects.create(name="plot-choice", task="plot")
-    page = client.get(reverse("annotation:home")).content.decode()
+    page = client.get(reverse("annotation:home"), follow=True).content.decode()  # organisers land on /campaigns/
     assert f'href="{reverse("annotation:study_index")}"' in page
     client.force_login(member(Role.ASSESSOR, "judge"))
     assert reverse("annotation:study_index") not in client.get(reverse("annotation:home")).content.decode()

@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from annotation.campaigns import create_campaign
+from annotation.services.campaigns import create_campaign
 from annotation.roles import Role
-from annotation.tokens import issue_token
+from annotation.services.tokens import issue_token
 from assessments.models import Topic
 from retrieval.models import Collection
 from tests import factories

@@ -11,9 +11,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotation.agreement import campaign_report
+from annotation.reports.agreement import campaign_report
 from annotation.models import Assignment, Campaign
-from annotation.tokens import issue_token
+from annotation.services.tokens import issue_token
 from assessments.models import Layer, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage
@@ -28,12 +28,14 @@ def judged(adhoc, keys):
     """Two assessors grade d1-d4 of topic 301 in campaign 'adhoc' (plot grades, as ad hoc topics are graded)."""
     topic = Topic.objects.get(external_id="301")
     passages = [Passage.objects.get(external_id=f"d{n}") for n in range(1, 5)]
+    pool = factories.pool(topic.collection, [topic], [])
+    adhoc.pools.add(pool)
     for name, grades in (("ann", [2, 1, 0, 2]), ("bob", [2, 0, 0, 1])):
         user = factories.user(name)
-        Assignment.objects.create(campaign=adhoc, assessor=user, topic=topic)
+        Assignment.objects.create(campaign=adhoc, assessor=user, topic=topic, pool=pool)
         for passage, grade in zip(passages, grades):
-            record_judgement(assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=passage)
-        record_judgement(assessor=user, layer=Layer.PLOT_SPANS, value=[[0, 4 if name == "ann" else 2]], topic=topic,
+            record_judgement(campaign_id=adhoc.pk, assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=passage)
+        record_judgement(campaign_id=adhoc.pk, assessor=user, layer=Layer.PLOT_SPANS, value=[[0, 4 if name == "ann" else 2]], topic=topic,
                          passage=passages[0])
     return adhoc
 

@@ -6,7 +6,7 @@ from ir_measures import Qrel as IrQrel
 from ir_measures import ScoredDoc
 
 from annotation.models import Campaign
-from annotation.submissions import upload_run
+from annotation.services.submissions import upload_run
 from assessments.models import Judgement, Layer, Qrel, QrelSet, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage

@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern
 from drf_spectacular.generators import SchemaGenerator
 
-from annotation.campaigns import create_pool
-from annotation.submissions import upload_run
+from annotation.services.campaigns import create_pool
+from annotation.services.submissions import upload_run
 from assessments.models import Qrel, QrelSet, Topic
 from config import api_urls
 from retrieval.models import Passage

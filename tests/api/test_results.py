@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.tokens import issue_token
+from annotation.services.tokens import issue_token
 from assessments.models import Qrel, QrelSet, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage

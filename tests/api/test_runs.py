@@ -4,9 +4,9 @@ import pytest
 
 from rest_framework.test import APIClient
 
-from annotation.campaigns import create_pool
+from annotation.services.campaigns import create_pool
 from annotation.models import Campaign
-from annotation.tokens import issue_token
+from annotation.services.tokens import issue_token
 from assessments.models import Run
 from tests import factories
 from tests.api.helpers import problem, rejected, upload

@@ -16,8 +16,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotation.campaigns import create_pool
-from annotation.submissions import upload_run
+from annotation.services.campaigns import create_pool
+from annotation.services.submissions import upload_run
 from config import api_urls
 from tests.api.helpers import page
 

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import ApiToken
 from annotation.roles import Role
-from annotation.tokens import hash_key, issue_token
+from annotation.services.tokens import hash_key, issue_token
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ page sends it too. Chromium with Playwright's clock, so minutes pass at once."""
 
 import pytest
 
-from annotation import plot
+from annotation.services import plot
 from assessments.models import JudgementChange, Layer
 from tests.annotation import plot_setup as ps
 from tests.browser.test_plot_labelling import sign_in

@@ -3,7 +3,7 @@ mouse selection, reloads, and finds everything on the page and in the database."
 
 import pytest
 
-from annotation import plot
+from annotation.services import plot
 from assessments.models import Judgement, JudgementChange, Layer
 from tests.annotation import plot_setup as ps
 

@@ -4,7 +4,7 @@ browser over a reload and are sent once the network is back; an answer lost on t
 import pytest
 
 from assessments.models import Judgement, JudgementChange, Layer
-from annotation import plot
+from annotation.services import plot
 from tests.annotation import plot_setup as ps
 from tests.browser.test_plot_labelling import pressed_grade, sign_in
 

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import NoReverseMatch, reverse
 
-from annotation.campaigns import create_campaign
+from annotation.services.campaigns import create_campaign
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role
 from assessments.models import Topic

@@ -9,11 +9,11 @@ import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 
-from annotation.campaigns import create_campaign, create_pool
+from annotation.services.campaigns import create_campaign, create_pool
 from annotation.models import Assignment, Campaign
-from annotation.review import open_review
+from annotation.services.review import open_review
 from annotation.roles import Role
-from annotation.submissions import upload_run
+from annotation.services.submissions import upload_run
 from assessments.models import Topic
 from retrieval.models import Collection
 from tests import factories

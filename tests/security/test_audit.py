@@ -30,6 +30,7 @@ def history(db):
 
     def note(user, topic, text, second, session="s1"):
         return record_judgement(
+            campaign_id=(c1 if topic == t1 else c2).pk,
             assessor=user, layer="notes", value=text, topic=topic, passage=p1, session_id=session,
             client_time=datetime(2024, 5, 1, 12, 0, second, tzinfo=UTC), run_ids=["r1"],
         )
@@ -126,7 +127,7 @@ def test_the_admin_bulk_delete_keeps_an_export_of_each(history, tmp_path, settin
 
 
 def test_the_export_name_comes_from_the_id_and_a_cleaned_name(history, tmp_path, settings):
-    from annotation.audit import export_path
+    from annotation.services.audit import export_path
 
     settings.EXPORT_DIR = tmp_path
     campaign = Campaign(pk=7, name="../../etc/passwd")

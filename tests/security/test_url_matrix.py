@@ -24,7 +24,8 @@ from tests.security.conftest import ROLES
 # route (as the resolver spells it) → {method: (url with {placeholders} from `world`, statuses by role)}.
 TABLE = {
     # Assessor pages.
-    "": {"GET": ("/", (302, 200, 200, 200, 200, 200, 200))},
+    # An organiser with nothing to judge lands on the campaigns (their home); "/?queue" shows their own queue.
+    "": {"GET": ("/", (302, 200, 200, 200, 302, 200, 302))},
     "next/": {"GET": ("/next/", (302, 302, 302, 302, 302, 302, 302))},
     "a/<str:token>/": {"GET": ("/a/{token}/", (302, 200, 404, 404, 200, 404, 200))},
     "a/<str:token>/save": {"POST": ("/a/{token}/save", (403, 200, 404, 404, 404, 404, 404))},
@@ -43,6 +44,7 @@ TABLE = {
         "GET": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 400, 404, 400)),
     },
+    "campaigns/": {"GET": ("/campaigns/", (302, 404, 404, 404, 200, 404, 200))},
     "campaigns/<slug:name>/dashboard/": {"GET": ("/campaigns/{outline}/dashboard/", (302, 404, 404, 404, 200, 404, 200))},
     # Signing in and out.
     "accounts/login/": {

@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.agreement import LAYERS, AgreementFailed, campaign_report
+from annotation.reports.agreement import LAYERS, AgreementFailed, campaign_report
 from annotation.models import Campaign
 from assessments.agreement.csvfile import csv_report
 from assessments.agreement.formats import report_csv, report_text

@@ -3,7 +3,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.assignment import AssignmentError, assign_campaign, parse_topic_overlap
+from annotation.services.assignment import AssignmentError, assign_campaign, parse_topic_overlap
 from annotation.models import Campaign
 from assessments.models import Pool
 

@@ -3,7 +3,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.campaigns import CampaignError, create_campaign
+from annotation.services.campaigns import CampaignError, create_campaign
 from annotation.models import Campaign
 
 

@@ -2,7 +2,7 @@
 
 from django.core.management import BaseCommand, CommandError
 
-from annotation.audit import delete_campaign
+from annotation.services.audit import delete_campaign
 from annotation.models import Campaign
 from assessments.exporters.common import ExportFailed
 

@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, CommandError
 
-from annotation.audit import change_rows, write_jsonl
+from annotation.services.audit import change_rows, write_jsonl
 from annotation.models import Campaign
 from assessments.exporters.common import ExportFailed
 

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import ApiToken
-from annotation.tokens import TokenError, issue_token
+from annotation.services.tokens import TokenError, issue_token
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, call_command
 from django.db import transaction
 
-from annotation.assignment import assign_campaign
+from annotation.services.assignment import assign_campaign
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
 from assessments.models import Pool, Run, Topic
@@ -114,7 +114,7 @@ class Command(BaseCommand):
 
     def assignments(self, pool):
         """The CAR campaign: the demo pool's (topic, run) articles to all three assessors (overlap 3, so the demo
-        shows agreement on every passage) through annotation.assignment; already there: kept."""
+        shows agreement on every passage) through annotation.services.assignment; already there: kept."""
         with transaction.atomic():
             campaign, _ = Campaign.objects.get_or_create(
                 name=DEMO_CAMPAIGN,

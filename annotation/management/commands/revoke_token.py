@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.tokens import TokenError, revoke_tokens
+from annotation.services.tokens import TokenError, revoke_tokens
 
 
 class Command(BaseCommand):

@@ -62,13 +62,14 @@
     node.title = errorText || "";
   }
 
-  // The assignment's status badge and its Mark done / Reopen button (#status-badge, #mark-done).
-  function renderStatus(status, complete) {
+  // The assignment's status badge and its Mark done / Reopen button (#status-badge, #mark-done). The badge shows
+  // the status the server stored (annotation.services.status), never one guessed from the labels on the page.
+  var STATUS_TEXT = { todo: "To do", in_progress: "In progress", done: "Done", revise: "To revise" };
+  function renderStatus(status) {
     var badge = document.getElementById("status-badge");
-    var shown = status === "done" || complete ? "done" : status === "todo" ? "todo" : "started";
     if (badge) {
-      badge.className = "status status-" + shown;
-      badge.textContent = shown === "done" ? "Done" : shown === "todo" ? "To do" : "Started";
+      badge.className = "status status-" + status;
+      badge.textContent = STATUS_TEXT[status] || status;
     }
     var mark = document.getElementById("mark-done");
     if (mark) {
@@ -81,9 +82,9 @@
   function renderWork(pr, status, completeText, markedText) {
     document.getElementById("work-done").textContent = String(pr.done);
     document.getElementById("progress-bar").style.width = pr.percent + "%";
-    document.getElementById("done-banner").hidden = !(pr.complete || status === "done");
+    document.getElementById("done-banner").hidden = status !== "done";
     document.getElementById("done-text").textContent = pr.complete ? completeText : markedText;
-    renderStatus(status, pr.complete);
+    renderStatus(status);
   }
 
   // {done, total, complete, percent} of `things`, of which `isDone` says which are done.
@@ -324,9 +325,19 @@
 
     // ----- marking done, and where the assessor was --------------------------------------------------------------
     // Mark done or open again (Shift D): resolves with the new status (the old one when the server is not reached).
+    // Work with labels missing is done only when submitted incomplete: the server says what is missing, the
+    // assessor gives a reason (reviewers see it) or keeps working.
     function toggleDone(status) {
       var done = status !== "done";
       return mark(done).then(function (payload) {
+        if (payload.field === "reason") {
+          var reason = window.prompt(payload.message + "\n\nTo submit it incomplete, say why:", "");
+          if (!reason || !reason.trim()) { hint("Not marked done: " + payload.message + "."); return status; }
+          return mark(true, reason.trim()).then(function (again) {
+            if (!again.status) { hint("Not marked done: " + (again.message || "refused")); return status; }
+            hint("Submitted incomplete."); return again.status;
+          });
+        }
         hint(done ? "Marked done." : "Opened again.");
         return payload.status;
       }, function () {
@@ -353,13 +364,16 @@
       try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
     }
 
-    function mark(done) {
-      return postJSON(o.markUrl, { done: done }).then(function (res) {
+    function mark(done, reason) {
+      var body = { done: done };
+      if (reason) body.reason = reason;
+      return postJSON(o.markUrl, body).then(function (res) {
+        if (res.status === 400) return res.json();  // {field, message}: e.g. a reason is needed
         if (!res.ok) throw new Error(String(res.status));
-        return res.json();
-      }).then(function (payload) {
-        broadcast({ type: "status", status: payload.status });
-        return payload;
+        return res.json().then(function (payload) {
+          broadcast({ type: "status", status: payload.status });
+          return payload;
+        });
       });
     }
 
@@ -429,10 +443,16 @@
     function setStatus(status) {
       if (status && status !== S.status) { S.status = status; hooks.progress(); }
     }
+    // The server's answer to a change carries the unit's progress and status: the page shows those.
+    function saved(payload) {
+      if (payload.progress) S.server_progress = payload.progress;
+      if (payload.status && payload.status !== S.status) S.status = payload.status;
+      hooks.progress();
+    }
     return create({
       user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
       readonly: !!S.readonly, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
-      saved: function (payload) { setStatus(payload.status); }, status: setStatus,
+      saved: saved, status: setStatus,
     });
   }
 

@@ -227,11 +227,11 @@
     document.getElementById("progress-bar").style.width = pr.percent + "%";
     var done = S.status === "done";
     var banner = document.getElementById("done-banner");
-    banner.hidden = !(pr.complete || done);
+    banner.hidden = !done;
     document.getElementById("done-text").textContent = pr.complete
       ? "Every passage is judged and every transition labelled. This assignment is done."
       : "Marked done, with " + pr.passagesLeft + " passages and " + pr.transitionsLeft + " transitions left.";
-    AS.renderStatus(S.status, pr.complete);
+    AS.renderStatus(S.status);
   }
 
   function renderAll() {

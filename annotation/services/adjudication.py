@@ -26,12 +26,12 @@ from annotation.models import Assignment, CampaignTopic
 from assessments.models import (
     Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition,
 )
+from assessments.labels import GRADE_NAMES
 from assessments.models.judgements import RELEVANCE_GRADE
 from assessments.services.judging import JudgementInvalid, record_judgement
 from retrieval.models import Passage
 
 LAYERS = ("relevance", "facet", "transition", "plot_grade")
-GRADE_NAMES = {3: "MUST", 2: "SHOULD", 1: "CAN", 0: "removed / not relevant", -2: "TRASH"}
 LIMIT = 500  # items listed at once
 
 
@@ -91,7 +91,7 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     labels = defaultdict(dict)  # (layer, topic, passage, passage2) -> {assessor: label}
     finals = {}
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
-    rows = Judgement.objects.filter(
+    rows = Judgement.objects.in_campaign(campaign).filter(
         topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, Layer.PLOT_GRADE),
     ).exclude(value=None).values_list("topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value",
                                       "adjudicated")
@@ -177,14 +177,15 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
         raise AdjudicationInvalid("passage2", "a transition is about two passages")
     kinds = {"relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET, Layer.REMOVAL),
              "transition": (Layer.TRANSITION,), "plot_grade": (Layer.PLOT_GRADE,)}[layer]
-    own = Judgement.objects.filter(
+    own = Judgement.objects.in_campaign(campaign).filter(
         assessor=organiser, topic=topic, passage=passage, layer__in=kinds, adjudicated=False,
     )
     if passage2 is not None:
         own = own.filter(passage2=passage2)
     if own.exists():
         raise AdjudicationInvalid("assessor", "you judged this item as an assessor: another organiser must adjudicate it")
-    record = dict(assessor=organiser, topic=topic, passage=passage, source=JudgementChange.Source.ADJUDICATION)
+    record = dict(assessor=organiser, topic=topic, passage=passage, source=JudgementChange.Source.ADJUDICATION,
+                  campaign_id=campaign.pk)
     try:
         if layer == "transition":
             if label not in Transition.offered():
@@ -203,7 +204,7 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
         if relevance not in Relevance.offered():
             raise AdjudicationInvalid("relevance", f"expected one of {', '.join(Relevance.offered())}")
         recorded = [record_judgement(layer=Layer.FACET, value=[{"facet": facet, "relevance": relevance}], **record)]
-        removal_key = Judgement.make_key(Layer.REMOVAL, topic.pk, passage.pk)
+        removal_key = Judgement.make_key(Layer.REMOVAL, topic.pk, passage.pk, campaign_id=campaign.pk)
         if Judgement.objects.filter(assessor=organiser, key=removal_key, value=True).exists():
             recorded.append(record_judgement(layer=Layer.REMOVAL, value=False, **record))
         return recorded

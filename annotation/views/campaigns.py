@@ -1,7 +1,7 @@
 """Campaign pages for reviewers and organisers: the review queue and page, adjudication, the dashboard.
 
-Thin views: they check who asks, parse the form and call one function of annotation.review,
-annotation.adjudication or annotation.dashboard. Anyone else gets 404 (nothing says the page exists).
+Thin views: they check who asks, parse the form and call one function of annotation.services.review,
+annotation.services.adjudication or annotation.reports.dashboard. Anyone else gets 404 (nothing says the page exists).
 """
 
 from functools import wraps
@@ -13,9 +13,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import adjudication, review
-from annotation.dashboard import dashboard as dashboard_data
+from annotation.services import adjudication, review
+from annotation.reports.dashboard import dashboard as dashboard_data
 from annotation.models import Campaign
+from annotation.reports.overview import campaign_overview
+from annotation.roles import is_organiser, is_reviewer
 from assessments.models import Topic
 from retrieval.models import Passage
 
@@ -39,8 +41,15 @@ def _only(allowed, who):
     return decorator
 
 
-organisers_only = _only(review.is_organiser, "organisers")
-reviewers_only = _only(review.is_reviewer, "reviewers and organisers")
+organisers_only = _only(is_organiser, "organisers")
+reviewers_only = _only(is_reviewer, "reviewers and organisers")
+
+
+@require_GET
+@organisers_only
+def campaign_list(request):
+    """The organiser's home: every campaign with its progress and what needs attention."""
+    return render(request, "annotation/campaigns.html", {"campaigns": campaign_overview()})
 
 
 @require_GET

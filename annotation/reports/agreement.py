@@ -98,7 +98,9 @@ def campaign_judgements(campaign, topic=None):
     scope = Q(topic__in=topics.values("pk"))
     if topic is None:
         scope |= Q(topic__isnull=True, item__in=items)
-    rows = Judgement.objects.filter(scope, adjudicated=False, assessor__in=assignments.values("assessor_id")).order_by()
+    rows = Judgement.objects.in_campaign(campaign).filter(
+        scope, adjudicated=False, assessor__in=assignments.values("assessor_id"),
+    ).order_by()
     return rows, dict(topics.values_list("pk", "external_id"))
 
 

@@ -9,7 +9,7 @@ What it shows:
 - progress over time: judgement changes per day (per hour when everything happened within two days),
   cumulative, one line per assessor; current labels per assessor and per topic; units done;
 - label distributions per assessor: page-level grades (MUST/SHOULD/CAN/removed), transitions, plot grades;
-- agreement per layer with confusion matrices, from annotation.agreement.campaign_report;
+- agreement per layer with confusion matrices, from annotation.reports.agreement.campaign_report;
 - review pass rates per assessor and per review;
 - time per judgement: the active time the pages send with each change (JudgementChange.active_ms,
   idle time not counted): median and quartiles per assessor and the distribution over time bins.
@@ -24,11 +24,12 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour
 
 from annotation.models import Assignment, Review
-from annotation.qualification import page_grades
+from annotation.services.qualification import page_grades
+from assessments.labels import OUTLINE_GRADES
 from assessments.models import Judgement, JudgementChange, Layer, Transition
 
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569"]
-GRADE_LABELS = [(3, "MUST"), (2, "SHOULD"), (1, "CAN"), (0, "removed")]
+GRADE_LABELS = OUTLINE_GRADES
 TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000, "10–30 s"), (60_000, "30–60 s"),
              (120_000, "1–2 min"), (None, "> 2 min")]
 LABEL_W, BAR_W, ROW_H = 170, 420, 22
@@ -44,9 +45,11 @@ def dashboard(campaign) -> dict:
     names = dict(get_user_model().objects.filter(pk__in=assessor_ids).values_list("pk", "username"))
     order = sorted(names, key=names.get)
     colours = {pk: PALETTE[i % len(PALETTE)] for i, pk in enumerate(order)}
-    judgements = Judgement.objects.filter(topic_id__in=topic_ids, assessor_id__in=assessor_ids, adjudicated=False)
+    judgements = Judgement.objects.in_campaign(campaign).filter(
+        topic_id__in=topic_ids, assessor_id__in=assessor_ids, adjudicated=False,
+    )
     changes = JudgementChange.objects.filter(
-        judgement__topic_id__in=topic_ids, assessor_id__in=assessor_ids,
+        judgement__campaign_id=campaign.pk, judgement__topic_id__in=topic_ids, assessor_id__in=assessor_ids,
     ).exclude(source=JudgementChange.Source.ADJUDICATION)
     return {
         "summary": _summary(assignments, names, order),
@@ -298,7 +301,7 @@ def _active_time(changes, names, order):
 def agreement(campaign) -> dict:
     """campaign_report's figures with a confusion-matrix chart per assessor pair, or a note when it is not there."""
     try:
-        from annotation.agreement import campaign_report
+        from annotation.reports.agreement import campaign_report
     except ImportError:
         return {"available": False, "note": "Agreement statistics are not installed in this version."}
     report = campaign_report(campaign, per_topic=False)  # the dashboard shows no per-topic agreement

@@ -1,14 +1,14 @@
 """The organiser's study results: human vs retriever accuracy on a pool's forced-choice items, pair ratings.
 
 Organisers only (anyone else gets 404, as on the other campaign pages). Figures come from
-assessments.studies; the charts are annotation.dashboard's inline SVG bars with their numbers.
+assessments.studies; the charts are annotation.reports.dashboard's inline SVG bars with their numbers.
 """
 
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotation.campaign_views import organisers_only
-from annotation.dashboard import hbars
+from annotation.views.campaigns import organisers_only
+from annotation.reports.dashboard import hbars
 from assessments.models import Pool, StudyItem
 from assessments.studies import forced_choice_accuracy, pair_ratings
 

@@ -8,9 +8,7 @@ most the track's number of passages, and use a run name the collection does not 
 is stored with its owner, source UPLOADED and track = the campaign's name.
 """
 
-import gzip
 import io
-import zlib
 from collections import Counter
 
 from django.conf import settings
@@ -18,14 +16,15 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Campaign, Track
-from assessments.importers.car import Y3_MAX_PARAGRAPHS, import_articles, parse_articles
-from assessments.importers.trec import ids_by_external_id, import_parsed_run, parse_run
+from assessments.importers.car import Y3_MAX_PARAGRAPHS, import_articles, parse_article_batches
+from assessments.importers.trec import ids_by_external_id, import_parsed_run
+from assessments.importers.trec_files import RunReader
 from assessments.models import CandidateSource, Run, Topic
-from retrieval.ingest import ImportFailed, Problem, Problems, decode_text
+from retrieval.ingest import ImportFailed, InputTooLarge, Problem, Problems, text_batches
 
-GZIP_MAGIC = b"\x1f\x8b"
 TREC_MAX_PER_TOPIC = 1000  # TREC's usual depth for submitted runs
 MAX_SOURCE_FILE = 500  # Run.source_file
+STOP_AFTER_PROBLEMS = 1000  # an upload with this many problems is not read further
 
 
 class RunFormat:
@@ -64,54 +63,68 @@ def passages_allowed(track) -> int:
     return Y3_MAX_PARAGRAPHS if track.campaign.task == Campaign.Task.OUTLINE else TREC_MAX_PER_TOPIC
 
 
-def decode_upload(data: bytes, source: str) -> str:
-    """The text of an uploaded file (see retrieval.ingest.decode_text), gunzipped at most once and only up to
-    API_MAX_UNCOMPRESSED_BYTES, so a small compressed bomb cannot fill the memory."""
-    if len(data) > settings.API_MAX_UPLOAD_BYTES:
-        raise UploadTooLarge(f"the file has {len(data):,} bytes; at most {settings.API_MAX_UPLOAD_BYTES:,} are taken")
-    if data[:2] == GZIP_MAGIC:
-        limit = settings.API_MAX_UNCOMPRESSED_BYTES
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-                plain = stream.read(limit + 1)
-        except (OSError, EOFError, zlib.error):
-            plain = None  # broken: decode_text says how
-        if plain is not None:
-            if len(plain) > limit:
-                raise UploadTooLarge(f"the file unpacks to more than {limit:,} bytes, the most that is taken")
-            if plain[:2] == GZIP_MAGIC:
-                raise ImportFailed([Problem(source, None, None, "the file is gzip inside gzip: compress it once")])
-            data = plain
-    return decode_text(data, source)
+def upload_batches(stream, source: str, size=None):
+    """The upload read as a stream (retrieval.ingest.text_batches): blocks of whole lines, gunzipped at most once
+    and only up to API_MAX_UNCOMPRESSED_BYTES and API_MAX_COMPRESSION_RATIO, so that neither the file nor what
+    it unpacks to is ever held whole; UploadTooLarge, naming the setting, as soon as a limit is passed."""
+    try:
+        yield from text_batches(
+            stream, source, size=size, max_bytes=settings.API_MAX_UNCOMPRESSED_BYTES,
+            max_ratio=settings.API_MAX_COMPRESSION_RATIO,
+        )
+    except InputTooLarge as exc:
+        setting = "API_MAX_UNCOMPRESSED_BYTES" if exc.limit == "bytes" else "API_MAX_COMPRESSION_RATIO"
+        raise UploadTooLarge(f"{exc} ({setting})") from None
 
 
-def upload_run(*, campaign, owner, data: bytes, filename: str = "", limit_runs: bool = True) -> Run:
+def upload_run(*, campaign, owner, data: bytes | None = None, file=None, filename: str = "", limit_runs: bool = True) -> Run:
     """Check an uploaded run file whole and store it as `owner`'s run of `campaign`.
 
-    Raises UploadTooLarge, RunLimitReached (when `limit_runs`, the participants' quota), or ImportFailed
-    listing every problem (with line and field, up to a cap); in each case nothing is written.
+    The file is `data` (bytes) or `file` (a binary file object, e.g. the request's upload, with its `size`), read
+    as a stream. Raises UploadTooLarge, RunLimitReached (when `limit_runs`, the participants' quota), or
+    ImportFailed listing every problem (with line and field, up to a cap); in each case nothing is written.
     """
     source = (filename or "upload")[:MAX_SOURCE_FILE]
-    text = decode_upload(data, source)
+    stream, size = (io.BytesIO(data), len(data)) if file is None else (file, getattr(file, "size", None))
+    if size is not None and size > settings.API_MAX_UPLOAD_BYTES:
+        raise UploadTooLarge(f"the file has {size:,} bytes; at most {settings.API_MAX_UPLOAD_BYTES:,} are taken")
+    track = Track.objects.select_related("collection", "campaign").filter(campaign=campaign).first()
+    if track is None:
+        raise ImportFailed(
+            [Problem(source, None, "campaign", f"campaign {campaign.name!r} takes no runs (it has no topics)")]
+        )
+    if limit_runs:
+        _check_quota(owner, campaign, track)  # before reading a file that could not be stored anyway
+    problems = Problems(source)
+    batches = upload_batches(stream, source, size)
+    if run_format(campaign) == RunFormat.CAR_Y3:
+        parsed = parse_article_batches(batches, problems)
+    else:
+        # A valid run has at most the campaign's topics x the documents a topic may have: reading stops past that,
+        # so the columns held stay bounded whatever the file.
+        most = track.topics.count() * passages_allowed(track)
+        reader = RunReader(problems, stop_after=STOP_AFTER_PROBLEMS, max_rows=most,
+                           too_many=f"campaign {campaign.name!r} has {track.topics.count():,} topics of at most "
+                                    f"{passages_allowed(track):,} documents")
+        parsed = reader.read(batches)
     with transaction.atomic():
-        track = Track.objects.select_related("collection", "campaign").filter(campaign=campaign).first()
-        if track is None:
-            raise ImportFailed(
-                [Problem(source, None, "campaign", f"campaign {campaign.name!r} takes no runs (it has no topics)")]
-            )
         if limit_runs:
             # Lock the owner's row so that two uploads at once cannot both pass the count.
             get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-            allowed = runs_allowed(track)
-            if Run.objects.filter(owner=owner, track=campaign.name).count() >= allowed:
-                raise RunLimitReached(
-                    f"you have uploaded {allowed} runs to campaign {campaign.name!r}, the most allowed; "
-                    "delete one that no pool uses to upload another"
-                )
+            _check_quota(owner, campaign, track)
         fields = {"owner": owner, "source": Run.Source.UPLOADED, "track": campaign.name, "source_file": source}
         if run_format(campaign) == RunFormat.CAR_Y3:
-            return _store_articles(text, source, track, fields)
-        return _store_trec_run(text, source, track, fields)
+            return _store_articles(parsed, problems, track, fields)
+        return _store_trec_run(parsed, problems, track, fields)
+
+
+def _check_quota(owner, campaign, track):
+    allowed = runs_allowed(track)
+    if Run.objects.filter(owner=owner, track=campaign.name).count() >= allowed:
+        raise RunLimitReached(
+            f"you have uploaded {allowed} runs to campaign {campaign.name!r}, the most allowed; "
+            "delete one that no pool uses to upload another"
+        )
 
 
 def _outside_topics(track, external_ids) -> set[str]:
@@ -121,28 +134,23 @@ def _outside_topics(track, external_ids) -> set[str]:
     return set(ids_by_external_id(Topic.objects.filter(collection=track.collection), outside))
 
 
-def _store_trec_run(text, source, track, fields) -> Run:
-    problems = Problems(source)
-    rows, tags = parse_run(text, problems)
-    allowed, counts, first_line = passages_allowed(track), Counter(), {}
-    for row in rows:
-        first_line.setdefault(row.qid, row.line)
-        counts[row.qid] += 1
-        if counts[row.qid] == allowed + 1:
+def _store_trec_run(parsed, problems, track, fields) -> Run:
+    allowed, counts = passages_allowed(track), Counter()
+    first_line = parsed.first_lines(parsed.qids)
+    for qid, line in zip(parsed.qids, parsed.lines):
+        counts[qid] += 1
+        if counts[qid] == allowed + 1:
             problems.add(
-                f"topic {row.qid!r} has more than {allowed} documents, the most the track allows",
-                line=row.line, field="docid",
+                f"topic {qid!r} has more than {allowed} documents, the most the track allows", line=line, field="docid"
             )
-    for qid in _outside_topics(track, first_line):
+    for qid in sorted(_outside_topics(track, first_line), key=first_line.__getitem__):
         problems.add(
             f"topic {qid!r} is not a topic of campaign {track.campaign.name!r}", line=first_line[qid], field="qid"
         )
-    return import_parsed_run(rows, tags, problems, track.collection.name, run_fields=fields).run
+    return import_parsed_run(parsed, problems, track.collection.name, run_fields=fields).run
 
 
-def _store_articles(text, source, track, fields) -> Run:
-    problems = Problems(source)
-    articles = parse_articles(text, problems)
+def _store_articles(articles, problems, track, fields) -> Run:
     allowed = passages_allowed(track)
     outside = _outside_topics(track, {a.squid for a in articles})
     for article in articles:

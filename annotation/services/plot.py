@@ -1,38 +1,40 @@
 """Plot labelling and the human-study pages (forced choice, pair rating): what they show, and saving one change.
 
 A plot assignment is an Assignment with a pool and no run: one query (a plot topic) and that
-topic's candidates in the pool. Its campaign's settings choose the page:
+topic's candidates in the pool. Its stored kind (set from the campaign's ``mode`` when it is made:
+annotation.services.status.kind_for) chooses the page: plot labels (grade each candidate, mark the
+query's spans), forced choice (pick one of each item's candidates) or pair rating (rate each pair 1-10).
+The campaign's settings:
 
-- ``mode``: "label" (default: grade each candidate, mark the query's spans), "choice" (pick one of
-  each forced-choice item's candidates) or "pair" (rate each pair 1-10);
 - ``plot_scale``: the graded answer, a list of [value, label] (default 2 describes it, 1 partly,
   0 does not);
 - ``context_sentences``: sentences shown on each side of a candidate chunk (default 5).
 
 Candidates, items and an item's choices come in an order shuffled with the assignment's seed, never
-in a retriever's order. Plain functions like annotation.services: they take models and values,
+in a retriever's order. Plain functions like annotation.services.outline: they take models and values,
 return values, and raise ChangeInvalid (naming the field) or SettingsInvalid, never HTTP errors.
 """
 
 import random
-from collections import defaultdict
-from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
 from django.db.models import Q
 
-from annotation import services
 from annotation.models import Assignment
-from annotation.services import ChangeInvalid
-from assessments.models import Judgement, JudgementChange, Layer, PoolCandidate, StudyItem
-from assessments.services.judging import JudgementInvalid, record_judgement
+from annotation.services.errors import ChangeInvalid
+from annotation.services.progress import Progress
+from assessments.labels import DEFAULT_PLOT_SCALE
+from assessments.models import Judgement, Layer, PoolCandidate, StudyItem
 from retrieval.models import Sentence
 
-DEFAULT_SCALE = [[2, "Describes it"], [1, "Partly"], [0, "Does not"]]
+DEFAULT_SCALE = DEFAULT_PLOT_SCALE
 DEFAULT_CONTEXT = 5
 MAX_CONTEXT = 50
-MODES = {"label": "plot", "choice": "choice", "pair": "pair"}  # campaign mode -> page kind
+PAGES = {  # the unit's kind -> its page
+    Assignment.Kind.OUTLINE: "outline", Assignment.Kind.PLOT_LABELS: "plot",
+    Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair",
+}
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
 NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair"}
 
@@ -41,38 +43,12 @@ class SettingsInvalid(ValueError):
     """A campaign setting the plot pages cannot use; the message names the setting."""
 
 
-@dataclass(frozen=True)
-class WorkProgress:
-    """How far a plot or study assignment is: candidates graded, items chosen, or pairs rated."""
-
-    total: int
-    done: int
-    noun: str
-
-    @property
-    def left(self) -> int:
-        return self.total - self.done
-
-    @property
-    def complete(self) -> bool:
-        return self.total > 0 and self.done >= self.total
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
-
-
 # Settings ----------------------------------------------------------------------------------------------------
 
 
 def page_kind(assignment) -> str:
-    """Which page an assignment opens: "outline" (a run's article), "plot", "choice" or "pair"."""
-    if assignment.run_id:
-        return "outline"
-    mode = _settings(assignment).get("mode", "label")
-    if mode not in MODES:
-        raise SettingsInvalid(f"mode: {mode!r} is not one of {', '.join(MODES)}")
-    return MODES[mode]
+    """Which page an assignment opens: "outline" (a run's article), "plot", "choice" or "pair" (its stored kind)."""
+    return PAGES[assignment.kind]
 
 
 def plot_scale(assignment) -> list:
@@ -192,10 +168,11 @@ def _paragraphs(sentences) -> list:
     return [[{"text": " ".join(texts), "chunk": False}] for _, texts in groups]
 
 
-def plot_labels(assessor, topic_id, passage_ids) -> dict:
-    """The assessor's current grades and spans for these candidates: {"grades": {pid: v}, "spans": {pid: [[s, e]]}}."""
+def plot_labels(assessor, topic_id, passage_ids, campaign_id=None) -> dict:
+    """The assessor's current grades and spans in one campaign for these candidates:
+    {"grades": {pid: v}, "spans": {pid: [[s, e]]}}."""
     labels = {"grades": {}, "spans": {}}
-    rows = Judgement.objects.filter(
+    rows = Judgement.objects.in_campaign(campaign_id).filter(adjudicated=False,
         assessor=assessor, topic_id=topic_id, layer__in=PAGE_LAYERS["plot"], passage_id__in=set(passage_ids),
     ).values_list("layer", "passage_id", "value")
     for layer, pid, value in rows:
@@ -205,16 +182,16 @@ def plot_labels(assessor, topic_id, passage_ids) -> dict:
     return labels
 
 
-def study_labels(assessor, topic_id, layer, keys) -> dict:
-    """The assessor's current choices or ratings of these items: {item key: value}."""
-    rows = Judgement.objects.filter(
+def study_labels(assessor, topic_id, layer, keys, campaign_id=None) -> dict:
+    """The assessor's current choices or ratings in one campaign of these items: {item key: value}."""
+    rows = Judgement.objects.in_campaign(campaign_id).filter(adjudicated=False,
         assessor=assessor, topic_id=topic_id, layer=layer, item__in=set(keys), value__isnull=False,
     ).values_list("item", "value")
     return dict(rows)
 
 
-def _progress(kind, total, labels) -> WorkProgress:
-    return WorkProgress(total=total, done=len(labels), noun=NOUNS[kind])
+def _progress(kind, total, labels) -> Progress:
+    return Progress(total=total, done=len(labels), noun=NOUNS[kind], size=total)
 
 
 def plot_page(assignment, *, readonly=False) -> dict:
@@ -223,7 +200,7 @@ def plot_page(assignment, *, readonly=False) -> dict:
     passages = [c.passage for c in rows]
     contexts = with_context(passages, context_sentences(assignment))
     scale = plot_scale(assignment)
-    labels = plot_labels(assignment.assessor, assignment.topic_id, [p.pk for p in passages])
+    labels = plot_labels(assignment.assessor_id, assignment.topic_id, [p.pk for p in passages], assignment.campaign_id)
     state = {
         "kind": "plot",
         "assignment": assignment.token,
@@ -247,7 +224,7 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
     """Everything a forced-choice ("choice") or pair-rating ("pair") page needs, and its `state`."""
     items = study_items(assignment, kind)
     layer = PAGE_LAYERS[kind][0]
-    labels = study_labels(assignment.assessor, assignment.topic_id, layer, [i.key for i in items])
+    labels = study_labels(assignment.assessor_id, assignment.topic_id, layer, [i.key for i in items], assignment.campaign_id)
     shown = []
     for n, item in enumerate(items, start=1):
         if kind == "choice":
@@ -270,84 +247,18 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
     return {"items": shown, "state": state, "progress": _progress(kind, len(items), labels)}
 
 
-# Queue -------------------------------------------------------------------------------------------------------
+# Checking a change ----------------------------------------------------------------------------------------------
 
 
-def work_queue(user) -> list:
-    """The user's plot and study assignments, each with its progress (a handful of queries in all)."""
-    assignments = list(
-        Assignment.objects.for_assessor(user).filter(run__isnull=True, pool__isnull=False)
-        .select_related("topic", "pool", "campaign")
-    )
-    if not assignments:
-        return []
-    pools = {a.pool_id for a in assignments}
-    topics = {a.topic_id for a in assignments}
-    cands = defaultdict(set)
-    for pool_id, topic_id, pid in PoolCandidate.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
-        "pool_id", "topic_id", "passage_id"
-    ):
-        cands[pool_id, topic_id].add(pid)
-    items = defaultdict(set)
-    for pool_id, topic_id, kind, key in StudyItem.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
-        "pool_id", "topic_id", "kind", "key"
-    ):
-        items[pool_id, topic_id, kind].add(key)
-    graded, answered = defaultdict(set), defaultdict(set)
-    rows = Judgement.objects.filter(
-        assessor=user, topic_id__in=topics, value__isnull=False,
-        layer__in=[Layer.PLOT_GRADE, Layer.CHOICE, Layer.RATING],
-    ).values_list("layer", "topic_id", "passage_id", "item")
-    for layer, topic_id, pid, item in rows:
-        if layer == Layer.PLOT_GRADE:
-            graded[topic_id].add(pid)
-        else:
-            answered[topic_id, layer].add(item)
-    out = []
-    for a in assignments:
-        try:
-            kind = page_kind(a)
-        except SettingsInvalid:
-            kind = "plot"
-        if kind == "plot":
-            total = cands[a.pool_id, a.topic_id]
-            done = total & graded[a.topic_id]
-        else:
-            total = items[a.pool_id, a.topic_id, kind]
-            done = total & answered[a.topic_id, PAGE_LAYERS[kind][0]]
-        a.page_kind = kind
-        out.append((a, WorkProgress(total=len(total), done=len(done), noun=NOUNS[kind])))
-    return out
+def change_key(assignment, data, layer, value) -> dict:
+    """The key and value of a plot or study change, checked: record_judgement's keyword arguments.
 
-
-def full_queue(user) -> list:
-    """Every assignment of the user (outline, plot and study) in queue order, each with its progress."""
-    items = [(a, p) for a, p in services.queue(user)]
-    for a, _ in items:
-        a.page_kind = "outline"
-    return sorted(items + work_queue(user), key=lambda ap: (ap[0].position, ap[0].pk))
-
-
-# Writing -----------------------------------------------------------------------------------------------------
-
-
-def save_change(assignment, data) -> tuple:
-    """Store one change sent by a plot or study page; returns (Recorded, WorkProgress). Raises ChangeInvalid.
-
-    `data` is the decoded JSON body: the envelope (change_id, client_time, client_seq, session_id,
-    active_ms), the layer, and the key: `passage` (a candidate's id) for plot_grade and plot_spans,
-    `item` (a study item's key) for choice and rating. A change already stored (same change_id) is
-    not stored again.
+    The key is `passage` (a candidate's id) for plot_grade and plot_spans, `item` (a study item's key) for choice
+    and rating. Raises ChangeInvalid naming the field.
     """
-    envelope = services.change_envelope(data)
-    try:
-        kind = page_kind(assignment)
-    except SettingsInvalid as exc:
-        raise ChangeInvalid("assignment", str(exc)) from exc
-    layer = data.get("layer")
+    kind = page_kind(assignment)
     if layer not in PAGE_LAYERS[kind]:
         raise ChangeInvalid("layer", f"expected one of {', '.join(PAGE_LAYERS[kind])}")
-    value = data.get("value")
     key = {}
     if kind == "plot":
         raw = data.get("passage")
@@ -364,52 +275,41 @@ def save_change(assignment, data) -> tuple:
                 values = [v for v, _ in plot_scale(assignment)]
             except SettingsInvalid as exc:
                 raise ChangeInvalid("assignment", str(exc)) from exc
-            if value not in values or isinstance(value, bool):
+            if isinstance(value, bool) or not isinstance(value, int) or value not in values:
                 raise ChangeInvalid("value", f"expected one of {values} (or null to clear)")
         if layer == Layer.PLOT_SPANS and isinstance(value, list):
-            value = _merged(value) if all(_is_span(s) for s in value) else value
+            key["_value"] = _merged(value) if all(_is_span(s) for s in value) else value
+        return key
+    raw = data.get("item")
+    item = None
+    if isinstance(raw, str):
+        item = StudyItem.objects.filter(
+            pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind, key=raw
+        ).select_related("passage", "passage2").first()
+    if item is None:
+        raise ChangeInvalid("item", "not a study item of this assignment")
+    key["item"] = item.key
+    if kind == "choice":
+        offered = {p.external_id for p in item.candidates.all()}
+        if value is not None and (not isinstance(value, str) or value not in offered):
+            raise ChangeInvalid("value", "not one of this item's candidates")
     else:
-        raw = data.get("item")
-        item = None
-        if isinstance(raw, str):
-            item = StudyItem.objects.filter(
-                pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind, key=raw
-            ).select_related("passage", "passage2").first()
-        if item is None:
-            raise ChangeInvalid("item", "not a study item of this assignment")
-        key["item"] = item.key
-        if kind == "choice":
-            offered = {p.external_id for p in item.candidates.all()}
-            if value is not None and value not in offered:
-                raise ChangeInvalid("value", "not one of this item's candidates")
-        else:
-            key["passage"], key["passage2"] = item.passage, item.passage2
-    try:
-        recorded = record_judgement(
-            assessor=assignment.assessor, layer=layer, value=value, topic=assignment.topic,
-            source=JudgementChange.Source.WEB, **key, **envelope,
-        )
-    except JudgementInvalid as exc:
-        field, _, message = str(exc).partition(": ")
-        raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
-    progress = _current_progress(assignment, kind)
-    if not recorded.duplicate:
-        if progress.complete and assignment.status != Assignment.Status.DONE:
-            services.set_done(assignment, True)
-        else:
-            services.mark_opened(assignment)
-    return recorded, progress
+        key["passage"], key["passage2"] = item.passage, item.passage2
+    return key
 
 
-def _current_progress(assignment, kind) -> WorkProgress:
+def progress(assignment) -> Progress:
+    """A plot or study unit's progress now: candidates graded, items chosen or pairs rated, in its campaign."""
+    kind = page_kind(assignment)
     if kind == "plot":
         ids = list(PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)
                    .values_list("passage_id", flat=True))
-        grades = plot_labels(assignment.assessor, assignment.topic_id, ids)["grades"]
+        grades = plot_labels(assignment.assessor_id, assignment.topic_id, ids, assignment.campaign_id)["grades"]
         return _progress(kind, len(ids), grades)
     keys = list(StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)
                 .values_list("key", flat=True))
-    return _progress(kind, len(keys), study_labels(assignment.assessor, assignment.topic_id, PAGE_LAYERS[kind][0], keys))
+    labels = study_labels(assignment.assessor_id, assignment.topic_id, PAGE_LAYERS[kind][0], keys, assignment.campaign_id)
+    return _progress(kind, len(keys), labels)
 
 
 def _is_span(span) -> bool:

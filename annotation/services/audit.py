@@ -15,7 +15,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 
 from annotation.models import Assignment, Campaign
 from assessments.exporters.common import ExportFailed, atomic_file
@@ -30,14 +29,12 @@ CHANGE_FIELDS = (
 
 
 def changes_of(*, campaign=None, assessor=None):
-    """JudgementChange rows of `campaign` (its assessors on its topics) and/or of one `assessor`."""
+    """JudgementChange rows of `campaign` (the changes of its own labels) and/or of one `assessor`."""
     changes = JudgementChange.objects.all()
     if assessor is not None:
         changes = changes.filter(assessor=assessor)
     if campaign is not None:
-        changes = changes.filter(Exists(Assignment.objects.filter(
-            campaign=campaign, assessor=OuterRef("assessor"), topic=OuterRef("judgement__topic"),
-        )))
+        changes = changes.filter(judgement__campaign_id=campaign.pk)
     return changes
 
 
@@ -96,9 +93,7 @@ def campaign_rows(campaign):
                "status": status, "position": position, "started_at": _iso(started_at),
                "finished_at": _iso(finished_at)}
     judgements = (
-        Judgement.objects.filter(Exists(Assignment.objects.filter(
-            campaign=campaign, assessor=OuterRef("assessor"), topic=OuterRef("topic"),
-        ))).order_by("id")
+        Judgement.objects.in_campaign(campaign).order_by("id")
         .values_list("assessor__username", "layer", "topic__external_id", "passage__external_id",
                      "passage2__external_id", "item", "value", "grade", "run_ids", "client_time")
     )
@@ -139,7 +134,7 @@ def export_campaign(campaign) -> Path:
 def delete_campaign(campaign) -> Path:
     """Export the campaign (complete, on disk) and then delete it with its assignments; returns the export's path.
 
-    An export that fails deletes nothing. Judgements belong to assessors, not campaigns, and stay.
+    An export that fails deletes nothing. The campaign's judgements stay in the database (a judgement is never deleted), keyed by its old id.
     """
     path = export_campaign(campaign)
     with transaction.atomic():

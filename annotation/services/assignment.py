@@ -20,7 +20,7 @@ the seed, the assessors and what exists; running it again only adds what is miss
 overlap never takes work away). Assessors see only their own assignments (blind).
 
 Qualification topics (CampaignTopic.qualification) are not shared out: every named assessor gets all
-their units, flagged `qualification`, ahead of formal work (annotation.qualification scores them).
+their units, flagged `qualification`, ahead of formal work (annotation.services.qualification scores them).
 """
 
 import random
@@ -32,6 +32,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 
+from annotation.services.status import kind_for
 from annotation.models import Assignment, Campaign, CampaignTopic
 from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
 
@@ -157,8 +158,9 @@ def assign_campaign(
             held.add((assessor_id, unit))
             position = next_position.get(assessor_id, -1) + 1
             next_position[assessor_id] = position
+            kind = kind_for(campaign, run=unit.run_id, pool=unit.pool_id)
             new.append(Assignment(
-                campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id,
+                campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id, kind=kind,
                 pool_id=unit.pool_id, qualification=qualification, position=position,
                 token=secrets.token_hex(16), seed=rng.getrandbits(62) or 1,
             ))
@@ -264,3 +266,41 @@ def parse_topic_overlap(items) -> dict:
         else:
             raise AssignmentError(f"--topic-overlap: {item!r}: K must be a whole number or 'all'")
     return parsed
+
+
+def check_unit(*, campaign, assessor, topic, run=None, pool=None, instance=None) -> str:
+    """Check one hand-made unit of work (the admin's form) as assign_campaign makes them; returns its kind.
+
+    The unit must be real (the run has an article for the topic, or the pool has candidates or study items for
+    it, all in the topic's collection), belong to the campaign's pools, and not be given to the assessor twice.
+    Raises ServiceError naming the field.
+    """
+    from annotation.services.errors import ServiceError
+    from annotation.services.status import kind_for
+    from assessments.models import PoolCandidate, RunEntry, StudyItem
+
+    if topic is None:
+        raise ServiceError("topic", "choose the topic to judge")
+    if (run is None) == (pool is None):
+        raise ServiceError("run", "give a run (an outline article) or a pool (plot candidates), not both or neither")
+    if run is not None:
+        if run.collection_id != topic.collection_id:
+            raise ServiceError("run", f"run {run.name!r} ranks another collection than topic {topic.external_id!r}")
+        if not RunEntry.objects.filter(run=run, topic=topic).exists():
+            raise ServiceError("run", f"run {run.name!r} has no article for topic {topic.external_id!r}")
+    else:
+        if pool.collection_id != topic.collection_id:
+            raise ServiceError("pool", f"pool {pool.name!r} is of another collection than topic {topic.external_id!r}")
+        if not (PoolCandidate.objects.filter(pool=pool, topic=topic).exists()
+                or StudyItem.objects.filter(pool=pool, topic=topic).exists()):
+            raise ServiceError("pool", f"pool {pool.name!r} has nothing to judge for topic {topic.external_id!r}")
+        if campaign is not None and not campaign.pools.filter(pk=pool.pk).exists():
+            raise ServiceError("pool", f"pool {pool.name!r} is not one of campaign {campaign.name!r}'s pools")
+    kind = kind_for(campaign, run=run, pool=pool)
+    twins = Assignment.objects.filter(assessor=assessor, topic=topic, campaign=campaign, run=run, pool=pool)
+    if instance is not None and instance.pk:
+        twins = twins.exclude(pk=instance.pk)
+    if assessor is not None and twins.exists():
+        what = f"run {run.name!r}" if run is not None else f"pool {pool.name!r}"
+        raise ServiceError(None, f"{assessor} already has topic {topic.external_id!r} of {what} in this campaign")
+    return kind

@@ -16,14 +16,16 @@ skips them and their pages refuse to open. Retakes: an assessor has Campaign.qua
 attempts (default 2). After a failed attempt with attempts left, the qualification units go back to
 the assessor as "to revise" (their labels kept; the gold answers are never shown, only the score);
 marking them all done again scores the next attempt. With no attempts left, an organiser may raise
-the campaign's attempts (admin), which reopens the units the next time the assessor's queue is read.
+the campaign's attempts (admin), which reopens the units (grant_retakes).
 """
 
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Assignment, Campaign, CampaignTopic, QualificationResult
+from annotation.services.status import send_back
 from assessments.models import Judgement, Layer, PoolCandidate, Qrel, RunEntry
 
 GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
@@ -99,18 +101,26 @@ def is_locked(assignment) -> bool:
 
 
 def notices(user) -> list[dict]:
-    """One line per campaign whose qualification stands between `user` and formal work, for the queue page.
-
-    Also reopens qualification units when an organiser has granted more attempts since the last failure.
-    """
+    """One line per campaign whose qualification stands between `user` and formal work, for the queue page
+    (reading only: units are reopened for a retake when the attempts are raised, by grant_retakes)."""
     lines = []
     for campaign in Campaign.objects.filter(pk__in=locked_campaign_ids(user)).order_by("name"):
         state = standing(campaign, user)
-        if state.last is not None and state.attempts_left > 0 and state.pending == 0:
-            _reopen(campaign, user)
-            state = standing(campaign, user)
         lines.append({"campaign": campaign, "standing": state, "message": state.message})
     return lines
+
+
+def grant_retakes(campaign) -> int:
+    """After an organiser raised the campaign's attempts: reopen the qualification units of every assessor who
+    failed, has attempts left and has no unit open; returns how many assessors got a retake."""
+    granted = 0
+    assessors = set(Assignment.objects.filter(campaign=campaign, qualification=True).values_list("assessor_id", flat=True))
+    for assessor in get_user_model().objects.filter(pk__in=assessors):
+        state = standing(campaign, assessor)
+        if not state.passed and state.last is not None and state.attempts_left > 0 and state.pending == 0:
+            _reopen(campaign, assessor)
+            granted += 1
+    return granted
 
 
 def score_attempt(campaign, assessor) -> QualificationResult | None:
@@ -140,9 +150,7 @@ def score_attempt(campaign, assessor) -> QualificationResult | None:
 
 
 def _reopen(campaign, assessor):
-    Assignment.objects.filter(campaign=campaign, assessor=assessor, qualification=True).update(
-        status=Assignment.Status.REVISE, finished_at=None
-    )
+    send_back(Assignment.objects.filter(campaign=campaign, assessor=assessor, qualification=True))
 
 
 def _score(campaign, assessor, units) -> tuple[int, int]:
@@ -162,7 +170,9 @@ def _score(campaign, assessor, units) -> tuple[int, int]:
         if (t, p) in passages
     }
     answers = page_grades(
-        Judgement.objects.filter(assessor=assessor, topic_id__in=topics, adjudicated=False, layer__in=GRADED_LAYERS)
+        Judgement.objects.in_campaign(campaign).filter(
+            assessor=assessor, topic_id__in=topics, adjudicated=False, layer__in=GRADED_LAYERS,
+        )
     )
     return len(gold), sum(1 for key, grade in gold.items() if answers.get(key) == grade)
 

@@ -24,8 +24,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Review, ReviewItem
-from annotation.roles import Role
-from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet
+from annotation.services.status import send_back
+from annotation.roles import Role, has_role, is_organiser, is_reviewer  # noqa: F401 (is_reviewer: callers)
+from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet, StudyItem
 
 MAX_REMARK = 2000
 
@@ -39,22 +40,12 @@ class ReviewInvalid(ValueError):
         self.message = message
 
 
-def is_organiser(user) -> bool:
-    """Organisers (staff or the organiser group) may see and do everything in campaigns."""
-    return user.is_active and (user.is_staff or user.is_superuser or user.groups.filter(name=Role.ORGANISER).exists())
-
-
-def is_reviewer(user) -> bool:
-    """Reviewers and organisers have a review queue."""
-    return is_organiser(user) or user.groups.filter(name=Role.REVIEWER).exists()
-
-
 def on_assignment_done(assignment):
     """Called when an assignment becomes done: score a qualification attempt, or open a review of a batch."""
     if assignment.campaign_id is None:
         return
     if assignment.qualification:
-        from annotation.qualification import score_attempt
+        from annotation.services.qualification import score_attempt
 
         score_attempt(assignment.campaign, assignment.assessor)
     else:
@@ -64,24 +55,41 @@ def on_assignment_done(assignment):
 # Opening ---------------------------------------------------------------------------------------------------------
 
 
-def batch_passages(assignment) -> list[int]:
-    """Passage ids of a batch in the order the assessor saw them (article order; the pool's order for plot)."""
-    if assignment.run_id:
+def batch_units(assignment) -> list[tuple[int | None, str]]:
+    """The batch's items as (passage id, study item key) in a fixed order: an article's passages, a plot query's
+    candidates, or the forced-choice / pair items of the unit (its kind says which)."""
+    kind = assignment.kind
+    if kind == Assignment.Kind.OUTLINE:
         rows = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).order_by("rank")
-    else:
+        return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
+    if kind == Assignment.Kind.PLOT_LABELS:
         rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).order_by("rank")
-    return list(rows.values_list("passage_id", flat=True))
+        return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
+    study = StudyItem.Kind.CHOICE if kind == Assignment.Kind.CHOICE else StudyItem.Kind.PAIR
+    rows = StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=study).order_by("key")
+    return [(None, key) for key in rows.values_list("key", flat=True)]
 
 
-def batch_labels(assessor, topic_id, passage_ids) -> dict:
-    """{passage id: {layer: value}} of the assessor's current labels (not transitions), for the reviewer."""
-    labels = {pid: {} for pid in passage_ids}
-    rows = Judgement.objects.filter(
-        assessor=assessor, topic_id=topic_id, passage_id__in=passage_ids, adjudicated=False,
-        layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS),
-    ).exclude(value=None).values_list("passage_id", "layer", "value")
-    for pid, layer, value in rows:
-        labels[pid][layer] = value
+def batch_labels(assignment, units) -> dict:
+    """{(passage id, item key): {layer: value}} of the assessor's current labels in the unit's campaign (not
+    transitions), for the reviewer."""
+    labels = {unit: {} for unit in units}
+    passages = [pid for pid, _ in units if pid is not None]
+    items = [key for _, key in units if key]
+    mine = Judgement.objects.in_campaign(assignment.campaign_id).filter(
+        assessor_id=assignment.assessor_id, topic_id=assignment.topic_id, adjudicated=False,
+    ).exclude(value=None)
+    if passages:
+        rows = mine.filter(
+            passage_id__in=passages, layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS),
+        ).values_list("passage_id", "layer", "value")
+        for pid, layer, value in rows:
+            labels[pid, ""][layer] = value
+    if items:
+        for key, layer, value in mine.filter(item__in=items, layer__in=(Layer.CHOICE, Layer.RATING)).values_list(
+            "item", "layer", "value"
+        ):
+            labels[None, key][layer] = value
     return labels
 
 
@@ -95,19 +103,19 @@ def open_review(assignment) -> Review | None:
         earlier = list(Review.objects.filter(assignment=assignment).order_by("round"))
         if any(r.status == Review.Status.OPEN for r in earlier):
             return None
-        passages = batch_passages(assignment)
-        if not passages:
+        units = batch_units(assignment)
+        if not units:
             return None
         round_ = len(earlier) + 1
         rng = random.Random(f"{assignment.seed}:{round_}")
-        picked = sorted(rng.sample(range(len(passages)), min(campaign.review_sample_size, len(passages))))
-        labels = batch_labels(assignment.assessor, assignment.topic_id, [passages[i] for i in picked])
+        picked = sorted(rng.sample(range(len(units)), min(campaign.review_sample_size, len(units))))
+        labels = batch_labels(assignment, [units[i] for i in picked])
         review = Review.objects.create(
             assignment=assignment, round=round_, threshold=campaign.review_threshold,
             reviewer=_pick_reviewer(assignment, earlier),
         )
         ReviewItem.objects.bulk_create(
-            ReviewItem(review=review, position=i + 1, passage_id=passages[i], labels=labels[passages[i]])
+            ReviewItem(review=review, position=i + 1, passage_id=units[i][0], item=units[i][1], labels=labels[units[i]])
             for i in picked
         )
     return review
@@ -139,7 +147,7 @@ def visible_reviews(user):
     )
     if is_organiser(user):
         return reviews
-    if user.groups.filter(name=Role.REVIEWER).exists():
+    if has_role(user, Role.REVIEWER):
         return reviews.for_reviewer(user)
     return reviews.none()
 
@@ -168,8 +176,22 @@ def review_items(review) -> list[dict]:
     names.update({f.value: f.label for f in SpecialFacet})
     relevance = {r.value: r.label for r in Relevance}
     shown = []
-    for item in review.items.select_related("passage").order_by("position"):
+    items = list(review.items.select_related("passage").order_by("position"))
+    offered = {}
+    if any(item.item for item in items):
+        from assessments.models import StudyItem
+
+        for study in StudyItem.objects.filter(
+            pool_id=review.assignment.pool_id, topic_id=topic.pk, key__in=[i.item for i in items if i.item],
+        ).prefetch_related("candidates"):
+            offered[study.key] = {p.external_id: p.text for p in study.candidates.all()}
+    for item in items:
         labels, said = item.labels or {}, []
+        if "choice" in labels:
+            text = offered.get(item.item, {}).get(labels["choice"], "")
+            said.append(f"chose {labels['choice']}" + (f": “{text[:200]}”" if text else ""))
+        if labels.get("rating") is not None:
+            said.append(f"rated {labels['rating']} of 10")
         if labels.get("removal"):
             said.append("removed as non-relevant")
         for entry in labels.get("facet") or []:
@@ -230,5 +252,5 @@ def submit_review(review, reviewer, verdicts) -> Review:
         review.finished_at = timezone.now()
         review.save(update_fields=["pass_rate", "status", "reviewer", "finished_at"])
         if review.status == Review.Status.FAILED:
-            Assignment.objects.filter(pk=review.assignment_id).update(status=Assignment.Status.REVISE, finished_at=None)
+            send_back(Assignment.objects.filter(pk=review.assignment_id))
     return review

@@ -1,0 +1,165 @@
+"""The one save path: a change from any judging page, checked, stored, and the unit's status brought up to date.
+
+    page (autosave.js) ── POST a/<token>/save ──▶ views.assessor.save ──▶ save_change(assignment, data)
+        change_envelope (change_id, client_time, client_seq, session_id, active_ms)
+        KINDS[assignment.kind].change_key (the layer, the key and the value, checked for this unit)
+        assessments.services.judging.record_judgement (stored once, history kept, campaign's own label)
+        KINDS[assignment.kind].progress ──▶ status.after_change (in progress, or done when complete)
+    ◀── {ok, duplicate, current, status, progress} (the page shows the server's progress)
+"""
+
+import math
+import uuid
+from dataclasses import dataclass
+
+from django.utils.dateparse import parse_datetime
+
+from annotation.models import Assignment
+from annotation.services import outline, plot, status
+from annotation.services.errors import ChangeInvalid
+from assessments.models import JudgementChange
+from assessments.services.judging import JudgementInvalid, record_judgement
+
+MAX_SESSION_ID = 200
+MAX_ACTIVE_MS = 24 * 3600 * 1000  # active time sent with a change: at most a day
+
+
+@dataclass(frozen=True)
+class UnitKind:
+    """How one kind of unit checks a change and counts its progress."""
+
+    change_key: object  # (assignment, data, layer, value) -> record_judgement keyword arguments
+    progress: object  # (assignment) -> Progress
+
+
+KINDS = {
+    Assignment.Kind.OUTLINE: UnitKind(outline.change_key, outline.progress),
+    Assignment.Kind.PLOT_LABELS: UnitKind(plot.change_key, plot.progress),
+    Assignment.Kind.CHOICE: UnitKind(plot.change_key, plot.progress),
+    Assignment.Kind.PAIR: UnitKind(plot.change_key, plot.progress),
+}
+
+
+def progress(assignment):
+    """The unit's progress now, whatever its kind."""
+    return KINDS[assignment.kind].progress(assignment)
+
+
+def save_change(assignment, data) -> tuple:
+    """Store one change sent by a judging page; returns (Recorded, Progress). Raises ChangeInvalid naming the field.
+
+    `data` is the decoded JSON body: the envelope (change_id, client_time, client_seq, session_id, active_ms), the
+    layer, the value and the key (`passage`, `passage2` or `item`, as the unit's kind needs). A change already
+    stored (same change_id) is stored once and changes no status.
+    """
+    envelope = change_envelope(data)
+    layer, value = data.get("layer"), data.get("value")
+    if not isinstance(layer, str):
+        raise ChangeInvalid("layer", "expected the name of a label layer")
+    check_text(value, "value")
+    kind = KINDS[assignment.kind]
+    key = kind.change_key(assignment, data, layer, value)
+    passage_ids = key.pop("_passage_ids", None)
+    value = key.pop("_value", value)
+    try:
+        recorded = record_judgement(
+            assessor=assignment.assessor, layer=layer, value=value, topic=assignment.topic,
+            source=JudgementChange.Source.WEB, campaign_id=assignment.campaign_id, **key, **envelope,
+        )
+    except JudgementInvalid as exc:
+        field, _, message = str(exc).partition(": ")
+        raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
+    now = outline.progress(assignment, passage_ids) if passage_ids is not None else kind.progress(assignment)
+    if not recorded.duplicate:
+        status.after_change(assignment, now)
+        if assignment.kind == Assignment.Kind.OUTLINE:
+            _finish_sibling_articles(assignment)
+    return recorded, now
+
+
+def _finish_sibling_articles(assignment):
+    """Labels are keyed on (topic, passage): a change can complete the assessor's other articles of the topic."""
+    siblings = Assignment.objects.filter(
+        assessor_id=assignment.assessor_id, campaign_id=assignment.campaign_id, topic_id=assignment.topic_id,
+        kind=Assignment.Kind.OUTLINE, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
+    ).exclude(pk=assignment.pk)
+    for sibling in siblings:
+        sibling.assessor = assignment.assessor
+        done = outline.progress(sibling)
+        if done.complete:
+            status.after_change(sibling, done)
+
+
+def change_envelope(data) -> dict:
+    """The fields every page's change carries, checked: record_judgement's change_id, client_time,
+    client_seq, session_id and active_ms. Raises ChangeInvalid naming the field."""
+    if not isinstance(data, dict):
+        raise ChangeInvalid("body", "expected a JSON object")
+    client_seq = data.get("client_seq", 0)
+    if not isinstance(client_seq, int) or isinstance(client_seq, bool) or not 0 <= client_seq < 2**62:
+        raise ChangeInvalid("client_seq", "expected a whole number, 0 or more")
+    session_id = data.get("session_id", "")
+    if not isinstance(session_id, str) or len(session_id) > MAX_SESSION_ID or not _clean_text(session_id):
+        raise ChangeInvalid("session_id", f"expected text of at most {MAX_SESSION_ID} characters")
+    active_ms = data.get("active_ms")
+    if active_ms is not None and (
+        not isinstance(active_ms, int) or isinstance(active_ms, bool) or not 0 <= active_ms <= MAX_ACTIVE_MS
+    ):
+        raise ChangeInvalid("active_ms", f"expected milliseconds, a whole number from 0 to {MAX_ACTIVE_MS}")
+    return dict(
+        change_id=_uuid(data.get("change_id")), client_time=_client_time(data.get("client_time")),
+        client_seq=client_seq, session_id=session_id, active_ms=active_ms,
+    )
+
+
+def _clean_text(text) -> bool:
+    """No NUL and no lone surrogate: text every database stores."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(value, field):
+    """Raise ChangeInvalid when text (or text inside a list or dict) has NUL or a lone surrogate."""
+    if isinstance(value, str):
+        if not _clean_text(value):
+            raise ChangeInvalid(field, "text with a NUL character or a lone surrogate cannot be stored")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            check_text(v, f"{field}[{i}]")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            check_text(k, field)
+            check_text(v, f"{field}.{k}")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ChangeInvalid(field, "expected a finite number")
+
+
+def _uuid(raw):
+    try:
+        return uuid.UUID(raw)
+    except (TypeError, ValueError, AttributeError):
+        raise ChangeInvalid("change_id", "expected a UUID made by the page") from None
+
+
+def _client_time(raw):
+    """The assessor's clock (it orders the assessor's changes: assessments.services.judging)."""
+    try:
+        when = parse_datetime(raw) if isinstance(raw, str) else None
+    except (ValueError, OverflowError):
+        when = None
+    if when is None or when.tzinfo is None:
+        raise ChangeInvalid("client_time", "expected an ISO 8601 time with a zone, e.g. 2024-05-01T12:00:00.000Z")
+    return when
+
+
+def mark(assignment, done: bool, *, reason: str = ""):
+    """The assessor marks the unit done (complete, or submitted incomplete with `reason`) or opens it again."""
+    if done:
+        status.mark_done(assignment, progress(assignment), incomplete_reason=reason)
+    else:
+        status.reopen(assignment)

@@ -1,0 +1,144 @@
+"""Outline judging (CAR Y3): an article's passages, the assessor's labels on them, progress, and checking a change.
+
+An outline unit is a topic and one run's article. Labels are keyed on (topic, passage) within the campaign, so a
+passage judged in one run's article is judged in every article of the topic that shows it.
+"""
+
+from dataclasses import dataclass
+
+from annotation.services.errors import ChangeInvalid
+from annotation.services.progress import Progress
+from assessments.models import Judgement, Layer, RunEntry, SpecialFacet
+
+OUTLINE_LAYERS = (Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
+PROGRESS_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
+MAX_NOTES = 20_000
+
+
+# Reading ---------------------------------------------------------------------------------------------------------
+
+
+def article(assignment, *, text=True) -> list[RunEntry]:
+    """The run's passages for the topic, in article order; without `text`, the passages' ids alone (a save)."""
+    entries = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).select_related("passage")
+    if not text:
+        entries = entries.only("rank", "passage_id", "passage__id")
+    return list(entries.order_by("rank"))
+
+
+def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=OUTLINE_LAYERS) -> dict:
+    """The assessor's current outline labels in one campaign for these passages of a topic, whatever run they were
+    made under.
+
+    Returns {"notes": {pid: text}, "facets": {pid: [...]}, "removed": {pid: bool},
+    "transitions": {"pid1-pid2": value}, "runs": {pid: [run names]}}; cleared labels are left out.
+    `layers` narrows what is read (progress needs no notes).
+    """
+    ids = set(passage_ids)
+    labels = {"notes": {}, "facets": {}, "removed": {}, "transitions": {}, "runs": {}}
+    rows = Judgement.objects.in_campaign(campaign_id).filter(
+        assessor=assessor, topic_id=topic_id, layer__in=layers, passage_id__in=ids, adjudicated=False,
+    ).order_by().values_list("layer", "passage_id", "passage2_id", "value", "run_ids")  # no ordering: no joins
+    for layer, pid, pid2, value, run_ids in rows:
+        if layer == Layer.TRANSITION:
+            if pid2 in ids and value is not None:
+                labels["transitions"][f"{pid}-{pid2}"] = value
+            continue
+        runs = labels["runs"].setdefault(pid, set())
+        runs.update(run_ids or ())
+        if value is None or value == [] or value == "":
+            continue
+        if layer == Layer.NOTES:
+            labels["notes"][pid] = value
+        elif layer == Layer.FACET:
+            labels["facets"][pid] = value
+        elif layer == Layer.REMOVAL:
+            labels["removed"][pid] = bool(value)
+    labels["runs"] = {pid: sorted(runs) for pid, runs in labels["runs"].items()}
+    return labels
+
+
+def progress_of(passage_ids, labels) -> Progress:
+    """Progress of an article (passage ids in order) under `labels` (as current_labels returns them): every kept
+    passage graded, every transition between consecutive kept passages labelled; a removed passage is done."""
+    kept = [pid for pid in passage_ids if not labels["removed"].get(pid)]
+    graded = sum(1 for pid in kept if labels["facets"].get(pid))
+    pairs = list(zip(kept, kept[1:]))
+    labelled = sum(1 for a, b in pairs if labels["transitions"].get(f"{a}-{b}"))
+    total = len(passage_ids) + len(pairs)
+    return Progress(
+        total=total, done=(len(passage_ids) - len(kept)) + graded + labelled, noun="label", size=len(passage_ids),
+        parts={"passages": len(kept) - graded, "transitions": len(pairs) - labelled},
+    )
+
+
+def progress(assignment, passage_ids=None) -> Progress:
+    """The outline unit's progress now (`passage_ids`: the article's, when the caller has them)."""
+    ids = passage_ids if passage_ids is not None else [e.passage_id for e in article(assignment, text=False)]
+    labels = current_labels(
+        assignment.assessor_id, assignment.topic_id, ids, campaign_id=assignment.campaign_id, layers=PROGRESS_LAYERS,
+    )
+    return progress_of(ids, labels)
+
+
+@dataclass(frozen=True)
+class OutlinePage:
+    """What the outline page shows: the article's entries, the page's data (JSON-able) and the progress."""
+
+    entries: list
+    state: dict
+    progress: Progress
+
+
+def outline_page(assignment, *, readonly=False) -> OutlinePage:
+    """Everything the outline page needs; `state` is plain data rendered into the page as JSON, never as markup."""
+    from assessments.labels import outline_labels
+
+    entries = article(assignment)
+    ids = [e.passage_id for e in entries]
+    labels = current_labels(assignment.assessor_id, assignment.topic_id, ids, campaign_id=assignment.campaign_id)
+    facets = [
+        {"id": f.heading_id, "heading": f.heading, "key": str(i) if i <= 9 else "", "notes": f.notes}
+        for i, f in enumerate(assignment.topic.facets.order_by("position"), start=1)
+    ]
+    facets += [
+        {"id": SpecialFacet.OTHER.value, "heading": SpecialFacet.OTHER.label, "key": "o", "special": True},
+        {"id": SpecialFacet.GENERAL.value, "heading": SpecialFacet.GENERAL.label, "key": "g", "special": True},
+    ]
+    state = {
+        "assignment": assignment.token,
+        "status": assignment.status,
+        "readonly": readonly,
+        "run": assignment.run.name,
+        "topic": assignment.topic.external_id,
+        "facets": facets,
+        "label_sets": outline_labels(),
+        "passages": [{"id": e.passage_id, "n": n} for n, e in enumerate(entries, start=1)],
+        "labels": {key: {str(k): v for k, v in labels[key].items()} for key in labels},
+    }
+    return OutlinePage(entries=entries, state=state, progress=progress_of(ids, labels))
+
+
+# Checking a change ----------------------------------------------------------------------------------------------
+
+
+def change_key(assignment, data, layer, value) -> dict:
+    """The key and value of an outline change, checked: record_judgement's keyword arguments. Raises ChangeInvalid."""
+    if layer not in OUTLINE_LAYERS:
+        raise ChangeInvalid("layer", f"expected one of {', '.join(OUTLINE_LAYERS)}")
+    if layer == Layer.NOTES and isinstance(value, str) and len(value) > MAX_NOTES:
+        raise ChangeInvalid("value", f"notes are limited to {MAX_NOTES:,} characters")
+    entries = {e.passage_id: e for e in article(assignment, text=False)}
+    passage = _article_passage(entries, data.get("passage"), "passage")
+    passage2 = None
+    if layer == Layer.TRANSITION:
+        passage2 = _article_passage(entries, data.get("passage2"), "passage2")
+    elif data.get("passage2") is not None:
+        raise ChangeInvalid("passage2", f"a {layer} change is about one passage")
+    return {"passage": passage, "passage2": passage2, "run_ids": [assignment.run.name], "_passage_ids": list(entries)}
+
+
+def _article_passage(entries, raw, field):
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw not in entries:
+        raise ChangeInvalid(field, "not a passage of this article")
+    return entries[raw].passage

@@ -1,0 +1,122 @@
+"""The assessor's queue: every unit of every kind in queue order with its progress, and which one is next.
+
+Reading only: nothing here writes (a GET never changes the database). A unit's status is what
+annotation.services.status stored; progress is counted from the assessor's labels in the unit's campaign.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from annotation.models import Assignment
+from annotation.services import outline, plot
+from annotation.services.progress import Progress
+from assessments.models import Judgement, Layer, PoolCandidate, RunEntry, StudyItem
+
+Status = Assignment.Status
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The header's figures: units in the queue, done, and left."""
+
+    total: int
+    done: int
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done
+
+
+def queue(user) -> list[tuple[Assignment, Progress]]:
+    """The user's assignments (every kind) in queue order, each with its progress (a handful of queries in all)."""
+    assignments = list(Assignment.objects.for_assessor(user).select_related("topic", "run", "pool", "campaign"))
+    if not assignments:
+        return []
+    progress = {}
+    progress.update(_outline_progress(user, [a for a in assignments if a.kind == Assignment.Kind.OUTLINE]))
+    progress.update(_work_progress(user, [a for a in assignments if a.kind != Assignment.Kind.OUTLINE]))
+    for a in assignments:
+        a.page_kind = plot.page_kind(a)
+    return sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))
+
+
+def counts(items) -> Counts:
+    """Units and units done of a queue, by their stored status (the one the pages and the API show)."""
+    return Counts(total=len(items), done=sum(1 for a, _ in items if a.status == Status.DONE))
+
+
+def next_assignment(user, *, after=None, items=None, locked=None):
+    """The user's next unit: a batch sent back for revision first, else the first one not done, other than `after`.
+    Units waiting for the user's qualification (`locked` campaign ids) are skipped."""
+    from annotation.services.qualification import locked_campaign_ids
+
+    items = queue(user) if items is None else items
+    locked = locked_campaign_ids(user) if locked is None else locked
+    open_units = [
+        a for a, _ in items
+        if a.status != Status.DONE and (after is None or a.pk != after.pk)
+        and (a.qualification or a.campaign_id not in locked)
+    ]
+    revise = next((a for a in open_units if a.status == Status.REVISE), None)
+    return revise or next(iter(open_units), None)
+
+
+def _outline_progress(user, assignments) -> dict:
+    if not assignments:
+        return {}
+    articles = defaultdict(list)
+    entries = (
+        RunEntry.objects.filter(run_id__in={a.run_id for a in assignments}, topic_id__in={a.topic_id for a in assignments})
+        .order_by("run_id", "topic_id", "rank")
+        .values_list("run_id", "topic_id", "passage_id")
+    )
+    for run_id, topic_id, passage_id in entries:
+        articles[run_id, topic_id].append(passage_id)
+    labels = {}
+    for campaign_id, topic_id in {(a.campaign_id, a.topic_id) for a in assignments}:
+        ids = {pid for (_, t), pids in articles.items() if t == topic_id for pid in pids}
+        labels[campaign_id, topic_id] = outline.current_labels(
+            user, topic_id, ids, campaign_id=campaign_id, layers=outline.PROGRESS_LAYERS,
+        )
+    return {
+        a.pk: outline.progress_of(articles[a.run_id, a.topic_id], labels[a.campaign_id, a.topic_id])
+        for a in assignments
+    }
+
+
+def _work_progress(user, assignments) -> dict:
+    if not assignments:
+        return {}
+    pools = {a.pool_id for a in assignments}
+    topics = {a.topic_id for a in assignments}
+    cands = defaultdict(set)
+    for pool_id, topic_id, pid in PoolCandidate.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
+        "pool_id", "topic_id", "passage_id"
+    ):
+        cands[pool_id, topic_id].add(pid)
+    items = defaultdict(set)
+    for pool_id, topic_id, kind, key in StudyItem.objects.filter(pool_id__in=pools, topic_id__in=topics).values_list(
+        "pool_id", "topic_id", "kind", "key"
+    ):
+        items[pool_id, topic_id, kind].add(key)
+    graded, answered = defaultdict(set), defaultdict(set)
+    rows = Judgement.objects.filter(
+        assessor=user, topic_id__in=topics, value__isnull=False, adjudicated=False,
+        layer__in=[Layer.PLOT_GRADE, Layer.CHOICE, Layer.RATING],
+    ).values_list("campaign_id", "layer", "topic_id", "passage_id", "item")
+    for campaign_id, layer, topic_id, pid, item in rows:
+        if layer == Layer.PLOT_GRADE:
+            graded[campaign_id, topic_id].add(pid)
+        else:
+            answered[campaign_id, topic_id, layer].add(item)
+    out = {}
+    for a in assignments:
+        kind = plot.page_kind(a)
+        if kind == "plot":
+            total = cands[a.pool_id, a.topic_id]
+            done = total & graded[a.campaign_id, a.topic_id]
+        else:
+            total = items[a.pool_id, a.topic_id, kind]
+            done = total & answered[a.campaign_id, a.topic_id, plot.PAGE_LAYERS[kind][0]]
+        out[a.pk] = Progress(total=len(total), done=len(done), noun=plot.NOUNS[kind], size=len(total))
+    return out

@@ -1,0 +1,209 @@
+"""Assessor pages: the queue, the judging page of any kind of unit, and its JSON endpoints (save a change, mark).
+
+Thin views: they check who asks, parse the request, and call one service (annotation.services.queue, .changes,
+.status, .outline, .plot). A GET never writes.
+"""
+
+import json
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.models import Assignment, Campaign
+from annotation.roles import can_view_assignment, is_organiser, is_reviewer
+from annotation.services import changes, outline, plot, qualification, queue, review
+from annotation.services.errors import ServiceError
+from assessments.services.judging import RATING_MAX, RATING_MIN
+
+page_login_required = login_required(login_url="login")
+MAX_JSON_DEPTH = 64
+
+# page kind -> (template, script, id of the page's data)
+PAGES = {
+    "outline": ("annotation/outline.html", "annotation/outline.js", "outline-data"),
+    "plot": ("annotation/plot.html", "annotation/plot.js", "plot-data"),
+    "choice": ("annotation/choice.html", "annotation/study.js", "study-data"),
+    "pair": ("annotation/pair.html", "annotation/study.js", "study-data"),
+}
+
+
+def _json_login_required(view):
+    """Like login_required, but answers the page's script with 403 JSON instead of a redirect to the login page."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return JsonResponse({"field": None, "message": "signed out: sign in again", "signed_out": True}, status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _own_assignment(request, token):
+    """The assignment with this token if it is the user's own; 404 for anyone else."""
+    try:
+        assignment = Assignment.objects.select_related("topic", "run", "campaign").get(token=token, assessor=request.user)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
+    assignment.assessor = request.user  # already loaded: saves a query per save
+    return assignment
+
+
+def _locked():
+    return JsonResponse({"field": None, "message": "qualification first: this work opens when you pass it"}, status=403)
+
+
+def _error(field, message, status_code=400):
+    return JsonResponse({"field": field, "message": message}, status=status_code)
+
+
+def _json_body(request):
+    """The request's JSON object, or None when the body is not JSON (or is nested beyond reason)."""
+    try:
+        raw = request.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    depth = 0
+    for ch in raw:  # refuse deep nesting before the parser recurses into it
+        if ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return None
+        elif ch in "]}":
+            depth -= 1
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@require_GET
+@page_login_required
+def home(request):
+    """The user's own queue with progress; the next open unit is one key away. Organisers go to their campaigns."""
+    items = queue.queue(request.user)
+    organiser = is_organiser(request.user)
+    if organiser and not items and "queue" not in request.GET:
+        return redirect("annotation:campaigns")
+    locked = qualification.locked_campaign_ids(request.user)
+    remarks = review.revision_remarks(request.user)
+    for a, _ in items:
+        a.locked = not a.qualification and a.campaign_id in locked
+        a.remarks = remarks.get(a.pk, [])
+    next_unit = queue.next_assignment(request.user, items=items, locked=locked)
+    return render(request, "annotation/home.html", {
+        "items": items,
+        "next_item": next(((a, p) for a, p in items if a == next_unit), None),
+        "counts": queue.counts(items),
+        "done_count": queue.counts(items).done,
+        "can_review": organiser,
+        "is_reviewer": is_reviewer(request.user),
+        "notices": qualification.notices(request.user),
+        "campaigns": Campaign.objects.order_by("name") if organiser else [],
+    })
+
+
+@require_GET
+@page_login_required
+def next_assignment(request):
+    """Go to the first unit in the queue that is not done (other than `after`), or home when none is left."""
+    after = Assignment.objects.filter(token=request.GET.get("after", "")[:64].replace("\x00", ""),
+                                      assessor=request.user).first()
+    assignment = queue.next_assignment(request.user, after=after)
+    if assignment is None:
+        return redirect(reverse("annotation:home") + "?queue")
+    return redirect("annotation:outline", token=assignment.token)
+
+
+@require_GET
+@page_login_required
+def assignment_page(request, token):
+    """The page of one unit, whatever its kind: its assessor judges, organisers may look (read-only)."""
+    assignment = Assignment.objects.select_related("topic", "run", "pool", "assessor", "campaign").filter(
+        token=token.replace("\x00", "")).first()
+    if assignment is None or not can_view_assignment(request.user, assignment):
+        raise Http404("No such assignment.")
+    own = assignment.assessor_id == request.user.pk
+    if own and qualification.is_locked(assignment):
+        return redirect("annotation:home")  # the queue says why: qualification first
+    kind = plot.page_kind(assignment)
+    try:
+        if kind == "outline":
+            page = outline.outline_page(assignment, readonly=not own)
+            context = {"facets": page.state["facets"], "entries": page.entries, "state": page.state,
+                       "progress": page.progress}
+        elif kind == "plot":
+            context = plot.plot_page(assignment, readonly=not own)
+        else:
+            context = plot.study_page(assignment, kind, readonly=not own)
+    except plot.SettingsInvalid as exc:
+        return HttpResponse(f"This campaign's settings are wrong: {exc}", status=409, content_type="text/plain")
+    context["state"].update(
+        user=request.user.pk,
+        kind=assignment.kind,
+        save_url=reverse("annotation:save", args=[assignment.token]),
+        mark_url=reverse("annotation:mark", args=[assignment.token]),
+        next_url=reverse("annotation:next") + "?after=" + assignment.token,
+    )
+    template, script, data_id = PAGES[kind]
+    return render(request, template, {
+        **context,
+        "assignment": assignment,
+        "topic": assignment.topic,
+        "campaign": assignment.campaign,
+        "readonly": not own,
+        "first_visit": assignment.status == Assignment.Status.TODO,
+        "rating_values": range(RATING_MIN, RATING_MAX + 1),
+        "page_script": script,
+        "data_id": data_id,
+    })
+
+
+@require_POST
+@_json_login_required
+def save(request, token):
+    """Store one change (JSON body); a resent change is stored once. 400 names the bad field."""
+    assignment = _own_assignment(request, token)
+    if qualification.is_locked(assignment):
+        return _locked()
+    data = _json_body(request)
+    if data is None:
+        return _error("body", "expected a JSON object")
+    try:
+        recorded, progress = changes.save_change(assignment, data)
+    except ServiceError as exc:
+        return _error(exc.field, exc.message)
+    return JsonResponse({
+        "ok": True,
+        "duplicate": recorded.duplicate,
+        "current": recorded.current,
+        "status": assignment.status,
+        "progress": progress.as_json(),
+        **progress.as_json(),
+    })
+
+
+@require_POST
+@_json_login_required
+def mark(request, token):
+    """Mark the unit done (`{"done": true}`, with `"reason"` when labels are missing) or reopen it (`{"done": false}`)."""
+    assignment = _own_assignment(request, token)
+    if qualification.is_locked(assignment):
+        return _locked()
+    data = _json_body(request)
+    done = data.get("done") if data else None
+    if not isinstance(done, bool):
+        return _error("done", "expected true or false")
+    reason = data.get("reason", "")
+    if not isinstance(reason, str) or "\x00" in reason:
+        return _error("reason", "expected text")
+    try:
+        changes.mark(assignment, done, reason=reason)
+    except ServiceError as exc:
+        return _error(exc.field, exc.message)
+    return JsonResponse({"ok": True, "status": assignment.status, "progress": changes.progress(assignment).as_json()})

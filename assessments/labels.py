@@ -1,0 +1,42 @@
+"""The label registry: every label set the pages, the JavaScript (as data the page is given), the dashboard,
+adjudication, review and the exports show, with its name, key, grade and colour, in one place.
+
+The stored values are the TextChoices of assessments.models.judgements (Relevance, Transition); wire names of
+external formats (MustLabel, SameTransition…) stay in the importers and exporters.
+"""
+
+from assessments.models.judgements import RELEVANCE_GRADE, Relevance, Transition
+
+# Relevance of a passage for a facet, as offered on the outline page: value, name, key, qrels grade, colour.
+RELEVANCE = [
+    {"value": Relevance.MUST.value, "name": "MUST", "key": "m", "grade": RELEVANCE_GRADE[Relevance.MUST], "colour": "#15803d"},
+    {"value": Relevance.SHOULD.value, "name": "SHOULD", "key": "s", "grade": RELEVANCE_GRADE[Relevance.SHOULD], "colour": "#2563eb"},
+    {"value": Relevance.CAN.value, "name": "CAN", "key": "c", "grade": RELEVANCE_GRADE[Relevance.CAN], "colour": "#b45309"},
+]
+REMOVED = {"value": "removed", "name": "removed", "key": "x", "grade": 0, "colour": "#6b7280"}
+
+# Transitions between consecutive kept passages: value, name, key (after `t`), colour.
+TRANSITIONS = [
+    {"value": Transition.SAME.value, "name": "Same topic", "key": "1", "colour": "#15803d"},
+    {"value": Transition.COHERENT.value, "name": "Coherent transition", "key": "2", "colour": "#2563eb"},
+    {"value": Transition.SWITCH.value, "name": "Topic switch", "key": "3", "colour": "#b91c1c"},
+]
+
+# The plot page's graded answer when a campaign sets none: [value, label], best first.
+DEFAULT_PLOT_SCALE = [[2, "Describes it"], [1, "Partly"], [0, "Does not"]]
+
+# Page-level grades of outline judging (qrels), best first, as charts and adjudication name them.
+OUTLINE_GRADES = [(r["grade"], r["name"]) for r in RELEVANCE] + [(0, "removed")]
+GRADE_NAMES = {**{r["grade"]: r["name"] for r in RELEVANCE}, 0: "removed / not relevant",
+               RELEVANCE_GRADE[Relevance.TRASH]: "TRASH"}
+TRANSITION_NAMES = {t["value"]: t["name"] for t in TRANSITIONS}
+
+
+def outline_labels() -> dict:
+    """The outline page's label sets, given to its script as data."""
+    return {"relevance": RELEVANCE, "removed": REMOVED, "transitions": TRANSITIONS}
+
+
+def plot_grade_names(scale=None) -> dict:
+    """{grade: name} of a plot scale (default: DEFAULT_PLOT_SCALE)."""
+    return {value: name for value, name in (scale or DEFAULT_PLOT_SCALE)}
