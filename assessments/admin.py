@@ -124,21 +124,21 @@ class PoolAdmin(admin.ModelAdmin):
         return self._qrels_response(request, queryset, "section")
 
     def _qrels_response(self, request, queryset, level):
-        """Stream the pool's qrels as a file, as `export_qrels --pool NAME --level LEVEL` writes them."""
+        """Stream the pool's qrels as a file, as `export_qrels --pool NAME --level LEVEL` writes them (one service)."""
         from itertools import chain
 
         from django.contrib import messages
         from django.http import StreamingHttpResponse
 
-        from assessments.exporters.common import ExportFailed, resolve_scope
-        from assessments.exporters.qrels import judgement_qrels, qrels_lines
+        from assessments.exporters.common import ExportFailed
+        from assessments.services.qrels import QrelsRequest, qrels_text
 
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one pool to download its qrels.", messages.WARNING)
             return None
         pool = queryset.get()
         try:
-            lines = qrels_lines(judgement_qrels(resolve_scope(pool=pool.name), aggregate="majority", level=level))
+            lines = qrels_text(QrelsRequest(pool=pool.name, aggregate="majority", level=level))
             first = next(lines, None)
         except ExportFailed as exc:
             self.message_user(request, f"No qrels for pool {pool.name}: {exc}", messages.WARNING)

@@ -3,7 +3,6 @@
 import io
 import tempfile
 import zipfile
-from itertools import chain
 from pathlib import Path
 
 from django.http import HttpResponse, StreamingHttpResponse
@@ -12,21 +11,20 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.views import APIView
 
-from annotation.api.common import detail
 from annotation.api.permissions import IsUnscopedOrganiser
 from annotation.api.serializers import QrelsQuerySerializer
+from rest_framework.response import Response
+
 from assessments.exporters import qrels
 from assessments.exporters.car_y3 import export_car_assessments
 from assessments.exporters.common import ExportFailed, resolve_scope
+from assessments.services.qrels import QrelsRequest, qrels_text
 
 
-def qrels_rows(*, collection=None, pool=None, topic=(), assessor=None, aggregate=None, level=None, qrel_set=None):
-    """The qrels rows `manage.py export_qrels` writes for the same options (an iterator); ExportFailed if impossible."""
-    if qrel_set:
-        scope = resolve_scope(collection=collection, topics=topic, pool=pool) if collection or pool or topic else None
-        return qrels.qrel_set_lines(qrel_set, scope and scope.topic_ids)
-    scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
-    return qrels.judgement_qrels(scope, aggregate=aggregate or ("one" if assessor else "majority"), level=level or "page")
+def export_failed(exc):
+    """400 naming the option at fault: {"detail": "Nothing was exported: …", "field": "assessor"}."""
+    return Response({"detail": f"Nothing was exported: {exc.message}", "field": exc.field},
+                    status=status.HTTP_400_BAD_REQUEST)
 
 
 SCOPE_PARAMETERS = [
@@ -60,12 +58,12 @@ class Qrels(APIView):
     def get(self, request):
         query = QrelsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        options = dict(query.validated_data)
         try:
-            lines = qrels.qrels_lines(qrels_rows(**query.validated_data))
-            first = next(lines, "")  # a problem shows before the first line: it is still a 400
-        except ExportFailed as exc:
-            return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was exported: {exc}")
-        return StreamingHttpResponse(chain([first], lines), content_type="text/plain; charset=utf-8")
+            lines = qrels_text(QrelsRequest(topics=tuple(options.pop("topic")), **options))
+        except ExportFailed as exc:  # a problem shows before the first line: it is still a 400
+            return export_failed(exc)
+        return StreamingHttpResponse(lines, content_type="text/plain; charset=utf-8")
 
 
 class ScopeQuerySerializer(serializers.Serializer):
@@ -108,7 +106,7 @@ class CarAssessments(APIView):
         try:
             data = car_assessments_zip(**query.validated_data)
         except ExportFailed as exc:
-            return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was exported: {exc}")
+            return export_failed(exc)
         response = HttpResponse(data, content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="car-y3-assessments.zip"'
         return response

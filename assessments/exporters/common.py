@@ -18,7 +18,23 @@ from retrieval.models import Collection
 
 
 class ExportFailed(Exception):
-    """An export that cannot be done or could not be finished; the message says why and where."""
+    """An export that cannot be done or could not be finished; the message says why and where.
+
+    `field` names the option at fault in words every caller understands (`assessor`, `collection`…): the
+    commands show it as a flag (`--assessor: …`), the API as the field of its 400, pages beside the input.
+    """
+
+    def __init__(self, message, field=None):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+    def __str__(self):
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+    def as_flag(self) -> str:
+        """The message as a command line shows it: `--field: message`."""
+        return f"--{self.field.replace('_', '-')}: {self.message}" if self.field else self.message
 
 
 @dataclass(frozen=True)
@@ -28,10 +44,13 @@ class Scope:
     collection: Collection
     topic_ids: tuple[int, ...] | None = None  # None: every topic of the collection
     assessor: object | None = None  # a user, or None for every assessor
+    campaign_id: int | None = None  # one campaign's own labels, or None for every human label of the collection
 
     def judgements(self):
         """Judgement rows in scope, without the model's default ordering (it would join the topic table)."""
         rows = Judgement.objects.filter(topic__collection=self.collection).order_by()
+        if self.campaign_id is not None:
+            rows = rows.filter(campaign_id=self.campaign_id)
         if self.topic_ids is not None:
             rows = rows.filter(topic_id__in=self.topic_ids)
         if self.assessor is not None:
@@ -46,8 +65,8 @@ class Scope:
         return topics
 
 
-def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None) -> Scope:
-    """The Scope named by command-line style arguments; ExportFailed says what does not exist or is ambiguous.
+def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None, campaign_id=None) -> Scope:
+    """The Scope named by these options; ExportFailed names the option that does not exist or is ambiguous.
 
     Without a collection, the collection is the one the named topics (or pool) belong to, or else the only
     collection that has judgements.
@@ -56,22 +75,22 @@ def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None) -> Sc
     if assessor:
         user = get_user_model().objects.filter(username=assessor).first()
         if user is None:
-            raise ExportFailed(f"--assessor: no user named {assessor!r}")
+            raise ExportFailed(f"no user named {assessor!r}", "assessor")
 
     coll = None
     if collection:
         coll = Collection.objects.filter(name=collection).first()
         if coll is None:
-            raise ExportFailed(f"--collection: no collection named {collection!r}")
+            raise ExportFailed(f"no collection named {collection!r}", "collection")
 
     pool_topic_ids = None
     if pool:
         found = Pool.objects.filter(name=pool).select_related("collection").first()
         if found is None:
-            raise ExportFailed(f"--pool: no pool named {pool!r}")
+            raise ExportFailed(f"no pool named {pool!r}", "pool")
         if coll is not None and found.collection_id != coll.pk:
             raise ExportFailed(
-                f"--pool: pool {pool!r} belongs to collection {found.collection.name!r}, not {collection!r}"
+                f"pool {pool!r} belongs to collection {found.collection.name!r}, not {collection!r}", "pool"
             )
         coll = found.collection
         pool_topic_ids = set(found.topics.values_list("pk", flat=True))
@@ -86,18 +105,18 @@ def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None) -> Sc
         missing = [t for t in wanted if t not in {m[0] for m in matches}]
         where = f" in collection {coll.name!r}" if coll is not None else ""
         if missing:
-            raise ExportFailed(f"--topic: no topic {', '.join(map(repr, missing))}{where}")
+            raise ExportFailed(f"no topic {', '.join(map(repr, missing))}{where}", "topic")
         collections = {m[3]: m[2] for m in matches}
         if len(collections) > 1:
             names = ", ".join(sorted(collections.values()))
-            raise ExportFailed(f"--topic: the topics are in several collections ({names}); name one with --collection")
+            raise ExportFailed(f"the topics are in several collections ({names}); name one", "collection")
         if coll is None:
             coll = Collection.objects.get(pk=next(iter(collections)))
         topic_ids = {m[1] for m in matches}
         if pool_topic_ids is not None:
             outside = sorted(m[0] for m in matches if m[1] not in pool_topic_ids)
             if outside:
-                raise ExportFailed(f"--topic: {', '.join(map(repr, outside))} not in pool {pool!r}")
+                raise ExportFailed(f"{', '.join(map(repr, outside))} not in pool {pool!r}", "topic")
     elif pool_topic_ids is not None:
         topic_ids = pool_topic_ids
 
@@ -107,10 +126,10 @@ def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None) -> Sc
         if not names:
             raise ExportFailed("there are no judgements to export")
         if len(names) > 1:
-            raise ExportFailed(f"judgements of several collections ({', '.join(names)}): name one with --collection")
+            raise ExportFailed(f"there are judgements of several collections ({', '.join(names)}): name one", "collection")
         coll = judged.get()
 
-    return Scope(coll, tuple(sorted(topic_ids)) if topic_ids is not None else None, user)
+    return Scope(coll, tuple(sorted(topic_ids)) if topic_ids is not None else None, user, campaign_id)
 
 
 def raw_rows(queryset, chunk_size=2000):

@@ -90,11 +90,11 @@ def aggregate_grades(grades, how):
 def check_aggregate(how, scope):
     """ExportFailed unless `how` can be computed for `scope`."""
     if how not in AGGREGATORS:
-        raise ExportFailed(f"--aggregate: {how!r} is not one of {', '.join(AGGREGATES)}")
+        raise ExportFailed(f"{how!r} is not one of {', '.join(AGGREGATES)}", "aggregate")
     if how == "one" and scope.assessor is None:
-        raise ExportFailed("--aggregate one: name the assessor with --assessor")
+        raise ExportFailed("one: name the assessor", "aggregate")
     if how != "one" and scope.assessor is not None:
-        raise ExportFailed(f"--assessor: qrels of one assessor are --aggregate one, not {how}")
+        raise ExportFailed(f"qrels of one assessor are aggregate one, not {how}", "assessor")
 
 
 # --- qrels from judgements ---------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None):
     """
     check_aggregate(aggregate, scope)
     if level not in LEVELS:
-        raise ExportFailed(f"--level: {level!r} is not one of {', '.join(LEVELS)}")
+        raise ExportFailed(f"{level!r} is not one of {', '.join(LEVELS)}", "level")
     combine = AGGREGATORS[aggregate]
     final = None
     if aggregate == "adjudicated":
@@ -275,7 +275,7 @@ def qrel_set_lines(name, topic_ids=None):
     """
     qrel_set = QrelSet.objects.filter(name=name).first()
     if qrel_set is None:
-        raise ExportFailed(f"--qrel-set: no qrel set named {name!r}")
+        raise ExportFailed(f"no qrel set named {name!r}", "qrel_set")
     return _qrel_rows(qrel_set, topic_ids)
 
 

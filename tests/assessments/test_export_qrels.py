@@ -197,16 +197,16 @@ def test_an_unwritable_out_file_is_a_clear_error_and_leaves_nothing(judged, tmp_
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--assessor", "alice", "--aggregate", "adjudicated"], "--assessor: qrels of one assessor are --aggregate one"),
-        (["--aggregate", "one"], "--aggregate one: name the assessor with --assessor"),
+        (["--assessor", "alice", "--aggregate", "adjudicated"], "--assessor: qrels of one assessor are aggregate one"),
+        (["--aggregate", "one"], "--aggregate: one: name the assessor"),
         (["--aggregate", "median"], "--aggregate: 'median' is not one of one, majority, mean, max, adjudicated"),
-        (["--assessor", "alice", "--aggregate", "max"], "--assessor: qrels of one assessor are --aggregate one"),
+        (["--assessor", "alice", "--aggregate", "max"], "--assessor: qrels of one assessor are aggregate one"),
         (["--assessor", "zoe"], "--assessor: no user named 'zoe'"),
         (["--collection", "nope"], "--collection: no collection named 'nope'"),
         (["--topic", "tqa2:L_9999"], "--topic: no topic 'tqa2:L_9999'"),
         (["--pool", "nope"], "--pool: no pool named 'nope'"),
         (["--qrel-set", "nope"], "--qrel-set: no qrel set named 'nope'"),
-        (["--qrel-set", "x", "--level", "section"], "--qrel-set exports a stored set as it is"),
+        (["--qrel-set", "x", "--level", "section"], "--qrel-set: a stored qrel set is exported as it is"),
     ],
 )
 def test_impossible_requests_are_clear_errors(judged, tmp_path, args, message):
@@ -222,7 +222,7 @@ def test_several_collections_need_one_named(judged):
     record_judgement(assessor=new_user("dave"), layer=Layer.REMOVAL, value=True, topic=topic,
                      passage=factories.passage(other, "zz"))
 
-    with pytest.raises(CommandError, match="judgements of several collections .*name one with --collection"):
+    with pytest.raises(CommandError, match="--collection: there are judgements of several collections .*name one"):
         qrels()
     with pytest.raises(CommandError, match="topics are in several collections"):
         qrels("--topic", TOPIC)

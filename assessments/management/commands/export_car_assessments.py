@@ -32,5 +32,5 @@ class Command(BaseCommand):
             )
             result = export_car_assessments(scope, options["out"], indent=options["indent"])
         except ExportFailed as exc:
-            raise CommandError(f"export failed: {exc}") from exc
+            raise CommandError(f"export failed: {exc.as_flag()}") from exc
         self.stdout.write(result.summary())

@@ -1,10 +1,11 @@
-"""manage.py export_qrels [--collection C] [--pool P] [--topic ID ...] [--assessor NAME]
+"""manage.py export_qrels [--collection C] [--campaign NAME] [--pool P] [--topic ID ...] [--assessor NAME]
 [--aggregate one|majority|mean|max|adjudicated] [--level page|section] [--qrel-set NAME] [--out FILE]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.exporters import qrels
-from assessments.exporters.common import ExportFailed, resolve_scope
+from assessments.exporters.common import ExportFailed
+from assessments.services.qrels import QrelsRequest, qrels_rows
 
 
 class Command(BaseCommand):
@@ -36,37 +37,22 @@ class Command(BaseCommand):
             "column topic/heading_id.",
         )
         parser.add_argument("--qrel-set", help="Export this stored qrel set as it is, instead of the judgements.")
+        parser.add_argument(
+            "--campaign", help="Only the labels made in this campaign (default: every human label of the collection).",
+        )
         parser.add_argument("--out", metavar="FILE", help="Write to FILE (replaced only when complete), not stdout.")
 
     def handle(self, *args, **options):
-        aggregate, assessor = options["aggregate"], options["assessor"]
         stats = {}
-        if aggregate and aggregate.startswith("assessor:"):
-            if assessor and assessor != aggregate.split(":", 1)[1]:
-                raise CommandError("--aggregate assessor:NAME and --assessor name different assessors")
-            aggregate, assessor = "one", aggregate.split(":", 1)[1]
+        request = QrelsRequest(
+            collection=options["collection"], pool=options["pool"], topics=tuple(options["topics"]),
+            assessor=options["assessor"], aggregate=options["aggregate"], level=options["level"],
+            qrel_set=options["qrel_set"], campaign_id=self.campaign_id(options["campaign"]),
+        )
         try:
-            if options["qrel_set"]:
-                if assessor or aggregate or options["level"]:
-                    raise CommandError("--qrel-set exports a stored set as it is: no --assessor, --aggregate, --level")
-                scope = None
-                if options["collection"] or options["pool"] or options["topics"]:
-                    scope = resolve_scope(
-                        collection=options["collection"], topics=options["topics"], pool=options["pool"]
-                    )
-                rows = qrels.qrel_set_lines(options["qrel_set"], scope and scope.topic_ids)
-            else:
-                scope = resolve_scope(
-                    collection=options["collection"], topics=options["topics"], pool=options["pool"],
-                    assessor=assessor,
-                )
-                rows = qrels.judgement_qrels(
-                    scope, aggregate=aggregate or ("one" if assessor else "majority"), level=options["level"] or "page",
-                    stats=stats,
-                )
-            count = qrels.write_qrels(rows, options["out"], self.stdout)
+            count = qrels.write_qrels(qrels_rows(request, stats), options["out"], self.stdout)
         except ExportFailed as exc:
-            raise CommandError(f"nothing was exported: {exc}") from exc
+            raise CommandError(f"nothing was exported: {exc.as_flag()}") from exc
         if stats.get("unresolved"):
             self.stderr.write(
                 f"warning: {stats['unresolved']:,} lines have assessors who disagree and no adjudicated label: "
@@ -74,3 +60,14 @@ class Command(BaseCommand):
             )
         if options["out"]:
             self.stdout.write(f"{count:,} qrels lines written to {options['out']}.")
+
+    @staticmethod
+    def campaign_id(name):
+        if not name:
+            return None
+        from django.apps import apps
+
+        found = apps.get_model("annotation", "Campaign").objects.filter(name=name).values_list("pk", flat=True).first()
+        if found is None:
+            raise CommandError(f"nothing was exported: --campaign: no campaign named {name!r}")
+        return found
