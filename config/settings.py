@@ -254,7 +254,10 @@ SPECTACULAR_SETTINGS = {
         "annotation.api.schema.error_responses",
     ],
 }
-# Upload limits: bytes of an uploaded run file, bytes it may unpack to (gzip), runs per participant and campaign.
+# Upload limits: bytes of an uploaded run file, bytes it may unpack to (gzip) and how many times its size (past
+# the first MiB), runs per participant and campaign, uploads per user and hour (each one read, stored or not).
 API_MAX_UPLOAD_BYTES = env_int("API_MAX_UPLOAD_BYTES", 20 * 1024 * 1024)
 API_MAX_UNCOMPRESSED_BYTES = env_int("API_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024)
+API_MAX_COMPRESSION_RATIO = env_int("API_MAX_COMPRESSION_RATIO", 100)
 API_MAX_RUNS_PER_PARTICIPANT = env_int("API_MAX_RUNS_PER_PARTICIPANT", 5)
+API_MAX_UPLOADS_PER_HOUR = env_int("API_MAX_UPLOADS_PER_HOUR", 30)

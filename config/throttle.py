@@ -58,12 +58,17 @@ def failures(request, username: str) -> int:
 
 
 def record_failure(request, username: str) -> int:
-    """Count one failed sign-in; returns the count in the window so far.
+    """Count one failed sign-in; returns the count in the window so far."""
+    return hit(_key(request, username), settings.LOGIN_THROTTLE_WINDOW)[0]
 
-    The first failure starts the window: cache.add (set if absent, atomic) writes 0 and the window's end, each
-    expiring with the window; cache.incr then adds one atomically whatever other processes do meanwhile.
+
+def hit(key: str, window: int) -> tuple[int, int]:
+    """Count one event under `key` in a fixed window of `window` seconds; (count in the window so far, seconds
+    until the window ends). Atomic in a shared cache, whatever other processes count meanwhile.
+
+    The first event starts the window: cache.add (set if absent, atomic) writes 0 and the window's end, each
+    expiring with the window; cache.incr then adds one atomically (Redis: INCR).
     """
-    key, window = _key(request, username), settings.LOGIN_THROTTLE_WINDOW
     while True:
         if cache.add(key, 0, timeout=window):
             cache.add(key + ":until", time.time() + window, timeout=window)
@@ -73,7 +78,8 @@ def record_failure(request, username: str) -> int:
             continue
         if count == 1:  # Redis's INCR of a key that expired just before it makes one without expiry: give it one
             cache.touch(key, timeout=window)
-        return count
+        until = cache.get(key + ":until") or time.time() + window
+        return count, max(1, int(until - time.time()))
 
 
 def clear(request, username: str) -> None:

@@ -284,9 +284,10 @@ def json_type(value) -> str:
     return type(value).__name__
 
 
-def parse_json_lines(text: str, problems: Problems):
-    """Yield (line number, object) for each non-blank line; a line that is not a JSON object is a problem."""
-    for number, line in enumerate(text.split("\n"), start=1):
+def parse_json_lines(text: str, problems: Problems, first: int = 1):
+    """Yield (line number, object) for each non-blank line (the first numbered `first`); a line that is not a
+    JSON object is a problem."""
+    for number, line in enumerate(text.split("\n"), start=first):
         if not line.strip():
             continue
         try:

@@ -814,9 +814,45 @@ def read_articles(path, problems, progress=no_progress) -> list[Article]:
 
 def parse_articles(text, problems, progress=no_progress) -> list[Article]:
     """The checked pages of one submission's text (problems go to `problems`); one submission holds one run."""
+    return articles_of(json_records(text, problems), problems, progress)
+
+
+def parse_article_batches(batches, problems, progress=no_progress) -> list[Article]:
+    """parse_articles of a stream of (first line, text) blocks (retrieval.ingest.text_batches), read block by
+    block when the file is JSON lines (its first line is a JSON object, as Y3 submissions are); a file that is
+    one JSON object over several lines (the older trial pages) is read whole, as parse_articles reads it."""
+
+    def records():
+        batches_left = iter(batches)
+        head = []
+        for first, text in batches_left:
+            head.append(text)
+            first_line = next((line.strip() for line in text.split("\n") if line.strip()), None)
+            if first_line is not None:
+                break
+        else:
+            first_line = None
+        try:
+            lines_mode = isinstance(json.loads(first_line), dict) if first_line is not None else False
+        except (json.JSONDecodeError, RecursionError):
+            lines_mode = False
+        if not lines_mode:
+            yield from json_records("\n".join(head + [text for _, text in batches_left]), problems)
+            return
+        number = 1
+        for text in head:
+            yield from parse_json_lines(text, problems, number)
+            number += text.count("\n") + 1
+        for first, text in batches_left:
+            yield from parse_json_lines(text, problems, first)
+
+    return articles_of(records(), problems, progress)
+
+
+def articles_of(records, problems, progress=no_progress) -> list[Article]:
+    """The checked pages of (line, object) records of one submission; one submission holds one run."""
     source = problems.source
     articles, run_line = [], {}
-    records = json_records(text, problems)
     for line, obj in progress(records, desc=Path(source).name, unit="page"):
         run_id = obj.get("run_id")
         if isinstance(run_id, str) and run_id.strip():

@@ -137,10 +137,12 @@ class _Reader:
 
     WIDTH = 0
     result = None
+    too_many = "more than a file may hold"  # why max_rows, for the message
 
-    def __init__(self, problems, *, stop_after=None):
+    def __init__(self, problems, *, stop_after=None, max_rows=None):
         self.problems = problems
         self.stop_after = stop_after
+        self.max_rows = max_rows
         self.seen = {}  # topic (qrels: topic and subtopic) → docids of every well-shaped line so far
         self.bad_keys = {}  # key → line, of well-shaped lines with a bad field (up to MAX_BAD_KEYS)
         self.index = None  # key → first line, built at the first duplicate; then every block goes line by line
@@ -154,7 +156,10 @@ class _Reader:
         if split is None or not self._fast_block(first, *split):
             self._slow_block(first, text)
         if self.stopped_at is not None:
-            self.problems.stop(f"stopped reading at line {self.stopped_at:,}, after {self.stop_after:,} problems")
+            self.problems.stop(f"stopped reading at line {self.stopped_at:,}, after {self.problems.total:,} problems")
+        if self.max_rows is not None and len(self.result) > self.max_rows:
+            line = self.result.lines[self.max_rows]
+            self.problems.stop(f"more than {self.max_rows:,} lines (stopped reading at line {line:,}): {self.too_many}")
 
     def read(self, batches, progress=None):
         """Feed every (first line, text) block; returns the parsed columns."""
@@ -176,13 +181,16 @@ class RunReader(_Reader):
     problem with its line and field, as the line-by-line parse gave it.
 
     stop_after: stop reading once that many problems are found (ImportFailed, for uploads: a bad file of
-    millions of lines is not read to its end); None reads everything.
+    millions of lines is not read to its end); max_rows: stop once more well-formed lines than that are read
+    (`too_many` says why, for the message); None reads everything.
     """
 
     WIDTH = 6
 
-    def __init__(self, problems, *, stop_after=None):
-        super().__init__(problems, stop_after=stop_after)
+    def __init__(self, problems, *, stop_after=None, max_rows=None, too_many=None):
+        super().__init__(problems, stop_after=stop_after, max_rows=max_rows)
+        if too_many:
+            self.too_many = too_many
         self.run = self.result = ParsedRun()
         self.tag_objects = {}  # one string object per tag
 
@@ -239,9 +247,9 @@ class RunReader(_Reader):
     def _slow_block(self, first, text):
         problems, run, seen = self.problems, self.run, self.seen
         tag_lines = run.first_tag_line
-        stop = self.stop_after if self.stop_after is not None else -1
+        stop = self.stop_after if self.stop_after is not None else float("inf")
         for number, raw in enumerate(text.split("\n"), start=first):
-            if problems.total == stop:
+            if problems.total >= stop:
                 self.stopped_at = number
                 break
             cols = raw.split()
@@ -356,9 +364,9 @@ class QrelsReader(_Reader):
 
     def _slow_block(self, first, text):
         problems, qrels, seen = self.problems, self.qrels, self.seen
-        stop = self.stop_after if self.stop_after is not None else -1
+        stop = self.stop_after if self.stop_after is not None else float("inf")
         for number, raw in enumerate(text.split("\n"), start=first):
-            if problems.total == stop:
+            if problems.total >= stop:
                 self.stopped_at = number
                 break
             cols = raw.split()
