@@ -1,5 +1,6 @@
 """Admin pages for the test collection, usable by organisers: search, filters, counts."""
 
+from django import forms
 from django.contrib import admin
 
 from assessments.models import (
@@ -101,10 +102,32 @@ class CandidateSourceInline(admin.TabularInline):
     readonly_fields = ["run", "rank", "score"]
 
 
+class PoolForm(forms.ModelForm):
+    """A pool checked as the services check it: its topics and runs belong to its collection."""
+
+    class Meta:
+        model = Pool
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        collection = data.get("collection")
+        if collection is None:
+            return data
+        for field, name in (("topics", "external_id"), ("runs", "name")):
+            outside = [getattr(o, name) for o in data.get(field) or [] if o.collection_id != collection.pk]
+            if outside:
+                self.add_error(field, f"not of collection {collection.name!r}: {', '.join(outside[:10])}")
+        if not data.get("topics"):
+            self.add_error("topics", "choose the topics to pool")
+        return data
+
+
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
     """Pools with their status and counts."""
 
+    form = PoolForm
     list_display = ["name", "collection", "strategy", "depth", "per_topic", "status", "topic_total", "runs_used", "candidates"]
     list_filter = ["status", "strategy", "collection"]
     search_fields = ["name"]
@@ -164,11 +187,19 @@ class PoolAdmin(admin.ModelAdmin):
 
     @admin.action(description="Build the selected pools")
     def build(self, request, queryset):
-        from assessments.tasks import build_pool
+        from django.conf import settings
 
-        for pool in queryset:
-            build_pool.delay_on_commit(pool.pk)
-        self.message_user(request, f"Queued {queryset.count()} pool build(s).")
+        from assessments.tasks import queue_build
+
+        pools = list(queryset)
+        for pool in pools:
+            queue_build(pool.pk)
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            self.message_user(request, f"Building {len(pools)} pool(s) in this process: the list shows each "
+                                       "one's status and candidates when the page reloads.")
+        else:
+            self.message_user(request, f"Queued {len(pools)} pool build(s) for the workers: the list shows each "
+                                       "one's status (building, ready or failed with the reason).")
 
 
 @admin.register(PoolCandidate)

@@ -26,3 +26,11 @@ def build_pool(self, pool_id: int, resume: bool = True) -> dict:
             raise
         raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries), max_retries=MAX_RETRIES) from exc
     return {"pool": pool.pk, "status": pool.status, "candidates": pool.candidates.count()}
+
+
+def queue_build(pool_id: int) -> None:
+    """The one way to start a pool's build: the task is sent when the current transaction commits (at once
+    outside one). Without a broker it runs in-process before this returns to its caller's caller."""
+    from django.db import transaction
+
+    transaction.on_commit(lambda: build_pool.delay(pool_id), robust=True)

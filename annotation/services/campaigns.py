@@ -100,7 +100,7 @@ def create_pool(
     The build runs after the commit (a Celery task); one that fails leaves the pool FAILED with the reason.
     """
     from assessments.services.pooling import PoolError, define_pool
-    from assessments.tasks import build_pool
+    from assessments.tasks import queue_build
 
     if strategy not in (Pool.Strategy.UNION, Pool.Strategy.RRF):
         raise CampaignError(f"strategy {strategy!r} needs retrievers: make such pools with manage.py build_pool")
@@ -135,5 +135,5 @@ def create_pool(
         except PoolError as exc:
             raise CampaignError(str(exc)) from exc
         campaign.pools.add(pool)
-        transaction.on_commit(lambda: build_pool.delay(pool.pk), robust=True)
+        queue_build(pool.pk)
     return pool

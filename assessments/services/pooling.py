@@ -102,6 +102,8 @@ def build_pool(pool_id: int, *, resume: bool = True) -> Pool:
     sent by a job that failed) the pool fails with the job's reason.
     """
     pool = Pool.objects.select_related("collection").get(pk=pool_id)
+    if not resume and pool.status == Pool.Status.READY:
+        return pool  # a job's callback after the pool was assembled: nothing to rebuild (define_pool resets it)
     topics = list(pool.topics.order_by("pk"))
     runs = list(pool.runs.order_by("pk"))
     first, rerankers = _parse(pool.params.get("retrievers", []))
@@ -127,10 +129,11 @@ def build_pool(pool_id: int, *, resume: bool = True) -> Pool:
             return _still_building(pool, [job])
     elif pool.strategy == Pool.Strategy.RRF:
         final = _fused_run(pool, topics, [*runs, *made])
-    pool.refresh_from_db()
-    if pool.status == Pool.Status.READY and pool.built_at and pool.built_at >= started:
-        return pool  # built meanwhile from the same inputs (by a job's callback, run eagerly inside this call)
-    return _compose(pool.pk, topics, [*runs, *made], final)
+    with transaction.atomic():  # assembled once: the first build to get here holds the row, later ones see READY
+        pool = Pool.objects.select_for_update().get(pk=pool.pk)
+        if pool.status == Pool.Status.READY and pool.built_at and pool.built_at >= started:
+            return pool  # built meanwhile from the same inputs (by a job's callback, run eagerly inside this call)
+        return _compose(pool.pk, topics, [*runs, *made], final)
 
 
 def mark_pool_failed(pool_id: int, error: str) -> None:
@@ -139,9 +142,21 @@ def mark_pool_failed(pool_id: int, error: str) -> None:
 
 
 def pool_jobs(pool: Pool):
-    """The retrieval jobs a pool's build has asked for (newest first)."""
-    callback = [BUILD_TASK, [pool.pk, False]]
-    return [job for job in Job.objects.defer("params").order_by("-pk")[:1000] if callback in job.callbacks]
+    """The retrieval jobs a pool's build has asked for (newest first): the ids its build remembered, one query."""
+    pool.refresh_from_db(fields=["params"])
+    return list(Job.objects.defer("params").filter(pk__in=pool.params.get("jobs", [])).order_by("-pk"))
+
+
+def _remember(pool, job):
+    """Keep the id of a job the build waits for on the pool (pool_jobs reads them back)."""
+    if job is None:
+        return job
+    with transaction.atomic():
+        locked = Pool.objects.select_for_update().get(pk=pool.pk)
+        if job.pk not in locked.params.get("jobs", []):
+            locked.params = {**locked.params, "jobs": [*locked.params.get("jobs", []), job.pk]}
+            Pool.objects.filter(pk=pool.pk).update(params=locked.params)
+    return job
 
 
 def query_text(topic: Topic) -> str:
@@ -184,11 +199,12 @@ def _retriever_run(pool, spec, topics, resume):
     if not missing:
         return run, None
     try:
-        job = _settle(retrieval.ensure_index(pool.collection, spec, callback=_callback(pool)), resume)
+        job = _settle(_remember(pool, retrieval.ensure_index(pool.collection, spec, callback=_callback(pool))), resume)
         if job is not None:
             return run, job
         queries = [(str(t.pk), query_text(t)) for t in missing]
-        job = retrieval.ensure_search(pool.collection, spec, queries, config["depth"], callback=_callback(pool))
+        job = _remember(pool, retrieval.ensure_search(pool.collection, spec, queries, config["depth"],
+                                                      callback=_callback(pool)))
     except (retriever_specs.SpecError, retrieval.NotReady, ValueError) as exc:
         raise PoolError(f"pool {pool.name}: {exc}") from None
     pending = _settle(job, resume)
@@ -213,9 +229,9 @@ def _rerank_run(pool, rerankers, topics, runs, resume):
     items = [(str(t.pk), query_text(t), sorted(found[t.pk])) for t in missing if found[t.pk]]
     if not items:
         return run, None
-    job = retrieval.ensure_rerank(
+    job = _remember(pool, retrieval.ensure_rerank(
         pool.collection, rerankers, items, normalisation=normalisation, callback=_callback(pool)
-    )
+    ))
     pending = _settle(job, resume)
     if pending is not None:
         return run, pending

@@ -1,0 +1,71 @@
+"""A GET never writes: every page and API GET of the URL matrix, as every role, leaves the database as it was
+(sessions and sign-in times aside). The world has work in every state, including an article that labels made
+elsewhere completed (the old `/next/` marked it done on the way) and a qualification retake not yet granted."""
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+
+from annotation.models import Assignment
+from annotation.services import changes
+from assessments.models import Layer
+from assessments.services.judging import record_judgement
+from tests import factories
+from tests.security.conftest import ROLES
+from tests.security.test_url_matrix import TABLE, fill, read, request
+
+pytestmark = pytest.mark.django_db
+
+
+def snapshot():
+    """Every row of the project's models and of the users (sign-in times left out), as plain values."""
+    rows = {}
+    for label in ("retrieval", "assessments", "annotation"):
+        for model in apps.get_app_config(label).get_models():
+            rows[model._meta.label] = list(model.objects.order_by("pk").values())
+    rows["users"] = list(get_user_model().objects.order_by("pk").values(
+        "pk", "username", "is_active", "is_staff", "is_superuser", "password"))
+    rows["groups"] = sorted(get_user_model().groups.through.objects.values_list("user_id", "group_id"))
+    return rows
+
+
+@pytest.fixture
+def busy_world(world, people):
+    """The URL matrix's world, with the assessor's work in progress and a second article complete but not done."""
+    first = world["assignment"]
+    p1, p2, *_ = world["passages"]
+    changes.mark(first, True, reason="checked the rest elsewhere")  # done, reviewed (the world opened a review)
+    second_run = factories.run(first.run.collection, "second", {first.topic: [p1, p2]})
+    second = Assignment.objects.create(campaign=first.campaign, assessor=people["assessor"], topic=first.topic,
+                                       run=second_run, position=1)
+    for p in (p1, p2):  # complete through labels made outside the pages: still "to do"
+        record_judgement(assessor=people["assessor"], layer=Layer.FACET, topic=first.topic, passage=p,
+                         value=[{"facet": "general", "relevance": "must"}], campaign_id=first.campaign_id)
+    record_judgement(assessor=people["assessor"], layer=Layer.TRANSITION, topic=first.topic, passage=p1, passage2=p2,
+                     value="same", campaign_id=first.campaign_id)
+    assert second.status == Assignment.Status.TODO and changes.progress(second).complete
+    return world
+
+
+GETS = [(route, role) for route, methods in TABLE.items() if "GET" in methods for role in ROLES]
+
+
+@pytest.mark.parametrize("route, role", GETS, ids=[f"/{r} {who}" for r, who in GETS])
+def test_a_get_changes_nothing(busy_world, client_for, route, role):
+    url = TABLE[route]["GET"][0]
+    before = snapshot()
+    client = client_for(role)
+    read(request(client, "GET", route, fill(url, busy_world), busy_world))
+    if route == "next/":  # also after an article, the way the pages move on
+        read(client.get(f"/next/?after={busy_world['token']}"))
+    assert snapshot() == before, f"GET {url} as {role} wrote to the database"
+
+
+def test_the_admin_lists_change_nothing(busy_world, client_for):
+    client = client_for("superuser")
+    before = snapshot()
+    for model in admin.site._registry:
+        meta = model._meta
+        read(client.get(f"/admin/{meta.app_label}/{meta.model_name}/"))
+    assert snapshot() == before
