@@ -136,7 +136,7 @@ def assignment_page(request, token):
         if kind == "outline":
             page = outline.outline_page(assignment, readonly=not own)
             context = {"facets": page.state["facets"], "entries": page.entries, "state": page.state,
-                       "progress": page.progress}
+                       "progress": page.progress, "label_sets": page.state["label_sets"]}
         elif kind == "plot":
             context = plot.plot_page(assignment, readonly=not own)
         else:

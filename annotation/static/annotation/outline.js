@@ -14,8 +14,10 @@
   var NOTES_DELAY = 700;
   var AS = window.PooljudgeAutosave;
   var el = AS.el, kbd = AS.kbd;
-  var TRANSITIONS = [["same", "Same topic"], ["coherent", "Coherent transition"], ["switch", "Topic switch"]];
-  var GRADE = { must: "MUST", should: "SHOULD", can: "CAN" };
+  // The label sets come with the page's data, from the one registry (assessments/labels.py).
+  var TRANSITIONS = S.label_sets.transitions.map(function (t) { return [t.value, t.name]; });
+  var GRADE = {};
+  S.label_sets.relevance.forEach(function (r) { GRADE[r.value] = r.name; });
 
   // ----- model ---------------------------------------------------------------------------------------------------
   var passages = S.passages.map(function (p, index) {
