@@ -1,6 +1,6 @@
 """manage.py import_car_assessments PATH [PATH ...] [--collection car-y3]"""
 
-from assessments.exporters.car_y3 import assessment_paths, import_car_assessments
+from assessments.importers.car.assessments import assessment_paths, import_car_assessments
 from assessments.importers.car import DEFAULT_COLLECTION
 from retrieval.ingest import ImportCommand
 
