@@ -14,11 +14,12 @@ from annotation.api.common import detail, visible_runs
 from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, request_role
 from annotation.api.serializers import DetailSerializer
 from annotation.models import Campaign
-from assessments.evaluation.measures import MeasureError, evaluate, parse_measure
-from assessments.evaluation.report import Report, RunScores
-from assessments.evaluation.sources import IDEAL_NOTES, plot_scores, stored_qrels, stored_ranking
+from assessments.evaluation.measures import MeasureError, parse_measure
+from assessments.evaluation.report import Report
+from assessments.evaluation.sources import evaluate_stored, stored_qrels
 from assessments.exporters import qrels as qrels_export
-from assessments.exporters.common import ExportFailed, Scope
+from assessments.exporters.common import ExportFailed
+from assessments.services.qrels import QrelsRequest, qrels_rows
 from assessments.models import QrelSet, Topic
 
 DEFAULT_MEASURES = ("AP", "nDCG@10", "P@10", "RR", "Judged@10")
@@ -64,17 +65,25 @@ class EvaluationSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
-def judged_qrels(run, topics, aggregate) -> dict:
-    """{topic: {docid: grade}} from the current judgements of `topics`, combined over assessors by `aggregate`."""
-    scope = Scope(collection=run.collection, topic_ids=tuple(t.pk for t in topics))
+def judged_qrels(run, topics, aggregate, campaign_id=None) -> dict:
+    """{topic: {docid: grade}} from the current judgements of `topics` (of one campaign when given), combined over
+    assessors by `aggregate`: the rows the qrels service gives `export_qrels` for the same options."""
     qrels = {}
-    for topic, docid, grade in qrels_export.judgement_qrels(scope, aggregate=aggregate, level="page"):
+    if not topics:
+        return qrels
+    request = QrelsRequest(collection=run.collection.name, topics=tuple(t.external_id for t in topics),
+                           aggregate=aggregate, level="page", campaign_id=campaign_id)
+    for topic, docid, grade in qrels_rows(request):
         qrels.setdefault(topic, {})[docid] = grade
     return qrels
 
 
 def evaluate_run(run, measures, *, qrel_set=None, aggregate="majority") -> Report:
-    """Score one stored run over its campaign's topics (else the topics it ranks); ExportFailed if impossible."""
+    """Score one stored run over its campaign's topics (else the topics it ranks); ExportFailed if impossible.
+
+    The scoring is evaluate_runs' own (assessments.evaluation.sources.evaluate_stored); only the qrels differ:
+    a stored set, or the campaign's current judgements through the qrels service.
+    """
     campaign = Campaign.objects.filter(name=run.track).select_related("track").first() if run.track else None
     if campaign is not None and hasattr(campaign, "track"):
         topics = list(campaign.track.topics.all())
@@ -82,24 +91,16 @@ def evaluate_run(run, measures, *, qrel_set=None, aggregate="majority") -> Repor
         topics = list(Topic.objects.filter(run_entries__run=run).distinct())
     plot = any(t.kind == Topic.Kind.PLOT for t in topics)
     measures = measures or [parse_measure(m) for m in (DEFAULT_PLOT_MEASURES if plot else DEFAULT_MEASURES)]
-    report = Report(measures)
     if qrel_set is not None:
         found = QrelSet.objects.filter(name=qrel_set, collection=run.collection).first()
         if found is None:
-            raise ExportFailed(f"qrel_set: no qrel set named {qrel_set!r} in collection {run.collection.name!r}")
-        wanted = {t.external_id for t in topics}
-        qrels = {topic: docs for topic, docs in stored_qrels(found).items() if topic in wanted}
+            raise ExportFailed(f"no qrel set named {qrel_set!r} in collection {run.collection.name!r}", "qrel_set")
+        report = evaluate_stored([run], None, measures, topics=topics, qrels=stored_qrels(found))
         report.notes.append(f"qrels: stored set {found.name}")
-    else:
-        qrels = judged_qrels(run, topics, aggregate)
-        report.notes.append(f"qrels: current judgements, aggregate={aggregate}, page level")
-    per_topic = evaluate(qrels, stored_ranking(run, topics), [m for m in measures if m.name != "N-RODCG"])
-    plot_measures = [m for m in measures if m.name == "N-RODCG"]
-    if plot_measures:
-        for topic, values in plot_scores(run, plot_measures, topics).items():
-            per_topic.setdefault(topic, {}).update(values)
-        report.notes.extend(sorted({IDEAL_NOTES[m.ideal] for m in plot_measures}))
-    report.runs.append(RunScores(run.name, per_topic))
+        return report
+    qrels = judged_qrels(run, topics, aggregate)
+    report = evaluate_stored([run], None, measures, topics=topics, qrels=qrels)
+    report.notes.append(f"qrels: current judgements, aggregate={aggregate}, page level")
     return report
 
 
@@ -150,7 +151,8 @@ class RunEvaluation(APIView):
             report = evaluate_run(run, options["measure"], qrel_set=options.get("qrel_set"),
                                   aggregate=options.get("aggregate") or "majority")
         except ExportFailed as exc:
-            return detail(status.HTTP_400_BAD_REQUEST, f"Nothing was evaluated: {exc}")
+            return Response({"detail": f"Nothing was evaluated: {exc.message}", "field": exc.field},
+                            status=status.HTTP_400_BAD_REQUEST)
         scores = report.runs[0]
         data = {
             "run": run.name,
