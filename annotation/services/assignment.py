@@ -32,13 +32,17 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.services.status import kind_for
 from annotation.models import Assignment, Campaign, CampaignTopic
+from annotation.services.errors import ServiceError
+from annotation.services.status import kind_for
 from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
 
 
-class AssignmentError(ValueError):
-    """Assignment that cannot be done as asked; the message names the option or value at fault."""
+class AssignmentError(ServiceError):
+    """Assignment that cannot be done as asked; `field` names the option at fault (the command shows it as a flag)."""
+
+    def as_flag(self) -> str:
+        return f"--{self.field.replace('_', '-')}: {self.message}" if self.field else self.message
 
 
 @dataclass(frozen=True)
@@ -110,20 +114,20 @@ def assign_campaign(
         campaign.pools.add(*pools)
         units = campaign_units(campaign)
         if not units:
-            raise AssignmentError(f"campaign {campaign.name!r} has no work units: add a pool with --pool")
+            raise AssignmentError("pool", f"campaign {campaign.name!r} has no work units: add a pool")
         topic_ids = _topic_ids(units)
         _store_settings(campaign, len(users), overlap, topic_overlap or {}, qualification_topics,
                         qualification_gold, topic_ids)
         settings = {ct.topic_id: ct for ct in CampaignTopic.objects.filter(campaign=campaign)}
         qualifying = {tid for tid, ct in settings.items() if ct.qualification}
         if qualifying and campaign.qualification_gold_id is None:
-            raise AssignmentError("--qualification-gold: qualification topics need a qrel set of known answers")
+            raise AssignmentError("qualification_gold", "qualification topics need a qrel set of known answers")
         graded = set(Qrel.objects.filter(qrel_set_id=campaign.qualification_gold_id, topic_id__in=qualifying)
                      .values_list("topic_id", flat=True))
         if qualifying - graded:
             missing = sorted(topic_ids[t] for t in qualifying - graded)
             raise AssignmentError(
-                f"--qualification-gold: qrel set {campaign.qualification_gold.name!r} has no grades for qualification "
+                "qualification_gold", f"qrel set {campaign.qualification_gold.name!r} has no grades for qualification "
                 f"topics {', '.join(map(repr, missing))}"
             )
 
@@ -198,11 +202,11 @@ def assign_campaign(
 def _users(usernames):
     names = list(dict.fromkeys(usernames))
     if not names:
-        raise AssignmentError("--assessors: name at least one assessor")
+        raise AssignmentError("assessors", "name at least one assessor")
     users = list(get_user_model().objects.filter(username__in=names))
     missing = [n for n in names if n not in {u.username for u in users}]
     if missing:
-        raise AssignmentError(f"--assessors: no users named {', '.join(map(repr, missing))}")
+        raise AssignmentError("assessors", f"no users named {', '.join(map(repr, missing))}")
     return sorted(users, key=lambda u: u.username)
 
 
@@ -215,30 +219,30 @@ def _by_external_id(topic_ids, wanted, option):
     ids = {ext: pk for pk, ext in topic_ids.items()}
     missing = [t for t in wanted if t not in ids]
     if missing:
-        raise AssignmentError(f"{option}: {', '.join(map(repr, missing))} not topics of the campaign's pools")
+        raise AssignmentError(option, f"{', '.join(map(repr, missing))} not topics of the campaign's pools")
     return ids
 
 
 def _store_settings(campaign, assessor_count, overlap, topic_overlap, qualification_topics, gold, topic_ids):
     if overlap is not None:
         if overlap < 1:
-            raise AssignmentError(f"--overlap: {overlap} must be 1 or more")
+            raise AssignmentError("overlap", f"{overlap} must be 1 or more")
         campaign.overlap = overlap
     if campaign.overlap > assessor_count:
         raise AssignmentError(
-            f"--overlap: {campaign.overlap} assessors per unit, but only {assessor_count} assessors are named"
+            "overlap", f"{campaign.overlap} assessors per unit, but only {assessor_count} assessors are named"
         )
     if gold is not None:
         qrel_set = QrelSet.objects.filter(name=gold).first()
         if qrel_set is None:
-            raise AssignmentError(f"--qualification-gold: no qrel set named {gold!r}")
+            raise AssignmentError("qualification_gold", f"no qrel set named {gold!r}")
         campaign.qualification_gold = qrel_set
     campaign.save(update_fields=["overlap", "qualification_gold"])
-    ids = _by_external_id(topic_ids, list(topic_overlap) + list(qualification_topics), "--topic-overlap/--qualification-topics")
+    ids = _by_external_id(topic_ids, list(topic_overlap) + list(qualification_topics), "topic_overlap")
     for external_id, k in topic_overlap.items():
         if k < 0 or k > assessor_count:
             raise AssignmentError(
-                f"--topic-overlap: {external_id}={k}: expected 0 (everyone) to {assessor_count} (the assessors named)"
+                "topic_overlap", f"{external_id}={k}: expected 0 (everyone) to {assessor_count} (the assessors named)"
             )
         CampaignTopic.objects.update_or_create(campaign=campaign, topic_id=ids[external_id], defaults={"overlap": k})
     for external_id in qualification_topics:
@@ -258,13 +262,13 @@ def parse_topic_overlap(items) -> dict:
     for item in items:
         topic, sep, raw = item.rpartition("=")
         if not sep or not topic:
-            raise AssignmentError(f"--topic-overlap: {item!r} is not TOPIC=K")
+            raise AssignmentError("topic_overlap", f"{item!r} is not TOPIC=K")
         if raw == "all":
             parsed[topic] = 0
         elif raw.isdigit():
             parsed[topic] = int(raw)
         else:
-            raise AssignmentError(f"--topic-overlap: {item!r}: K must be a whole number or 'all'")
+            raise AssignmentError("topic_overlap", f"{item!r}: K must be a whole number or 'all'")
     return parsed
 
 

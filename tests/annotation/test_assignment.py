@@ -152,13 +152,13 @@ def test_plot_units_are_a_query_and_a_pool():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(assessors=["a1", "zed"]), "--assessors: no users named 'zed'"),
-        (dict(assessors=["a1"], overlap=2), "--overlap: 2 assessors per unit, but only 1 assessors are named"),
-        (dict(assessors=["a1"], overlap=0), "--overlap: 0 must be 1 or more"),
+        (dict(assessors=["a1", "zed"]), "assessors: no users named 'zed'"),
+        (dict(assessors=["a1"], overlap=2), "overlap: 2 assessors per unit, but only 1 assessors are named"),
+        (dict(assessors=["a1"], overlap=0), "overlap: 0 must be 1 or more"),
         (dict(assessors=["a1"], topic_overlap={"nope": 1}), "'nope' not topics of the campaign's pools"),
-        (dict(assessors=["a1"], topic_overlap={"camp-T0": 3}), "--topic-overlap: camp-T0=3: expected 0"),
-        (dict(assessors=["a1"], qualification_topics=["camp-T0"]), "--qualification-gold: qualification topics need"),
-        (dict(assessors=["a1"], qualification_gold="nope"), "--qualification-gold: no qrel set named 'nope'"),
+        (dict(assessors=["a1"], topic_overlap={"camp-T0": 3}), "topic_overlap: camp-T0=3: expected 0"),
+        (dict(assessors=["a1"], qualification_topics=["camp-T0"]), "qualification_gold: qualification topics need"),
+        (dict(assessors=["a1"], qualification_gold="nope"), "qualification_gold: no qrel set named 'nope'"),
     ],
 )
 def test_bad_input_is_refused_naming_the_option_and_nothing_is_written(kwargs, message):
@@ -174,7 +174,7 @@ def test_bad_input_is_refused_naming_the_option_and_nothing_is_written(kwargs, m
 
 def test_topic_overlap_items_are_parsed():
     assert parse_topic_overlap(["T1=2", "x=y=all"]) == {"T1": 2, "x=y": 0}
-    with pytest.raises(AssignmentError, match="--topic-overlap: 'T1' is not TOPIC=K"):
+    with pytest.raises(AssignmentError, match="topic_overlap: 'T1' is not TOPIC=K"):
         parse_topic_overlap(["T1"])
     with pytest.raises(AssignmentError, match="K must be a whole number"):
         parse_topic_overlap(["T1=two"])
@@ -203,3 +203,10 @@ def test_the_command_prints_progress_and_a_summary_and_stores_qualification_sett
         call_command("assign_campaign", "nope", "--assessors", "a1")
     with pytest.raises(CommandError, match="--pool: no pool named 'x'"):
         call_command("assign_campaign", "camp", "--assessors", "a1", "--pool", "x")
+
+
+def test_the_command_shows_a_service_error_as_its_flag():
+    make_campaign(topics=1)
+    people("a1")
+    with pytest.raises(CommandError, match="nothing was assigned: --overlap: 0 must be 1 or more"):
+        call_command("assign_campaign", "camp", "--assessors", "a1", "--overlap", "0")

@@ -57,5 +57,5 @@ class Command(BaseCommand):
                 qualification_gold=options["qualification_gold"], seed=options["seed"], progress=progress,
             )
         except AssignmentError as exc:
-            raise CommandError(f"nothing was assigned: {exc}") from exc
+            raise CommandError(f"nothing was assigned: {exc.as_flag()}") from exc
         self.stdout.write(f"Campaign {campaign.name}: {result.summary()}")
