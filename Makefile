@@ -24,6 +24,11 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest
 
+# Production mode here, without containers (the README's "Production and security"; compose.yaml runs the same
+# roles): migrate, collectstatic, gunicorn and the Celery workers. ROLES="web worker" starts some of them.
+serve: setup
+	VENV=$(VENV) deploy/run-production.sh $(ROLES)
+
 # Refresh the exact pins after changing dependencies in pyproject.toml.
 lock:
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^pooljudge' > requirements.lock
