@@ -96,3 +96,39 @@ class ServerTimingMiddleware:
             f"db;dur={spent[0] * 1000:.2f};desc=\"{spent[1]} queries\", app;dur={total * 1000:.2f}"
         )
         return response
+
+
+class UnstorableTextMiddleware:
+    """A query parameter or form field with a NUL character or a lone surrogate is answered 400 naming the field,
+    before any view passes it to the database (PostgreSQL refuses NUL in text; a lone surrogate cannot be encoded).
+    The API's bodies are left to its serializers (DRF refuses NUL in every text field)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        bad = _unstorable_field(request.GET)
+        if bad is None and request.method == "POST" and not request.path.startswith("/api/") and request.content_type in (
+            "application/x-www-form-urlencoded", "multipart/form-data",
+        ):
+            bad = _unstorable_field(request.POST)
+        if bad is not None:
+            message = f"{bad}: text with a NUL character or a lone surrogate is not accepted"
+            if _wants_json(request):
+                return JsonResponse({"field": bad, "message": message, "detail": message}, status=400)
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+def _unstorable_field(data):
+    for key, values in data.lists():
+        for text in (key, *values):
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                return key.replace("\x00", "") or "(name)"
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return key.encode("utf-8", "replace").decode("utf-8")
+    return None

@@ -72,6 +72,8 @@ def _facet(value, topic, allow_legacy=False):
     for i, entry in enumerate(value):
         if not isinstance(entry, dict) or set(entry) != {"facet", "relevance"}:
             raise JudgementInvalid(f"value[{i}]: expected {{facet, relevance}}")
+        if not isinstance(entry["facet"], str) or not isinstance(entry["relevance"], str):
+            raise JudgementInvalid(f"value[{i}]: facet and relevance are text")
         if entry["facet"] not in known:
             raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is not a facet of topic {topic.external_id}")
         _check_label(entry["relevance"], Relevance, allow_legacy, f"value[{i}].relevance")
