@@ -32,7 +32,6 @@ from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_s
     MAX_SUBTOPIC,
     NO_SUBTOPIC,
     NUMBER,
-    ParsedRun,
     QrelsReader,
     RunReader,
     parse_score,
@@ -362,7 +361,7 @@ def import_run(path, collection_name, *, name=None, create_missing=False, progre
 
 
 def import_parsed_run(
-    parsed, problems, collection_name, *legacy, name=None, create_missing=False, run_fields=None, progress=no_progress
+    parsed, problems, collection_name, *, name=None, create_missing=False, run_fields=None, progress=no_progress
 ) -> RunImport:
     """Check a ParsedRun (read_run, RunReader) against the database and write it as one Run, in one transaction.
 
@@ -370,8 +369,6 @@ def import_parsed_run(
     anything, or these checks find anything, ImportFailed lists it all and nothing is written. `run_fields`
     are further Run fields (owner, source, track, source_file); the source defaults to IMPORTED.
     """
-    if isinstance(parsed, list):  # the older call: (rows, tags, problems, collection name) of parse_run
-        parsed, problems, collection_name = ParsedRun.from_rows(parsed, problems), collection_name, legacy[0]
     source = problems.source
     if not len(parsed) and not problems:
         problems.add("no run lines in the file")

@@ -102,19 +102,6 @@ class ParsedRun:
     def __len__(self):
         return len(self.qids)
 
-    @classmethod
-    def from_rows(cls, rows, first_tag_line):
-        """The columns of RunLine-like rows (line, qid, docid, rank, score, tag) and their tags' first lines."""
-        run = cls(first_tag_line=dict(first_tag_line))
-        for row in rows:
-            run.lines.append(row.line)
-            run.qids.append(row.qid)
-            run.docids.append(row.docid)
-            run.ranks.append(row.rank)
-            run.scores.append(row.score)
-            run.tags.append(row.tag)
-        return run
-
     def first_lines(self, keys) -> dict:
         """{key: the line it first appears on} for the values of one column (qids or docids)."""
         return dict(zip(reversed(keys), reversed(self.lines)))
