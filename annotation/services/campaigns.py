@@ -114,10 +114,16 @@ def create_pool(
         run_ids = list(dict.fromkeys(runs))
         if not run_ids:
             raise CampaignError("no runs selected")
-        found = set(Run.objects.filter(pk__in=run_ids, collection=track.collection).values_list("pk", flat=True))
+        # A campaign's pool takes the runs submitted to it and the organisers' own (imported, retrievers: no
+        # track); never a run submitted to another campaign, which would reach across campaigns.
+        usable = Run.objects.filter(pk__in=run_ids, collection=track.collection).filter(track__in=["", campaign.name])
+        found = set(usable.values_list("pk", flat=True))
         missing = [r for r in run_ids if r not in found]
         if missing:
-            raise CampaignError(f"collection {track.collection.name!r} has no runs with ids {_named(missing)}")
+            raise CampaignError(
+                f"campaign {campaign.name!r} has no runs with ids {_named(missing)} (runs of its collection, submitted "
+                "to it or imported by organisers)"
+            )
         own = dict(track.topics.values_list("external_id", "pk"))
         if topics:
             outside = [t for t in dict.fromkeys(topics) if t not in own]

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import ApiToken, Campaign
-from annotation.roles import Role, ensure_groups
+from annotation.roles import Role, api_role, ensure_groups
 
 PREFIX_LENGTH = 8
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is written at most this often per token
@@ -31,9 +31,11 @@ def hash_key(key: str) -> str:
 
 
 def issue_token(*, username: str, role: str, campaign: str | None = None) -> tuple[ApiToken, str]:
-    """Make a token for `username` (created if needed, and put in the role's group); returns (token, key).
+    """Make a token for `username`; returns (token, key). The key is returned only here.
 
-    The key is returned only here. An organiser also gets Django's staff flag (the admin pages).
+    Issuing a token never widens what its user may do: an organiser token needs a user who already is an
+    organiser (annotation.roles), and the token's role is checked again at every use. A participant token for a
+    name that does not exist yet makes that participant (a team account without a usable password).
     """
     if role not in ApiToken.Role.values:
         raise TokenError(f"role {role!r} is not one of {', '.join(ApiToken.Role.values)}")
@@ -48,17 +50,21 @@ def issue_token(*, username: str, role: str, campaign: str | None = None) -> tup
                 raise TokenError(f"no campaign named {campaign!r}")
         User = get_user_model()
         user = User.objects.filter(username=username).first()
-        if user is None:
+        if user is None and role == ApiToken.Role.PARTICIPANT:
             user = User(username=username)
             user.set_unusable_password()
             user.full_clean(exclude=["password"])
             user.save()
+            user.groups.add(ensure_groups()[Role.PARTICIPANT])
+        elif user is None:
+            raise TokenError(f"no user named {username!r}: make them an organiser first, then issue the token")
         elif not user.is_active:
             raise TokenError(f"user {username!r} is not active")
-        user.groups.add(ensure_groups()[Role(role)])
-        if role == ApiToken.Role.ORGANISER and not user.is_staff:
-            user.is_staff = True
-            user.save(update_fields=["is_staff"])
+        if api_role(user) not in (role, Role.ORGANISER.value):
+            raise TokenError(
+                f"user {username!r} is not a{'n' if role == 'organiser' else ''} {role}: give the role first "
+                "(a token never gives its user more than they have)"
+            )
         key = secrets.token_hex(32)  # hex: never starts with "-", which a command line would take for an option
         token = ApiToken.objects.create(
             user=user, role=role, campaign=scope, prefix=key[:PREFIX_LENGTH], key_hash=hash_key(key)
@@ -108,3 +114,14 @@ def revoke_tokens(*, key_or_prefix: str | None = None, username: str | None = No
         for token in chosen:
             token.refresh_from_db(fields=["revoked_at"])
     return chosen
+
+
+def revoke_token(token_id) -> ApiToken:
+    """Revoke one token by its id (the console's button); TokenError when there is no such active token."""
+    with transaction.atomic():
+        token = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
+        if token is None or token.revoked_at is not None:
+            raise TokenError("no such active token")
+        ApiToken.objects.filter(pk=token.pk).revoke()
+        token.refresh_from_db(fields=["revoked_at"])
+    return token

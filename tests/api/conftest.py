@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from annotation.services.campaigns import create_campaign
-from annotation.roles import Role
+from annotation.roles import Role, ensure_groups
 from annotation.services.tokens import issue_token
 from assessments.models import Topic
 from retrieval.models import Collection
@@ -59,6 +59,7 @@ def outline(car):
 @pytest.fixture
 def keys(db):
     """API keys of participant A ('team-a'), participant B ('team-b') and an organiser."""
+    factories.user("boss").groups.add(ensure_groups()[Role.ORGANISER])  # a token never makes an organiser
     return {
         "participant_a": issue_token(username="team-a", role="participant")[1],
         "participant_b": issue_token(username="team-b", role="participant")[1],

@@ -17,6 +17,7 @@ from annotation.services.tokens import issue_token
 from assessments.models import Layer, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage
+from annotation.roles import Role, ensure_groups
 from tests import factories
 from tests.api.test_schema import schema, wsgi_app  # noqa: F401  (the schema and the WSGI app fixture)
 
@@ -78,6 +79,7 @@ def test_an_unknown_campaign_is_404(judged, organiser):
 @pytest.mark.django_db
 def test_a_token_limited_to_another_campaign_gets_404(judged):
     Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    factories.user("boss-other").groups.add(ensure_groups()[Role.ORGANISER])
     _, key = issue_token(username="boss-other", role="organiser", campaign="other")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")

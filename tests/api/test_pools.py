@@ -51,7 +51,7 @@ def test_a_pool_can_take_some_of_the_campaigns_topics(run_ids, organiser):
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"runs": [999999]}, "collection 'web' has no runs with ids 999999."),
+        ({"runs": [999999]}, "campaign 'adhoc' has no runs with ids 999999 (runs of its collection, submitted to it or imported by organisers)."),
         ({"topics": ["303"]}, "topics '303' are not topics of campaign 'adhoc'."),
         ({"name": "taken"}, "a pool named 'taken' already exists."),
     ],
@@ -114,3 +114,18 @@ def test_pools_from_retrievers_are_not_made_through_the_api(run_ids, organiser):
     )
     assert response.status_code == 400
     assert "strategy" in response.json()
+
+
+def test_a_campaign_token_cannot_pool_another_campaigns_runs(run_ids, client_as, web):
+    from annotation.roles import Role, ensure_groups
+    from annotation.services.campaigns import create_campaign
+    from annotation.services.tokens import issue_token
+    from rest_framework.test import APIClient
+
+    create_campaign(name="rival", task="adhoc", topics=["301", "302"])
+    factories.user("rival-boss").groups.add(ensure_groups()[Role.ORGANISER])
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='rival-boss', role='organiser', campaign='rival')[1]}")
+    response = scoped.post("/api/pools/", {"name": "grab", "campaign": "rival", "runs": [run_ids["a1"]]}, format="json")
+    assert response.status_code == 400 and "has no runs with ids" in response.json()["detail"]
+    assert not Pool.objects.filter(name="grab").exists()  # adhoc's run a1 stays out of reach

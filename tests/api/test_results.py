@@ -11,6 +11,7 @@ from annotation.services.tokens import issue_token
 from assessments.models import Qrel, QrelSet, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage
+from annotation.roles import Role, ensure_groups
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +95,7 @@ def test_results_are_for_organisers_with_a_token_for_every_campaign(judged, team
     assert team_a.get("/api/qrels/").status_code == 403
     assert team_a.get("/api/assessments/car-y3/").status_code == 403
     scoped = APIClient()
+    factories.user("boss2").groups.add(ensure_groups()[Role.ORGANISER])
     scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss2', role='organiser', campaign='adhoc')[1]}")
     response = scoped.get("/api/qrels/", {"collection": "car"})
     assert response.status_code == 403

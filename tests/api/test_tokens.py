@@ -8,8 +8,9 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from annotation.models import ApiToken
-from annotation.roles import Role
+from annotation.roles import Role, ensure_groups
 from annotation.services.tokens import hash_key, issue_token
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -38,12 +39,34 @@ def test_issue_token_creates_the_user_in_the_role_group_and_prints_a_key_stored_
     assert not ApiToken.objects.filter(key_hash__contains=key[8:20]).exists()
 
 
-def test_issue_token_for_an_organiser_gives_the_staff_flag_and_a_scope(adhoc):
+def test_an_organiser_token_needs_an_organiser_and_never_makes_one(adhoc):
+    with pytest.raises(CommandError, match="no user named 'boss': make them an organiser first"):
+        command("issue_token", "boss", "--role", "organiser", "--campaign", "adhoc")
+    team = factories.user("team-z")
+    team.groups.add(ensure_groups()[Role.PARTICIPANT])
+    with pytest.raises(CommandError, match="user 'team-z' is not an organiser"):
+        command("issue_token", "team-z", "--role", "organiser", "--campaign", "adhoc")
+    team.refresh_from_db()
+    assert not team.is_staff and not team.groups.filter(name=Role.ORGANISER).exists()  # nothing widened
+    boss = factories.user("boss")
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
     out = command("issue_token", "boss", "--role", "organiser", "--campaign", "adhoc")
     assert "organiser token" in out and "for campaign 'adhoc'" in out and "not shown again" in out
-    user = get_user_model().objects.get(username="boss")
-    assert user.is_staff and user.groups.filter(name=Role.ORGANISER).exists()
-    assert ApiToken.objects.get(user=user).campaign == adhoc
+    boss.refresh_from_db()
+    assert not boss.is_staff and ApiToken.objects.get(user=boss).campaign == adhoc
+
+
+def test_a_tokens_role_is_checked_at_every_use(adhoc):
+    from rest_framework.test import APIClient
+
+    boss = factories.user("boss")
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
+    _, key = issue_token(username="boss", role="organiser")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/campaigns/").status_code == 200
+    boss.groups.clear()  # demoted
+    assert client.get("/api/campaigns/").status_code == 403
 
 
 def test_issue_token_for_an_unknown_campaign_fails_and_makes_nothing():
