@@ -1,8 +1,9 @@
 """Evaluation of a stored run against the current qrels (the judgements so far, or a stored qrel set).
 
 Organisers may evaluate any run. A participant may evaluate its own runs only once the organisers
-open evaluation for the run's campaign (Campaign.settings["evaluation_open"] = true): before that,
-scores computed from judgements in progress would leak the pool's labels.
+open evaluation for the run's campaign (Campaign.settings["evaluation_open"] = true), and only against the
+qrel set they released to it (Campaign.settings["released_qrels"] = its name): scores computed from the
+judgements in progress, or from another campaign's qrels, would leak labels.
 """
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -139,14 +140,24 @@ class RunEvaluation(APIView):
         run = visible_runs(request).filter(pk=pk).first() if str(pk).isdigit() else None
         if run is None:
             return detail(status.HTTP_404_NOT_FOUND, "No such run.")
-        if request_role(request) == PARTICIPANT:
-            campaign = Campaign.objects.filter(name=run.track).first()
-            if campaign is None or not campaign.settings.get("evaluation_open"):
-                return detail(status.HTTP_403_FORBIDDEN,
-                              f"Evaluation of campaign {run.track!r} is not open to participants yet.")
         query = EvaluationQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        options = query.validated_data
+        options = dict(query.validated_data)
+        if request_role(request) == PARTICIPANT:
+            campaign = Campaign.objects.filter(name=run.track).first()
+            settings = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
+            if not settings.get("evaluation_open"):
+                return detail(status.HTTP_403_FORBIDDEN,
+                              f"Evaluation of campaign {run.track!r} is not open to participants yet.")
+            released = settings.get("released_qrels")
+            if not released:
+                return detail(status.HTTP_403_FORBIDDEN,
+                              f"No qrels are released to campaign {run.track!r} yet: participants evaluate against "
+                              "the qrels the organisers release, never the judgements in progress.")
+            if options.get("qrel_set") not in (None, released) or options.get("aggregate"):
+                return detail(status.HTTP_403_FORBIDDEN,
+                              f"Participants evaluate against the released qrels ({released!r}) only.")
+            options["qrel_set"] = released
         try:
             report = evaluate_run(run, options["measure"], qrel_set=options.get("qrel_set"),
                                   aggregate=options.get("aggregate") or "majority")
@@ -156,11 +167,11 @@ class RunEvaluation(APIView):
         scores = report.runs[0]
         data = {
             "run": run.name,
-            "qrels": report.notes[0].removeprefix("qrels: "),
+            "qrels": next((n for n in report.notes if n.startswith("qrels: ")), "").removeprefix("qrels: "),
             "measures": [str(m) for m in report.measures],
             "topics": len(scores.per_topic),
             "all": {str(m): v for m, v in scores.all(report.measures).items()},
-            "notes": report.notes[1:],
+            "notes": [n for n in report.notes if not n.startswith("qrels: ")],
         }
         if options["per_topic"]:
             data["per_topic"] = {

@@ -99,7 +99,18 @@ def test_participants_wait_until_the_campaign_opens_evaluation(client_as, judged
     campaign = Campaign.objects.get(name="adhoc")
     campaign.settings = {"evaluation_open": True}
     campaign.save()
-    assert team_a.get(url).status_code == 200
+    unreleased = team_a.get(url)  # open, but the judgements in progress are never a participant's qrels
+    assert unreleased.status_code == 403 and "No qrels are released" in unreleased.json()["detail"]
+    other = QrelSet.objects.create(name="other-campaigns", collection=judged.collection)
+    released = QrelSet.objects.create(name="adhoc-final", collection=judged.collection)
+    Qrel.objects.create(qrel_set=released, topic=Topic.objects.get(external_id="301"),
+                        passage=Passage.objects.get(external_id="d1"), grade=1)
+    campaign.settings = {"evaluation_open": True, "released_qrels": released.name}
+    campaign.save()
+    assert team_a.get(url, {"qrel_set": other.name}).status_code == 403
+    assert team_a.get(url, {"aggregate": "max"}).status_code == 403
+    body = team_a.get(url).json()
+    assert body["qrels"] == "stored set adhoc-final"
     assert team_b.get(url).status_code == 404  # another team's run does not exist for B
     assert client_as("anonymous").get(url).status_code == 401
     assert client_as("assessor").get(url).status_code == 403
