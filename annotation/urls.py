@@ -3,6 +3,7 @@
 from django.urls import path
 
 from annotation.views import assessor as views, campaigns as campaign_views, studies as study_views
+from annotation.views.console import campaigns as console, data, people, pools, results, work
 
 app_name = "annotation"
 
@@ -15,6 +16,20 @@ urlpatterns = [
     path("review/", campaign_views.review_queue, name="review_queue"),
     path("review/<int:pk>/", campaign_views.review_page, name="review"),
     path("campaigns/", campaign_views.campaign_list, name="campaigns"),
+    # The organiser's console (annotation/views/console/): a campaign from an empty site to qrels.
+    path("campaigns/new/", console.campaign_new, name="campaign_new"),
+    path("campaigns/<slug:name>/", console.campaign_home, name="campaign_home"),
+    path("campaigns/<slug:name>/data/", data.campaign_data, name="console_data"),
+    path("campaigns/<slug:name>/pools/", pools.pools_page, name="console_pools"),
+    path("campaigns/<slug:name>/pools/<slug:pool>/status/", pools.pool_status, name="console_pool_status"),
+    path("campaigns/<slug:name>/work/", work.work_page, name="console_work"),
+    path("campaigns/<slug:name>/results/", results.results_page, name="console_results"),
+    path("campaigns/<slug:name>/results/<slug:what>/", results.download, name="console_download"),
+    path("data/", data.site_data, name="console_site_data"),
+    path("data/imports/<int:pk>/", data.import_page, name="console_import"),
+    path("data/imports/<int:pk>/status/", data.import_status, name="console_import_status"),
+    path("people/", people.people_page, name="console_people"),
+    path("welcome/<str:uidb64>/<str:token>/", people.welcome, name="welcome"),
     path("campaigns/<slug:name>/adjudication/", campaign_views.adjudication_page, name="adjudication"),
     path("campaigns/<slug:name>/dashboard/", campaign_views.dashboard, name="dashboard"),
     path("studies/", study_views.study_index, name="study_index"),

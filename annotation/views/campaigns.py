@@ -48,8 +48,14 @@ reviewers_only = _only(is_reviewer, "reviewers and organisers")
 @require_GET
 @organisers_only
 def campaign_list(request):
-    """The organiser's home: every campaign with its progress and what needs attention."""
-    return render(request, "annotation/campaigns.html", {"campaigns": campaign_overview()})
+    """The organiser's home: every campaign with its progress, agreement at a glance and what needs attention."""
+    from annotation.reports.jobs import background_work
+    from annotation.reports.results import agreement_glance
+
+    lines = campaign_overview()
+    for line in lines:
+        line.agreement = agreement_glance(line.campaign) if line.done else None
+    return render(request, "annotation/campaigns.html", {"campaigns": lines, "work": background_work()})
 
 
 @require_GET

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from annotation.services.campaigns import create_campaign, create_pool
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment, Campaign, DataImport
 from annotation.services.review import open_review
 from annotation.roles import Role
 from annotation.services.submissions import upload_run
@@ -58,7 +58,9 @@ def world(people):
     pooled = upload_run(campaign=adhoc, owner=people["participant"], data=b"301 Q0 d1 1 1 pooled\n")
     free = upload_run(campaign=adhoc, owner=people["participant"], data=b"301 Q0 d2 1 1 free\n")
     pool = create_pool(campaign=adhoc, name="p1", runs=[pooled.pk])
+    data_import = DataImport.objects.create(kind=DataImport.Kind.QRELS, campaign=adhoc, file_names=["q.txt"])
     return {
+        "data_import": data_import.pk,
         "token": mine.token, "other_token": theirs.token, "assignment": mine, "outline_campaign": outline,
         "campaign": adhoc.name, "run": free.pk, "pool": pool.name, "topic": topic, "passages": passages,
         "outline": outline.name, "review": review.pk,

@@ -46,6 +46,48 @@ TABLE = {
     },
     "campaigns/": {"GET": ("/campaigns/", (302, 404, 404, 404, 200, 404, 200))},
     "campaigns/<slug:name>/dashboard/": {"GET": ("/campaigns/{outline}/dashboard/", (302, 404, 404, 404, 200, 404, 200))},
+    # The organiser's console: organisers only, 404 for everyone else signed in. An empty POST is a form
+    # missing its fields (400). The one-time sign-in link is for anyone holding it; a wrong one is 404.
+    "campaigns/new/": {
+        "GET": ("/campaigns/new/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/new/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/": {"GET": ("/campaigns/{campaign}/", (302, 404, 404, 404, 200, 404, 200))},
+    "campaigns/<slug:name>/data/": {
+        "GET": ("/campaigns/{campaign}/data/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/{campaign}/data/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/pools/": {
+        "GET": ("/campaigns/{campaign}/pools/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/{campaign}/pools/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/pools/<slug:pool>/status/": {
+        "GET": ("/campaigns/{campaign}/pools/{pool}/status/", (302, 404, 404, 404, 200, 404, 200)),
+    },
+    "campaigns/<slug:name>/work/": {
+        "GET": ("/campaigns/{campaign}/work/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/{campaign}/work/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/results/": {"GET": ("/campaigns/{campaign}/results/", (302, 404, 404, 404, 200, 404, 200))},
+    "campaigns/<slug:name>/results/<slug:what>/": {
+        "GET": ("/campaigns/{campaign}/results/qrels/", (302, 404, 404, 404, 200, 404, 200)),
+    },
+    "data/": {
+        "GET": ("/data/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/data/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "data/imports/<int:pk>/": {"GET": ("/data/imports/{data_import}/", (302, 404, 404, 404, 200, 404, 200))},
+    "data/imports/<int:pk>/status/": {
+        "GET": ("/data/imports/{data_import}/status/", (302, 404, 404, 404, 200, 404, 200)),
+    },
+    "people/": {
+        "GET": ("/people/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/people/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "welcome/<str:uidb64>/<str:token>/": {
+        "GET": ("/welcome/MQ/not-a-token/", (404, 404, 404, 404, 404, 404, 404)),
+        "POST": ("/welcome/MQ/not-a-token/", (404, 404, 404, 404, 404, 404, 404)),
+    },
     # Signing in and out.
     "accounts/login/": {
         "GET": ("/accounts/login/", (200, 302, 302, 302, 302, 302, 302)),

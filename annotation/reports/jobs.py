@@ -1,0 +1,53 @@
+"""Background work an organiser should know about: imports, pool builds and retrieval jobs running or failed."""
+
+from datetime import timedelta
+
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import DataImport
+from assessments.models import Pool
+from retrieval.models import Job
+
+RECENT = timedelta(days=7)  # failures older than this are no longer news
+SHOWN = 20
+
+
+def background_work() -> dict:
+    """{"running": [...], "failed": [...]} of imports, pools and retrieval jobs, each {"what", "state", "detail",
+    "url_name", "args"} (a few queries)."""
+    since = timezone.now() - RECENT
+    running, failed = [], []
+    for item in DataImport.objects.filter(status__in=[DataImport.Status.QUEUED, DataImport.Status.RUNNING])[:SHOWN]:
+        running.append({"what": f"Import #{item.pk}: {item.get_kind_display()}", "state": item.get_status_display(),
+                        "detail": ", ".join(item.file_names)[:120], "url_name": "annotation:console_import",
+                        "args": [item.pk]})
+    for item in DataImport.objects.filter(status=DataImport.Status.FAILED, finished_at__gte=since)[:SHOWN]:
+        failed.append({"what": f"Import #{item.pk}: {item.get_kind_display()}", "state": "Failed",
+                       "detail": f"{item.problem_total} problem{'s' if item.problem_total != 1 else ''}",
+                       "url_name": "annotation:console_import", "args": [item.pk]})
+    for pool in Pool.objects.filter(status__in=[Pool.Status.PENDING, Pool.Status.BUILDING]).prefetch_related(
+            "campaigns")[:SHOWN]:
+        running.append(_pool(pool))
+    for pool in Pool.objects.filter(status=Pool.Status.FAILED, created_at__gte=since).prefetch_related(
+            "campaigns")[:SHOWN]:
+        failed.append(_pool(pool))
+    jobs = Job.objects.select_related("collection").defer("params", "callbacks")
+    for job in jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.FINISHING])[:SHOWN]:
+        running.append({"what": str(job), "state": job.get_status_display(), "detail": job.progress_line(),
+                        "url_name": "admin:retrieval_job_change", "args": [job.pk]})
+    for job in jobs.filter(status=Job.Status.FAILED, updated_at__gte=since)[:SHOWN]:
+        failed.append({"what": str(job), "state": "Failed", "detail": (job.error or "").splitlines()[0][:200]
+                       if job.error else "", "url_name": "admin:retrieval_job_change", "args": [job.pk]})
+    for entry in running + failed:
+        entry["url"] = reverse(entry.pop("url_name"), args=entry.pop("args"))
+    return {"running": running, "failed": failed}
+
+
+def _pool(pool) -> dict:
+    campaign = next(iter(pool.campaigns.all()), None)
+    entry = {"what": f"Pool {pool.name}", "state": pool.get_status_display(), "detail": pool.error[:200],
+             "url_name": "admin:assessments_pool_change", "args": [pool.pk]}
+    if campaign is not None:
+        entry.update(url_name="annotation:console_pools", args=[campaign.name])
+    return entry

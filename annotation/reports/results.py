@@ -1,0 +1,83 @@
+"""A campaign's results on its page: the runs evaluated against its current qrels (a table and an inline SVG
+chart), and the agreement at a glance that the campaign list shows.
+
+The qrels are the campaign's own labels through assessments.services.qrels (the service export_qrels and
+the downloads call); the runs are those of its pools, with the runs our retrievers made for them.
+"""
+
+from assessments.evaluation.measures import parse_measure
+from assessments.evaluation.sources import evaluate_stored
+from assessments.exporters.common import ExportFailed
+from assessments.models import Run, Topic
+from assessments.services.qrels import QrelsRequest, qrels_rows
+
+from annotation.reports.dashboard import hbars
+
+OUTLINE_MEASURES = ("nDCG@20", "AP", "P@10", "RR", "Judged@20")
+PLOT_MEASURES = ("N-RODCG@10", "nDCG@10", "RR@10", "Judged@10")
+GLANCE_LAYER = {"outline": "relevance", "plot": "plot_grade", "adhoc": "relevance"}
+
+
+def campaign_runs(campaign) -> list:
+    """The runs of the campaign's pools and the retriever runs made for them, by name."""
+    ids = set(Run.objects.filter(pools__in=campaign.pools.all()).values_list("pk", flat=True))
+    for params in campaign.pools.values_list("params", flat=True):
+        ids.update((params or {}).get("built", {}).get("runs", []))
+    return list(Run.objects.filter(pk__in=ids).order_by("name"))
+
+
+def evaluation(campaign, *, aggregate="majority") -> dict:
+    """{"measures", "rows": [[run, value...]], "chart", "topics", "qrels_lines", "notes"} or {"error": text}."""
+    track = getattr(campaign, "track", None)
+    runs = campaign_runs(campaign)
+    if track is None or not runs:
+        return {"error": "No runs to evaluate yet: build a pool first."}
+    topics = list(track.topics.all())
+    plot = any(t.kind == Topic.Kind.PLOT for t in topics)
+    measures = [parse_measure(m) for m in (PLOT_MEASURES if plot else OUTLINE_MEASURES)]
+    qrels = {}
+    try:
+        request = QrelsRequest(collection=track.collection.name, aggregate=aggregate, campaign_id=campaign.pk)
+        for topic, docid, grade in qrels_rows(request):
+            qrels.setdefault(topic, {})[docid] = grade
+    except ExportFailed as exc:
+        if "no judgements" not in exc.message:
+            return {"error": f"No qrels: {exc}"}
+    judged = [t for t in topics if t.external_id in qrels]
+    if not judged and not plot:
+        return {"error": "Nothing judged yet: the runs are scored once the campaign has labels."}
+    report = evaluate_stored(runs, None, measures, topics=judged or topics, qrels=qrels)
+    rows = []
+    for scores in report.runs:
+        values = scores.all(report.measures)
+        rows.append([scores.name, *[values.get(m) for m in report.measures]])
+    first = report.measures[0]
+    ordered = sorted(rows, key=lambda r: -(r[1] or 0))
+    chart = hbars("evaluation", f"{first} of each run against the current qrels",
+                  [(r[0], r[1]) for r in ordered], unit=str(first), fmt="{:.3f}")
+    chart["table"] = {"head": ["run", *[str(m) for m in report.measures]],
+                      "rows": [[r[0], *["–" if v is None else f"{v:.4f}" for v in r[1:]]] for r in ordered]}
+    return {
+        "measures": [str(m) for m in report.measures], "rows": ordered, "chart": chart,
+        "topics": len(judged), "qrels_lines": sum(len(d) for d in qrels.values()),
+        "notes": [f"qrels: the campaign's labels so far, aggregate {aggregate}, page level; {len(judged)} of "
+                  f"{len(topics)} topics judged (a judged topic a run lacks scores 0).", *report.notes],
+    }
+
+
+def agreement_glance(campaign) -> dict | None:
+    """Krippendorff's α of the campaign's main layer (relevance, plot grade): {"layer", "alpha", "units"} or None."""
+    from annotation.reports.agreement import campaign_report
+
+    layer = GLANCE_LAYER.get(campaign.task)
+    if campaign.settings.get("mode") in ("choice", "pair"):
+        layer = "choice" if campaign.settings["mode"] == "choice" else "rating"
+    try:
+        report = campaign_report(campaign, layers=[layer], per_topic=False)
+    except Exception:  # noqa: BLE001 — a glance must never break the campaign list
+        return None
+    for entry in report["layers"]:
+        if entry["layer"] == layer:
+            return {"layer": layer, "alpha": entry.get("alpha"), "units": entry.get("units"),
+                    "reason": (entry.get("reasons") or {}).get("alpha")}
+    return None

@@ -1,0 +1,318 @@
+"""Files uploaded in the organiser's console, imported by the importers the manage.py commands call, as a job.
+
+start_import() checks the form-level things (a known kind, files present, sizes, the options each kind
+needs), stores the files with a DataImport and queues annotation.tasks.run_data_import after the commit
+(run in-process, before the request returns, without a broker). run_import() claims the job with a
+conditional UPDATE, writes the files to a temporary folder under their uploaded names and calls the kind's
+importer, exactly as its command does: every importer checks the whole input first, so a bad file writes
+nothing, and the job keeps every problem with its file, line and field. Topics the files bring are added to
+the campaign that started the import. Progress goes through the cache (CACHE_URL: shared by every process in
+production), since the importers write inside one transaction that no other process sees until it commits.
+"""
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from annotation.models import Campaign, DataImport, DataImportFile, Track
+from annotation.services.errors import ServiceError
+from assessments.models import RunEntry, Topic
+from retrieval.ingest import ImportFailed, InputTooLarge
+from retrieval.services.jobs import TRANSIENT_ERRORS
+
+Kind = DataImport.Kind
+SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES}
+NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS}
+MAX_FILES = 50
+PROGRESS_EVERY = 0.5  # seconds between progress writes
+PROGRESS_TTL = 24 * 3600
+
+
+class ImportInvalid(ServiceError):
+    """An upload that cannot start as asked (no file, too large, a missing option); `field` names the input."""
+
+
+@dataclass
+class Upload:
+    """One uploaded file: its name and a binary file object (a Django UploadedFile will do)."""
+
+    name: str
+    file: object
+    size: int | None = None
+
+
+def kinds_for(task) -> list:
+    """The kinds of data a campaign of `task` takes, most useful first."""
+    if task == Campaign.Task.OUTLINE:
+        return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS]
+    if task == Campaign.Task.PLOT:
+        return [Kind.PLOT_QUERIES, Kind.TREC_RUN, Kind.QRELS]
+    return [Kind.TREC_RUN, Kind.QRELS]
+
+
+def start_import(*, kind, uploads, collection="", options=None, campaign=None, user=None) -> DataImport:
+    """Store the uploads as a DataImport and queue its import; ImportInvalid names the input at fault."""
+    if kind not in Kind.values:
+        raise ImportInvalid("kind", f"{kind!r} is not one of {', '.join(Kind.values)}")
+    kind = Kind(kind)
+    options = dict(options or {})
+    uploads = [u for u in uploads if u is not None]
+    if not uploads:
+        raise ImportInvalid("files", "choose a file to upload")
+    if kind in SINGLE_FILE and len(uploads) > 1:
+        raise ImportInvalid("files", f"{kind.label} comes as one file; upload the others separately")
+    if len(uploads) > MAX_FILES:
+        raise ImportInvalid("files", f"at most {MAX_FILES} files at once")
+    most = settings.API_MAX_UPLOAD_BYTES
+    for upload in uploads:
+        size = upload.size if upload.size is not None else getattr(upload.file, "size", None)
+        if size is not None and size > most:
+            raise ImportInvalid("files", f"{upload.name}: {size:,} bytes; at most {most:,} are taken a file")
+    if campaign is not None:
+        track = Track.objects.select_related("collection").filter(campaign=campaign).first()
+        if track is not None and kind != Kind.BOOK:
+            collection = track.collection.name
+    collection = (collection or "").strip()
+    if kind in NEEDS_COLLECTION and not collection:
+        raise ImportInvalid("collection", "name the collection the file is about")
+    if kind in (Kind.CAR_OUTLINES, Kind.CAR_RUNS) and not collection:
+        from assessments.importers.car import DEFAULT_COLLECTION
+
+        collection = DEFAULT_COLLECTION
+    if kind == Kind.BOOK and not str(options.get("title", "")).strip():
+        raise ImportInvalid("title", "give the book's title")
+    with transaction.atomic():
+        data_import = DataImport.objects.create(
+            kind=kind, campaign=campaign, collection=collection, options=options, created_by=user,
+            file_names=[u.name for u in uploads],
+        )
+        for position, upload in enumerate(uploads):
+            content = _read_all(upload.file)
+            if len(content) > most:
+                raise ImportInvalid("files", f"{upload.name}: more than {most:,} bytes; at most {most:,} are taken")
+            DataImportFile.objects.create(
+                data_import=data_import, position=position, name=upload.name[:255], size=len(content), content=content,
+            )
+        from annotation.tasks import run_data_import
+
+        transaction.on_commit(lambda: run_data_import.delay(data_import.pk), robust=True)
+    return data_import
+
+
+def _read_all(file) -> bytes:
+    if hasattr(file, "chunks"):
+        return b"".join(file.chunks())
+    return file.read()
+
+
+def claim(import_id: int, redelivered: bool = False) -> bool:
+    """Take a queued import (or a running one whose message came back: its worker died); False if someone has it."""
+    statuses = [DataImport.Status.QUEUED, *([DataImport.Status.RUNNING] if redelivered else [])]
+    return bool(DataImport.objects.filter(pk=import_id, status__in=statuses).update(
+        status=DataImport.Status.RUNNING, started_at=timezone.now(),
+    ))
+
+
+def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
+    """Import a claimed DataImport's files; store the summary or every problem. None when someone else has it."""
+    if not claim(import_id, redelivered):
+        return None
+    data_import = DataImport.objects.select_related("campaign").get(pk=import_id)
+    report, names = progress_reporter(import_id), {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="pooljudge-import-") as folder:
+            paths, names = _write_files(data_import, Path(folder))
+            summary, topic_ids = import_files(
+                data_import.kind, paths, data_import.collection, data_import.options, progress=report,
+            )
+            added = _add_topics(data_import.campaign, topic_ids, data_import.kind)
+    except ImportFailed as exc:
+        problems = [_problem(p, names) for p in exc.problems]
+        _finish(import_id, DataImport.Status.FAILED, problems=problems, problem_total=exc.total)
+    except InputTooLarge as exc:
+        _finish(import_id, DataImport.Status.FAILED, problems=[_message(str(exc))], problem_total=1)
+    except TRANSIENT_ERRORS:
+        DataImport.objects.filter(pk=import_id).update(status=DataImport.Status.QUEUED)  # the task retries it
+        raise
+    except Exception as exc:  # noqa: BLE001 — a bug must not leave the job running for ever; it is logged by Celery
+        _finish(import_id, DataImport.Status.FAILED, problems=[_message(f"the import failed: {exc}")], problem_total=1)
+        raise
+    else:
+        note = f" {added:,} topics added to campaign {data_import.campaign.name!r}." if added else ""
+        _finish(import_id, DataImport.Status.DONE, summary=summary + note)
+    return DataImport.objects.get(pk=import_id)
+
+
+def give_up(import_id: int, message: str) -> None:
+    """Fail an import for good (the task's retries are spent): nothing was imported, and it says why."""
+    _finish(import_id, DataImport.Status.FAILED, problems=[_message(message)], problem_total=1)
+
+
+def _finish(import_id, status, **fields):
+    with transaction.atomic():
+        DataImport.objects.filter(pk=import_id).update(status=status, finished_at=timezone.now(), **fields)
+        DataImportFile.objects.filter(data_import_id=import_id).update(content=b"")
+    cache.delete(progress_key(import_id))
+
+
+def _write_files(data_import, folder: Path):
+    """Write the import's files into `folder` (one sub-folder each, under the uploaded name); (paths, names)."""
+    paths, names = [], {}
+    for item in data_import.files.order_by("position"):
+        directory = folder / str(item.position)
+        directory.mkdir()
+        path = directory / (get_valid_filename(Path(item.name).name) or f"file{item.position}")
+        path.write_bytes(bytes(item.content))
+        paths.append(path)
+        names[str(path)] = item.name
+    return paths, names
+
+
+def _problem(problem, names) -> dict:
+    source = names.get(problem.source, Path(problem.source).name if problem.source.startswith("/") else problem.source)
+    field = (problem.field or "").lstrip("-") or None
+    return {"source": source, "line": problem.line, "field": field, "message": problem.message}
+
+
+def _message(text) -> dict:
+    return {"source": "", "line": None, "field": None, "message": text}
+
+
+def import_files(kind, paths, collection, options, *, progress=None) -> tuple[str, list[int]]:
+    """Import files of one kind with the importer the kind's command calls; (summary, ids of the topics they name).
+
+    Raises ImportFailed (nothing written) with every problem the importer found.
+    """
+    from assessments.importers import car, plot, trec
+    from retrieval.importers import import_book
+
+    progress = progress or trec.no_progress
+    kind = Kind(kind)
+    if kind == Kind.CAR_OUTLINES:
+        result = car.import_outlines(
+            paths[0], collection, include_train=bool(options.get("include_train")),
+            update=bool(options.get("update")), progress=progress,
+        )
+        pages = car.read_outlines(paths[0], include_train=bool(options.get("include_train"))).pages
+        topics = Topic.objects.filter(collection__name=collection, external_id__in=[p.page_id for p in pages])
+        return result.summary(), list(topics.values_list("pk", flat=True))
+    if kind == Kind.CAR_RUNS:
+        before = RunEntry.objects.aggregate(last=Max("pk"))["last"] or 0
+        result = car.import_car_runs(
+            paths, collection, create_topics=bool(options.get("create_topics")), progress=progress,
+        )
+        return result.summary(), _entry_topics(before, collection)
+    if kind == Kind.TREC_RUN:
+        result = trec.import_run(
+            paths[0], collection, name=options.get("name") or None,
+            create_missing=bool(options.get("create_missing")), progress=progress,
+        )
+        topics = Topic.objects.filter(run_entries__run=result.run).distinct()
+        return result.summary(), list(topics.values_list("pk", flat=True))
+    if kind == Kind.QRELS:
+        result = trec.import_qrels(
+            paths[0], collection, name=options.get("name") or None,
+            create_missing=bool(options.get("create_missing")), progress=progress,
+        )
+        return result.summary(), []
+    if kind == Kind.BOOK:
+        book, prepared = import_book(
+            paths[0], title=str(options.get("title", "")).strip(), slug=options.get("slug") or None,
+            sentences_per_chunk=int(options.get("sentences_per_chunk") or 3), progress=progress,
+        )
+        return (
+            f"Imported {book.title!r} as {book.slug}: {book.sentence_count:,} sentences in "
+            f"{len(prepared.chunks):,} chunks of {book.sentences_per_chunk}.", []
+        )
+    queries = plot.prepare_plot_queries(paths[0], progress=progress)
+    topics = plot.write_plot_queries(queries, progress=progress, source=str(paths[0]))
+    books = ", ".join(sorted({q.book.slug for q in queries}))
+    return f"Imported {len(topics)} plot queries ({books}).", [t.pk for t in topics]
+
+
+def _entry_topics(before, collection) -> list[int]:
+    """Topics of the run entries written after entry id `before` in `collection` (what an import just added)."""
+    rows = RunEntry.objects.filter(pk__gt=before, topic__collection__name=collection)
+    return sorted(set(rows.values_list("topic_id", flat=True)))
+
+
+def _add_topics(campaign, topic_ids, kind) -> int:
+    """Add the imported topics of the campaign's collection and task to its track; how many were new to it."""
+    if campaign is None or not topic_ids or kind == Kind.QRELS:
+        return 0
+    track = Track.objects.filter(campaign=campaign).first()
+    if track is None:
+        return 0
+    from annotation.services.campaigns import TOPIC_KIND
+
+    wanted = Topic.objects.filter(pk__in=topic_ids, collection_id=track.collection_id, kind=TOPIC_KIND[campaign.task])
+    new = set(wanted.values_list("pk", flat=True)) - set(track.topics.values_list("pk", flat=True))
+    track.topics.add(*new)
+    return len(new)
+
+
+# Progress -----------------------------------------------------------------------------------------------------
+
+
+def progress_key(import_id) -> str:
+    return f"pooljudge:data-import:{import_id}:progress"
+
+
+def progress_of(import_id) -> dict:
+    """{"desc", "done", "total"} of a running import as the worker last wrote it ({} when unknown)."""
+    return cache.get(progress_key(import_id)) or {}
+
+
+@dataclass
+class _Bar:
+    """A tqdm-like bar (update, close, iteration) that writes its state to the cache now and then."""
+
+    key: str
+    total: int | None = None
+    desc: str = ""
+    done: int = 0
+    last: float = field(default=0.0)
+
+    def update(self, n=1):
+        self.done += n
+        self._write()
+
+    def close(self):
+        self._write(force=True)
+
+    def _write(self, force=False):
+        now = time.monotonic()
+        if force or now - self.last >= PROGRESS_EVERY:
+            self.last = now
+            cache.set(self.key, {"desc": self.desc, "done": self.done, "total": self.total}, PROGRESS_TTL)
+
+
+def progress_reporter(import_id):
+    """A `progress` callable for the importers (as ImportCommand.progress): wraps an iterable, or returns a bar."""
+    key = progress_key(import_id)
+
+    def progress(iterable=None, *, total=None, desc="", unit="it", **kwargs):
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            total = len(iterable)
+        bar = _Bar(key, total=total, desc=desc)
+        bar._write(force=True)
+        if iterable is None:
+            return bar
+
+        def counted():
+            for item in iterable:
+                yield item
+                bar.update(1)
+            bar.close()
+
+        return counted()
+
+    return progress

@@ -1,0 +1,155 @@
+"""Pools made from the organiser's console: from the campaign's runs and/or our retrievers, over its topics only,
+with a preview of what the pool will hold before it is built.
+
+The pool is defined by assessments.services.pooling.define_pool (as manage.py build_pool defines it) and
+built by the assessments.tasks.build_pool task after the commit; retrieval (BM25, dense encoders,
+cross-encoder re-ranking) runs as jobs on the workers, in-process without a broker. Only the campaign's own
+topics are ever offered or accepted, so a pool's topics are always of the campaign's collection.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from django.db import transaction
+
+from annotation.models import Track
+from annotation.services.errors import ServiceError
+from assessments.models import Pool, Run, RunEntry
+from retrieval import specs as retriever_specs
+
+
+class PoolInvalid(ServiceError):
+    """A pool that cannot be made as asked; `field` names the input."""
+
+
+def campaign_track(campaign) -> Track:
+    track = Track.objects.select_related("collection").filter(campaign=campaign).first()
+    if track is None:
+        raise PoolInvalid(None, f"campaign {campaign.name!r} has no topics to pool")
+    return track
+
+
+def retriever_list(*, bm25=False, dense=False, encoder="", rerankers=()) -> list[str]:
+    """Retriever specs (retrieval.specs) from the form's choices; the default encoder when none is named."""
+    specs = []
+    if bm25:
+        specs.append("bm25")
+    if dense:
+        specs.append(f"dense:{encoder.strip()}" if encoder.strip() else "dense")
+    specs.extend(f"rerank:{model.strip()}" for model in rerankers if model.strip())
+    try:
+        retriever_specs.split(specs)
+    except retriever_specs.SpecError as exc:
+        raise PoolInvalid("retrievers", str(exc)) from None
+    return specs
+
+
+def _chosen(campaign, runs, topics, only_ranked):
+    """(track, runs, topic rows) checked against the campaign: runs of its collection, topics of its own."""
+    track = campaign_track(campaign)
+    run_ids = list(dict.fromkeys(int(r) for r in runs))
+    found = {r.pk: r for r in Run.objects.filter(pk__in=run_ids, collection=track.collection)}
+    missing = [r for r in run_ids if r not in found]
+    if missing:
+        raise PoolInvalid("runs", f"collection {track.collection.name!r} has no runs with ids {missing}")
+    own = track.topics.all()
+    if topics:
+        wanted = list(dict.fromkeys(topics))
+        rows = {t.external_id: t for t in own.filter(external_id__in=wanted)}
+        outside = [t for t in wanted if t not in rows]
+        if outside:
+            raise PoolInvalid("topics", f"not topics of campaign {campaign.name!r}: {', '.join(outside[:10])}")
+        chosen = [rows[t] for t in wanted]
+    else:
+        chosen = list(own.order_by("external_id"))
+    if only_ranked and run_ids:
+        ranked = set(RunEntry.objects.filter(run_id__in=run_ids, topic__in=chosen).values_list("topic_id", flat=True))
+        chosen = [t for t in chosen if t.pk in ranked]
+    if not chosen:
+        raise PoolInvalid("topics", "no topics to pool: the runs chosen rank none of the campaign's topics")
+    return track, [found[r] for r in run_ids], chosen
+
+
+def new_pool(*, campaign, name, runs=(), retrievers=(), strategy=Pool.Strategy.UNION, depth=20, per_topic=None,
+             fusion="rrf", topics=(), only_ranked=True, created_by=None) -> Pool:
+    """Define a pool of the campaign's runs and/or retrievers over its topics, add it to the campaign and queue its
+    build; PoolInvalid names the input at fault. `topics` are external ids (empty: all the campaign's; with
+    `only_ranked`, those the chosen runs rank)."""
+    from assessments.services.pooling import PoolError, define_pool
+    from assessments.tasks import build_pool
+
+    if not runs and not retrievers:
+        raise PoolInvalid("runs", "choose runs or retrievers to pool")
+    if depth < 1 or (per_topic is not None and per_topic < 1):
+        raise PoolInvalid("depth", "depth and the per-topic cut are at least 1")
+    with transaction.atomic():
+        if Pool.objects.filter(name=name).exists():
+            raise PoolInvalid("name", f"a pool named {name!r} already exists")
+        track, run_rows, chosen = _chosen(campaign, runs, topics, only_ranked and not retrievers)
+        try:
+            pool = define_pool(
+                name=name, collection=track.collection, topics=chosen, runs=run_rows, retrievers=list(retrievers),
+                strategy=strategy, depth=depth, per_topic=per_topic, fusion_method=fusion, created_by=created_by,
+            )
+        except PoolError as exc:
+            raise PoolInvalid("strategy", str(exc)) from None
+        campaign.pools.add(pool)
+        transaction.on_commit(lambda: build_pool.delay(pool.pk), robust=True)
+    return pool
+
+
+@dataclass
+class Preview:
+    """What a pool of runs will hold: candidates per topic, and how much the runs' tops overlap."""
+
+    depth: int
+    per_topic: int | None
+    topics: list = field(default_factory=list)  # [(external id, title, union size, candidates)]
+    runs: list = field(default_factory=list)  # [(name, passages within depth, unique to it)]
+    overlap: list = field(default_factory=list)  # [(run a, run b, mean Jaccard over topics both rank)]
+    retrievers: list = field(default_factory=list)
+
+    @property
+    def candidates(self) -> int:
+        return sum(n for *_, n in self.topics)
+
+    @property
+    def largest(self) -> int:
+        return max((n for *_, n in self.topics), default=0)
+
+
+def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topics=(), only_ranked=True) -> Preview:
+    """The candidates per topic a pool of these runs would have, and the runs' overlap within `depth` (one query).
+
+    Retrievers' candidates are known only once they have run: the preview names them and counts the runs.
+    """
+    result = Preview(depth=depth, per_topic=per_topic, retrievers=list(retrievers))
+    if not runs:
+        return result
+    _, run_rows, chosen = _chosen(campaign, runs, topics, only_ranked)
+    names = {r.pk: r.name for r in run_rows}
+    tops = defaultdict(lambda: defaultdict(set))  # topic -> run -> passages
+    rows = RunEntry.objects.filter(run__in=run_rows, topic__in=chosen, rank__lte=depth).values_list(
+        "topic_id", "run_id", "passage_id")
+    for topic_id, run_id, passage_id in rows.iterator(chunk_size=5000):
+        tops[topic_id][run_id].add(passage_id)
+    owners = defaultdict(lambda: defaultdict(int))  # topic -> passage -> runs having it
+    for topic_id, by_run in tops.items():
+        for passages in by_run.values():
+            for p in passages:
+                owners[topic_id][p] += 1
+    for topic in chosen:
+        union = len(owners[topic.pk])
+        result.topics.append((topic.external_id, topic.title, union, min(union, per_topic) if per_topic else union))
+    for run in run_rows:
+        within = sum(len(tops[t][run.pk]) for t in tops)
+        unique = sum(1 for t in tops for p in tops[t][run.pk] if owners[t][p] == 1)
+        result.runs.append((run.name, within, unique))
+    for a, b in combinations(run_rows, 2):
+        scores = []
+        for by_run in tops.values():
+            if by_run[a.pk] and by_run[b.pk]:
+                scores.append(len(by_run[a.pk] & by_run[b.pk]) / len(by_run[a.pk] | by_run[b.pk]))
+        result.overlap.append((names[a.pk], names[b.pk], sum(scores) / len(scores) if scores else None, len(scores)))
+    return result

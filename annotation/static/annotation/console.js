@@ -1,0 +1,114 @@
+// The organiser's console: small enhancements of ordinary forms (each page works without this script).
+// - follows background work: an import's or a pool build's JSON status, every second, until it ends;
+// - the new-campaign form shows the fields that apply (topics from a file or a pick, plot settings) and
+//   makes the topic list searchable; the upload form shows the options of the chosen kind;
+// - puts the keyboard focus on what a POST answered with (problems, a password shown once, a preview).
+(function () {
+  "use strict";
+  var FINISHED = { done: true, failed: true, ready: true };
+
+  function each(selector, fn, root) { Array.prototype.forEach.call((root || document).querySelectorAll(selector), fn); }
+
+  function follow(card) {
+    var url = card.dataset.statusUrl;
+    if (!url || FINISHED[card.dataset.status]) return;
+    var status = card.querySelector(".job-status"), meter = card.querySelector("[data-role=meter]");
+    var bar = card.querySelector(".job-bar"), step = card.querySelector(".job-step");
+    var lines = card.querySelector(".job-lines"), candidates = card.querySelector(".job-candidates");
+    if (meter) meter.hidden = false;
+    function show(data) {
+      if (status) { status.textContent = data.label; status.className = "status job-status status-" + data.status; }
+      var done = 0, total = 0;
+      if (data.progress) { done = data.progress.done || 0; total = data.progress.total || 0; }
+      if (data.jobs) data.jobs.forEach(function (j) { done += j.done; total += j.total; });
+      if (step && data.progress && data.progress.desc) step.textContent = data.progress.desc + (total ? " (" + done + " of " + total + ")" : "");
+      if (bar && total) {
+        var percent = Math.min(100, Math.round(100 * done / total));
+        bar.style.width = percent + "%";
+        meter.setAttribute("aria-valuenow", String(percent));
+      }
+      if (lines && data.jobs) {
+        lines.textContent = "";
+        data.jobs.forEach(function (j) { var li = document.createElement("li"); li.textContent = j.line; lines.appendChild(li); });
+      }
+      if (candidates && data.candidates !== undefined) candidates.textContent = String(data.candidates);
+    }
+    function poll() {
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+        .then(function (data) {
+          show(data);
+          if (data.finished) { window.location.reload(); } else { window.setTimeout(poll, 1000); }
+        })
+        .catch(function () { window.setTimeout(poll, 3000); });
+    }
+    window.setTimeout(poll, 500);
+  }
+
+  function campaignForm(form) {
+    var task = form.querySelector("[name=task]"), plot = document.getElementById("plot-settings");
+    var collection = form.querySelector("[name=collection]"), picked = form.querySelector("[name=topics]");
+    var search = document.getElementById("topic-search"), filter = document.getElementById("topic-filter");
+    function source() { var c = form.querySelector("[name=topics_from]:checked"); return c ? c.value : "all"; }
+    function update() {
+      if (plot && task) plot.hidden = task.value !== "plot";
+      var file = document.getElementById("field-topic_file"), pick = document.getElementById("field-topics");
+      if (file) file.hidden = source() !== "file";
+      if (pick) pick.hidden = source() !== "pick";
+      if (search) search.hidden = source() !== "pick";
+      applyFilter();
+    }
+    function chosen() { return (picked.value || "").split(/[\s,]+/).filter(Boolean); }
+    function applyFilter() {
+      if (!search) return;
+      var words = (filter.value || "").toLowerCase().split(/\s+/).filter(Boolean), shown = 0;
+      var ids = chosen(), coll = collection ? collection.value.trim() : "";
+      each("li", function (li) {
+        var box = li.querySelector("input");
+        box.checked = ids.indexOf(box.value) >= 0;
+        var match = words.every(function (w) { return li.dataset.text.indexOf(w) >= 0; })
+          && (!coll || li.dataset.collection === coll);
+        li.hidden = !match || shown >= 200;
+        if (match) shown += 1;
+      }, search);
+    }
+    if (search) {
+      search.addEventListener("change", function (event) {
+        var box = event.target, ids = chosen();
+        if (!box.matches("input[type=checkbox]")) return;
+        var at = ids.indexOf(box.value);
+        if (box.checked && at < 0) ids.push(box.value);
+        if (!box.checked && at >= 0) ids.splice(at, 1);
+        picked.value = ids.join("\n");
+      });
+      filter.addEventListener("input", applyFilter);
+      picked.addEventListener("input", applyFilter);
+    }
+    each(".pick-collection", function (button) {
+      button.addEventListener("click", function () { collection.value = button.dataset.name; applyFilter(); collection.focus(); });
+    });
+    form.addEventListener("change", function (event) { if (event.target.name === "task" || event.target.name === "topics_from") update(); });
+    if (collection) collection.addEventListener("input", applyFilter);
+    update();
+  }
+
+  function uploadForm(form) {
+    var kind = form.querySelector("[name=kind]");
+    function update() {
+      each(".kind-options", function (box) { box.hidden = box.dataset.kinds.split(" ").indexOf(kind.value) < 0; }, form);
+    }
+    kind.addEventListener("change", update);
+    update();
+  }
+
+  each(".job[data-status-url]", follow);
+  var campaign = document.getElementById("campaign-form");
+  if (campaign) campaignForm(campaign);
+  var upload = document.getElementById("upload-form");
+  if (upload) uploadForm(upload);
+  var allRuns = document.getElementById("all-runs");
+  if (allRuns) allRuns.addEventListener("click", function () { each("#pool-form [name=runs]", function (b) { b.checked = true; }); });
+  var focus = document.getElementById("problems") || document.getElementById("shown-once") || document.getElementById("pool-preview");
+  if (focus) focus.focus();
+  document.body.dataset.ready = "console";
+})();

@@ -1,0 +1,96 @@
+"""A new campaign (/campaigns/new/) and a campaign's home (/campaigns/<name>/): its progress and its parts."""
+
+from django.contrib import messages
+from django.db.models import Count, Q
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import Assignment, Campaign, DataImport
+from annotation.reports.overview import campaign_overview
+from annotation.services.campaign_setup import SetupInvalid, new_campaign, plot_settings
+from annotation.services.data_imports import Upload
+from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
+from annotation.views.console.forms import CampaignForm
+from assessments.models import Pool, QrelSet, Run, Topic
+from retrieval.ingest import ImportFailed
+from retrieval.models import Collection
+
+TOPIC_PICK_LIMIT = 3000  # topics listed for the searchable pick; more are typed by id
+
+
+def _new_context(form, problems=(), more=0):
+    topics = list(Topic.objects.order_by("collection__name", "external_id")
+                  .values("external_id", "title", "kind", "collection__name")[:TOPIC_PICK_LIMIT])
+    return {
+        "form": form, "problems": problems, "more_problems": more,
+        "collections": Collection.objects.order_by("name").annotate(topic_count=Count("topics")),
+        "topic_choices": topics, "qrel_sets": QrelSet.objects.order_by("name").values_list("name", flat=True),
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@organisers_only
+def campaign_new(request):
+    """The form for a new campaign: task, collection, topics, guidelines, overlap, qualification, review, settings."""
+    if request.method == "GET":
+        return render(request, "annotation/console/campaign_new.html", _new_context(CampaignForm()))
+    form = CampaignForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return render(request, "annotation/console/campaign_new.html", _new_context(form), status=400)
+    data = form.cleaned_data
+    problems, more = [], 0
+    try:
+        settings = {}
+        if data["task"] == Campaign.Task.PLOT:
+            settings = plot_settings(mode=data["mode"], scale=data["plot_scale"],
+                                     context_sentences=data["context_sentences"],
+                                     choice_candidates=data["choice_candidates"])
+        upload = data.get("topic_file") if data["topics_from"] == CampaignForm.TOPICS_FILE else None
+        campaign = new_campaign(
+            name=data["name"], task=data["task"], title=data["title"], collection=data["collection"],
+            topics=data["topic_ids"] if data["topics_from"] == CampaignForm.TOPICS_PICK else (),
+            topic_file=Upload(upload.name, upload, upload.size) if upload else None,
+            guidelines=data["guidelines"], overlap=data["overlap"],
+            qualification_topics=data["qualification_ids"], qualification_gold=data["qualification_gold"] or None,
+            qualification_threshold=data["qualification_threshold"] / 100,
+            qualification_attempts=data["qualification_attempts"],
+            review_sample_size=data["review_sample_size"], review_threshold=data["review_threshold"] / 100,
+            settings=settings, max_runs=data["max_runs"], max_per_topic=data["max_per_topic"],
+        )
+    except SetupInvalid as exc:
+        form.add_service_error(exc.field, exc.message)
+    except ImportFailed as exc:
+        problems, more = problems_of(exc), more_problems(exc)
+        form.add_error("topic_file", "the topic file has problems (listed above); nothing was made")
+    else:
+        messages.success(request, f"Campaign {campaign.name} made with {campaign.track.topics.count():,} topics "
+                                  f"of collection {campaign.track.collection.name}.")
+        return redirect("annotation:campaign_home", name=campaign.name)
+    return render(request, "annotation/console/campaign_new.html", _new_context(form, problems, more), status=400)
+
+
+@require_GET
+@organisers_only
+def campaign_home(request, name):
+    """A campaign's home: progress, and the way to each of its parts (data, pools, people, work, results)."""
+    campaign = campaign_of(name)
+    line = next((x for x in campaign_overview() if x.campaign.pk == campaign.pk), None)
+    track = getattr(campaign, "track", None)
+    pools = list(campaign.pools.with_counts().order_by("name"))
+    runs = Run.objects.filter(collection=track.collection).count() if track else 0
+    assignments = Assignment.objects.filter(campaign=campaign)
+    counts = assignments.aggregate(
+        assessors=Count("assessor", distinct=True), revise=Count("id", filter=Q(status=Assignment.Status.REVISE)),
+    )
+    steps = [
+        ("Data", "annotation:console_data", f"{track.topics.count():,} topics, {runs:,} runs" if track else "no topics"),
+        ("Pools", "annotation:console_pools",
+         f"{len(pools)} pool{'s' if len(pools) != 1 else ''}, {sum(p.candidate_count for p in pools):,} candidates"),
+        ("People and work", "annotation:console_work", f"{counts['assessors']} assessors"),
+        ("Results", "annotation:console_results", "qrels, assessments, agreement, evaluation"),
+    ]
+    return render(request, "annotation/console/campaign_home.html", {
+        "campaign": campaign, "line": line, "track": track, "pools": pools, "steps": steps, "counts": counts,
+        "imports": DataImport.objects.filter(campaign=campaign)[:5],
+        "building": [p for p in pools if p.status in (Pool.Status.PENDING, Pool.Status.BUILDING)],
+    })

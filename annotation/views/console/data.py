@@ -1,0 +1,108 @@
+"""Data in the browser: upload topics, runs, qrels and books (/data/, or a campaign's /campaigns/<name>/data/),
+follow an import (/data/imports/<pk>/ and its JSON status), see what a collection holds."""
+
+from django.contrib import messages
+from django.db.models import Count
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import DataImport
+from annotation.services import data_imports
+from annotation.services.data_imports import ImportInvalid, Upload
+from annotation.views.console.common import campaign_of, organisers_only
+from annotation.views.console.forms import UploadForm
+from assessments.models import QrelSet, Run
+from retrieval.models import Book, Collection
+
+
+def _context(campaign, form, **extra):
+    context = {"form": form, "campaign": campaign, "tab": "data", **extra}
+    if campaign is not None:
+        track = getattr(campaign, "track", None)
+        context["kinds"] = data_imports.kinds_for(campaign.task)
+        context["imports"] = DataImport.objects.filter(campaign=campaign).select_related("created_by")[:20]
+        if track is not None:
+            context["runs"] = Run.objects.filter(collection=track.collection).with_counts().order_by("name")
+            context["topic_count"] = track.topics.count()
+            context["qrel_sets"] = QrelSet.objects.filter(collection=track.collection).order_by("name")
+    else:
+        context["imports"] = DataImport.objects.select_related("created_by", "campaign")[:20]
+        context["collections"] = Collection.objects.order_by("name").annotate(
+            topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True))
+        context["books"] = Book.objects.order_by("title")
+    return context
+
+
+def _upload(request, campaign):
+    template = "annotation/console/data.html"
+    form = UploadForm(request.POST, request.FILES, kinds=data_imports.kinds_for(campaign.task) if campaign else None)
+    if not form.is_valid():
+        return render(request, template, _context(campaign, form), status=400)
+    files = [Upload(f.name, f, f.size) for f in form.cleaned_data["files"]]
+    try:
+        started = data_imports.start_import(
+            kind=form.cleaned_data["kind"], uploads=files, collection=form.cleaned_data["collection"],
+            options=form.options(), campaign=campaign, user=request.user,
+        )
+    except ImportInvalid as exc:
+        form.add_service_error(exc.field, exc.message)
+        return render(request, template, _context(campaign, form), status=400)
+    started.refresh_from_db()  # without a broker it ran while the request committed
+    if started.status == DataImport.Status.FAILED:
+        return render(request, template, _context(
+            campaign, form, failed=started, problems=started.problems,
+            more_problems=max(0, started.problem_total - len(started.problems)),
+        ), status=400)
+    if started.status == DataImport.Status.DONE:
+        messages.success(request, started.summary)
+        here = reverse("annotation:console_data", args=[campaign.name]) if campaign else reverse(
+            "annotation:console_site_data")
+        return redirect(here)
+    return redirect("annotation:console_import", pk=started.pk)
+
+
+@require_http_methods(["GET", "POST"])
+@organisers_only
+def site_data(request):
+    """Every collection with its topics and runs, books, recent imports, and the form to upload more."""
+    if request.method == "POST":
+        return _upload(request, None)
+    return render(request, "annotation/console/data.html", _context(None, UploadForm()))
+
+
+@require_http_methods(["GET", "POST"])
+@organisers_only
+def campaign_data(request, name):
+    """A campaign's topics, runs and qrels, and the form to upload more into its collection."""
+    campaign = campaign_of(name)
+    if request.method == "POST":
+        return _upload(request, campaign)
+    kinds = data_imports.kinds_for(campaign.task)
+    first = DataImport.Kind.CAR_RUNS if DataImport.Kind.CAR_RUNS in kinds else kinds[0]
+    return render(request, "annotation/console/data.html",
+                  _context(campaign, UploadForm(kinds=kinds, initial={"kind": first})))
+
+
+@require_GET
+@organisers_only
+def import_page(request, pk):
+    """One import: its progress while it runs (the page follows it), then what it did or every problem."""
+    found = get_object_or_404(DataImport.objects.select_related("campaign", "created_by"), pk=pk)
+    return render(request, "annotation/console/import.html", {
+        "data_import": found, "campaign": found.campaign, "tab": "data", "problems": found.problems,
+        "more_problems": max(0, found.problem_total - len(found.problems)), "progress": data_imports.progress_of(pk),
+    })
+
+
+@require_GET
+@organisers_only
+def import_status(request, pk):
+    """An import's state as JSON, for the page's progress bar: status, progress, summary, problems."""
+    found = get_object_or_404(DataImport, pk=pk)
+    return JsonResponse({
+        "status": found.status, "label": found.get_status_display(), "finished": found.finished,
+        "progress": data_imports.progress_of(pk), "summary": found.summary,
+        "problems": found.problems, "problem_total": found.problem_total,
+    })

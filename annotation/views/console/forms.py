@@ -1,0 +1,267 @@
+"""The console's forms: typed fields with their defaults and help. They parse and check the input's shape; the
+services check the rest (the same rules as the manage.py commands), and their errors are put on these fields."""
+
+from django import forms
+from django.core.validators import validate_slug
+
+from annotation.models import Campaign, DataImport
+from annotation.roles import Role
+from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
+from assessments.labels import DEFAULT_PLOT_SCALE
+from assessments.models import Pool
+from retrieval import fusion
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files from one input."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data if d] or ([] if not self.required else [single(None, initial)])
+        return [single(data, initial)] if data else []
+
+
+def _lines(text):
+    return [line.strip() for line in (text or "").replace(",", " ").split() if line.strip()]
+
+
+def scale_text(scale) -> str:
+    return "\n".join(f"{value} {label}" for value, label in scale)
+
+
+class ServiceErrorsMixin:
+    """Put a service's error (field, message) on the form: beside its field, or on top."""
+
+    def add_service_error(self, field, message):
+        self.add_error(field if field in self.fields else None, message)
+
+
+class CampaignForm(ServiceErrorsMixin, forms.Form):
+    """A new campaign: what is judged, which topics, how it is given out and checked."""
+
+    TOPICS_ALL, TOPICS_PICK, TOPICS_FILE = "all", "pick", "file"
+
+    name = forms.SlugField(max_length=100, help_text="Short name in addresses and files: letters, digits, - and _.")
+    title = forms.CharField(max_length=300, required=False, help_text="A longer title assessors see.")
+    task = forms.ChoiceField(choices=Campaign.Task.choices, initial=Campaign.Task.OUTLINE,
+                             help_text="Outline judging of CAR articles, plot-retrieval labelling, or ad hoc relevance.")
+    collection = forms.CharField(
+        max_length=100, required=False,
+        help_text="The collection judged: pick one, or type a new name when the topic file below creates it "
+                  "(CAR outlines default to car-y3; a plot campaign is about one book, named by its slug).",
+        validators=[validate_slug],
+    )
+    topics_from = forms.ChoiceField(
+        choices=[(TOPICS_ALL, "Every topic of the collection"), (TOPICS_PICK, "The topics I pick below"),
+                 (TOPICS_FILE, "The topics of a file I upload")],
+        initial=TOPICS_ALL, widget=forms.RadioSelect, label="Topics",
+    )
+    topics = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Picked topics",
+        help_text="Topic ids, separated by spaces or new lines (search the list below and tick them).",
+    )
+    topic_file = forms.FileField(
+        required=False, label="Topic file",
+        help_text="CAR outlines (the Y3 JSON cast file or an official .cbor outlines file) for outline campaigns; "
+                  "plot queries (JSON lines with query_id, book, query, ground_truth_text) for plot campaigns. "
+                  "Checked whole: any problem and nothing is made.",
+    )
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="Shown to assessors on every page. Markdown: *emphasis*, **bold**, lists, [links](https://…), "
+                  "tables; HTML is shown as text.",
+    )
+    overlap = forms.IntegerField(min_value=1, max_value=50, initial=1,
+                                 help_text="Assessors per topic (each of them judges all the topic's units).")
+    qualification_topics = forms.CharField(
+        required=False, label="Qualification topics",
+        help_text="Topic ids every assessor judges first, scored against the gold qrels (empty: no qualification).",
+    )
+    qualification_gold = forms.CharField(required=False, max_length=100, label="Gold qrel set",
+                                         help_text="The qrel set of known answers (import it on the Data page).")
+    qualification_threshold = forms.IntegerField(min_value=0, max_value=100, initial=90, label="Pass mark (%)",
+                                                 help_text="Share right needed to start formal work (seed 000: 90%).")
+    qualification_attempts = forms.IntegerField(min_value=1, max_value=20, initial=2, label="Attempts")
+    review_sample_size = forms.IntegerField(min_value=0, max_value=1000, initial=10, label="Review sample",
+                                            help_text="Items a reviewer checks of each finished batch (0: no review).")
+    review_threshold = forms.IntegerField(min_value=0, max_value=100, initial=95, label="Review pass mark (%)",
+                                          help_text="Under it the batch goes back for revision (seed 000: 95%).")
+    mode = forms.ChoiceField(
+        choices=[("label", "Label each candidate (grade and query spans)"),
+                 ("choice", "Forced choice: pick the plot among N candidates"), ("pair", "Rate pairs 1–10")],
+        initial="label", label="Plot mode", help_text="Plot campaigns only.",
+    )
+    plot_scale = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), initial=scale_text(DEFAULT_PLOT_SCALE), label="Grade scale",
+        help_text="One answer a line, best first: the grade (a whole number) then its label.",
+    )
+    context_sentences = forms.IntegerField(min_value=0, max_value=50, initial=DEFAULT_CONTEXT,
+                                           help_text="Sentences shown on each side of a plot candidate.")
+    choice_candidates = forms.IntegerField(min_value=2, max_value=50, initial=DEFAULT_CHOICE_CANDIDATES,
+                                           label="Candidates per forced choice",
+                                           help_text="The ground truth and N − 1 negatives (seed 000: 20).")
+    max_runs = forms.IntegerField(min_value=1, required=False, label="Runs per participant",
+                                  help_text="Runs a participant team may upload (empty: the site's default).")
+    max_per_topic = forms.IntegerField(min_value=1, required=False, label="Passages per topic in a run",
+                                       help_text="Empty: 20 for CAR articles (Y3), 1000 for TREC runs.")
+
+    def clean_plot_scale(self):
+        scale = []
+        for n, line in enumerate((self.cleaned_data.get("plot_scale") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            value, _, label = line.strip().partition(" ")
+            if not value.isdigit() or not label.strip():
+                raise forms.ValidationError(f"line {n}: expected a whole number and a label, e.g. '2 Describes it'")
+            scale.append([int(value), label.strip()])
+        if len(scale) < 2:
+            raise forms.ValidationError("give at least two answers")
+        if len({v for v, _ in scale}) != len(scale):
+            raise forms.ValidationError("each answer needs its own grade")
+        return scale
+
+    def clean(self):
+        data = super().clean()
+        data["topic_ids"] = _lines(data.get("topics"))
+        data["qualification_ids"] = _lines(data.get("qualification_topics"))
+        if data.get("topics_from") == self.TOPICS_PICK and not data["topic_ids"]:
+            self.add_error("topics", "pick at least one topic")
+        if data.get("topics_from") == self.TOPICS_FILE and not data.get("topic_file"):
+            self.add_error("topic_file", "choose the topic file")
+        return data
+
+
+class UploadForm(ServiceErrorsMixin, forms.Form):
+    """Files to import, with the options of their importer."""
+
+    kind = forms.ChoiceField(choices=DataImport.Kind.choices, label="What the files are")
+    files = MultipleFileField(help_text="Plain or gzipped. Several CAR run files may go at once.")
+    collection = forms.CharField(max_length=100, required=False, validators=[validate_slug],
+                                 help_text="The collection the files are about (TREC runs and qrels; CAR defaults to "
+                                           "car-y3). On a campaign's page: the campaign's collection.")
+    create_topics = forms.BooleanField(required=False, initial=True, label="Create the topics the runs name",
+                                       help_text="CAR runs: unknown pages become topics (their title and facets).")
+    create_missing = forms.BooleanField(required=False, label="Create missing topics and documents",
+                                        help_text="TREC runs and qrels: unknown ids are created (documents without text).")
+    name = forms.CharField(max_length=100, required=False, label="Run or qrel set name",
+                           help_text="TREC runs: default the file's tag; qrels: default the file name.")
+    title = forms.CharField(max_length=300, required=False, label="Book title", help_text="Books only.")
+    slug = forms.SlugField(max_length=100, required=False, label="Book slug",
+                           help_text="Books: the book's short name and its collection's (default: the file name).")
+    sentences_per_chunk = forms.IntegerField(min_value=1, max_value=50, initial=3, required=False,
+                                             label="Sentences per chunk",
+                                             help_text="Books: m, the sentences of one plot candidate (default 3).")
+
+    def __init__(self, *args, kinds=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kinds:
+            self.fields["kind"].choices = [(k.value, k.label) for k in kinds]
+
+    def options(self) -> dict:
+        data = self.cleaned_data
+        kind = data["kind"]
+        if kind == DataImport.Kind.CAR_RUNS:
+            return {"create_topics": data["create_topics"]}
+        if kind in (DataImport.Kind.TREC_RUN, DataImport.Kind.QRELS):
+            return {"create_missing": data["create_missing"], "name": data["name"]}
+        if kind == DataImport.Kind.BOOK:
+            return {"title": data["title"], "slug": data["slug"], "sentences_per_chunk": data["sentences_per_chunk"] or 3}
+        return {}
+
+
+class PoolForm(ServiceErrorsMixin, forms.Form):
+    """A pool of the campaign's runs and/or our retrievers."""
+
+    name = forms.SlugField(max_length=100, help_text="The pool's name (a slug).")
+    runs = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                     help_text="Runs of the campaign's collection to pool.")
+    bm25 = forms.BooleanField(required=False, label="BM25", help_text="Our BM25 over the collection.")
+    dense = forms.BooleanField(required=False, label="Dense encoder",
+                               help_text="A bi-encoder with a FAISS index (default: the bundled all-MiniLM-L6-v2).")
+    encoder = forms.CharField(required=False, max_length=300, label="Encoder",
+                              help_text="A Hugging Face model name or a folder on the workers (empty: the default).")
+    rerankers = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Cross-encoders",
+                                help_text="Re-ranking models, one a line (strategy: re-ranked union).")
+    strategy = forms.ChoiceField(choices=Pool.Strategy.choices, initial=Pool.Strategy.UNION,
+                                 help_text="Union: every passage some run ranks within the depth (TREC). Fusion: "
+                                           "the runs fused, best first. Re-ranked: the union re-scored by the "
+                                           "cross-encoders.")
+    fusion = forms.ChoiceField(choices=[(m, m) for m in fusion.METHODS], initial="rrf",
+                               help_text="For fusion: RRF (k=60), CombSUM or CombMNZ.")
+    depth = forms.IntegerField(min_value=1, max_value=10_000, initial=20, help_text="How deep into each run (k).")
+    per_topic = forms.IntegerField(min_value=1, required=False, label="Per-topic cut",
+                                   help_text="At most this many candidates a topic (empty: all).")
+    topics = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="Only these of the campaign's topics (ids; empty: all of them).")
+    only_ranked = forms.BooleanField(required=False, initial=True, label="Only topics the runs rank",
+                                     help_text="Leave out the campaign's topics none of the chosen runs ranks.")
+
+    def __init__(self, *args, runs=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["runs"].choices = [(str(r.pk), r.name) for r in runs]
+
+    def clean(self):
+        data = super().clean()
+        data["topic_ids"] = _lines(data.get("topics"))
+        data["reranker_list"] = [line.strip() for line in (data.get("rerankers") or "").splitlines() if line.strip()]
+        return data
+
+
+ROLE_CHOICES = [(Role.ASSESSOR.value, "Assessor"), (Role.REVIEWER.value, "Reviewer"),
+                (Role.ORGANISER.value, "Organiser"), (Role.PARTICIPANT.value, "Participant")]
+
+
+class PersonForm(ServiceErrorsMixin, forms.Form):
+    """A new person."""
+
+    username = forms.CharField(max_length=150, help_text="What they sign in with: letters, digits and @.+-_")
+    roles = forms.MultipleChoiceField(choices=ROLE_CHOICES, initial=[Role.ASSESSOR.value],
+                                      widget=forms.CheckboxSelectMultiple)
+    sign_in = forms.ChoiceField(
+        choices=[("password", "A password I hand over (shown once)"),
+                 ("link", "A one-time sign-in link (they choose a password; valid 3 days)")],
+        initial="password", widget=forms.RadioSelect, label="Signing in",
+    )
+    email = forms.EmailField(required=False, help_text="Optional.")
+    reviewer_of = forms.ChoiceField(required=False, label="Reviewer of campaign",
+                                    help_text="Reviewers: the campaign whose batches they review (empty: any).")
+
+    def __init__(self, *args, campaigns=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reviewer_of"].choices = [("", "—")] + [(c.name, c.name) for c in campaigns]
+
+
+class TokenForm(ServiceErrorsMixin, forms.Form):
+    """An API token (a participant team's, or an organiser's for scripts)."""
+
+    name = forms.CharField(max_length=150, label="Team or person",
+                           help_text="A participant team (made if new) or an existing organiser.")
+    role = forms.ChoiceField(choices=[("participant", "Participant team: uploads runs"),
+                                      ("organiser", "Organiser: scripts")], initial="participant")
+    campaign = forms.ChoiceField(required=False, help_text="The campaign the token acts on (empty: all; organisers only).")
+
+    def __init__(self, *args, campaigns=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].choices = [("", "—")] + [(c.name, c.name) for c in campaigns]
+
+
+class AssignForm(ServiceErrorsMixin, forms.Form):
+    """Give the campaign's units to assessors with overlap."""
+
+    assessors = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
+                                          help_text="The assessors who share the work.")
+    overlap = forms.IntegerField(min_value=1, max_value=50, help_text="Assessors per topic (k).")
+    seed = forms.IntegerField(initial=0, help_text="Ties in load are broken in an order drawn from it.")
+
+    def __init__(self, *args, assessors=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["assessors"].choices = [(u.username, u.username) for u in assessors]

@@ -1,0 +1,122 @@
+"""A campaign's results (/campaigns/<name>/results/): downloads of its own labels (qrels at each level and
+aggregation, the Y3 assessments, plot labels, study results, the agreement CSV, the audit log) and the runs
+evaluated against the current qrels, as a table and a chart. Downloads read only; nothing is written.
+
+Each download calls the service its command calls: qrels through assessments.services.qrels with the
+campaign's id (export_qrels --campaign), the Y3 files through export_car_assessments, plot labels and
+choices through assessments.exporters.plot (export_plot_labels --campaign), the audit through
+annotation.services.audit (export_audit --campaign), agreement through annotation.reports.agreement.
+"""
+
+import io
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.reports.results import evaluation
+from annotation.views.console.common import campaign_of, organisers_only
+from assessments.exporters import qrels as qrels_rules
+from assessments.exporters.common import ExportFailed, Scope
+from assessments.services.qrels import QrelsRequest, qrels_text
+
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "agreement", "audit")
+
+
+@require_GET
+@organisers_only
+def results_page(request, name):
+    """Downloads, and the runs scored against the campaign's current qrels."""
+    campaign = campaign_of(name)
+    aggregate = request.GET.get("aggregate", "majority")
+    if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
+        aggregate = "majority"
+    return render(request, "annotation/console/results.html", {
+        "campaign": campaign, "tab": "results", "aggregate": aggregate, "evaluation": evaluation(campaign, aggregate=aggregate),
+        "aggregates": [a for a in qrels_rules.AGGREGATES if a != "one"], "levels": qrels_rules.LEVELS,
+        "assessors": sorted(set(campaign.assignments.values_list("assessor__username", flat=True))),
+    })
+
+
+def _attachment(response, filename):
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _failed(exc):
+    return HttpResponse(f"Nothing was exported: {exc}", status=400, content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+@organisers_only
+def download(request, name, what):
+    """One of the campaign's downloads (DOWNLOADS); 400 naming the option when it cannot be made."""
+    campaign = campaign_of(name)
+    if what not in DOWNLOADS:
+        raise Http404("No such download.")
+    track = getattr(campaign, "track", None)
+    try:
+        if what == "qrels":
+            level = request.GET.get("level") or "page"
+            aggregate = request.GET.get("aggregate") or "majority"
+            lines = qrels_text(QrelsRequest(collection=track.collection.name if track else None, level=level,
+                                            aggregate=aggregate, campaign_id=campaign.pk))
+            response = StreamingHttpResponse(lines, content_type="text/plain; charset=utf-8")
+            return _attachment(response, f"{campaign.name}-{level}-{aggregate.replace(':', '-')}.qrels")
+        if what == "y3":
+            return _attachment(HttpResponse(_y3_zip(campaign, track), content_type="application/zip"),
+                               f"{campaign.name}-y3-assessments.zip")
+        if what in ("plot-labels", "choices"):
+            return _plot(campaign, what)
+        if what == "agreement":
+            from annotation.reports.agreement import campaign_report
+            from assessments.agreement.formats import report_csv
+
+            text = report_csv(campaign_report(campaign))
+            return _attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"),
+                               f"{campaign.name}-agreement.csv")
+        return _audit(campaign)
+    except ExportFailed as exc:
+        return _failed(exc)
+
+
+def _y3_zip(campaign, track) -> bytes:
+    """The campaign's own outline labels as Y3 files (one per topic and assessor), zipped."""
+    from assessments.exporters.car_y3 import export_car_assessments
+
+    if track is None:
+        raise ExportFailed("the campaign has no topics", "campaign")
+    scope = Scope(collection=track.collection, topic_ids=None, assessor=None, campaign_id=campaign.pk)
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="pooljudge-y3-") as directory:
+        export_car_assessments(scope, Path(directory) / "files")
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted((Path(directory) / "files").iterdir()):
+                archive.write(path, path.name)
+    return buffer.getvalue()
+
+
+def _plot(campaign, what):
+    from assessments.exporters.plot import choice_rows, plot_label_records, resolve_pools, write_choices
+
+    pools = resolve_pools(campaign=campaign.name)
+    out = io.StringIO()
+    if what == "choices":
+        write_choices(choice_rows(pools), "-", "csv", stream=out)
+        return _attachment(HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8"),
+                           f"{campaign.name}-choices.csv")
+    lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in plot_label_records(pools))
+    return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
+                       f"{campaign.name}-plot-labels.jsonl")
+
+
+def _audit(campaign):
+    from annotation.services.audit import change_rows
+
+    lines = (json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in change_rows(campaign=campaign))
+    return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
+                       f"{campaign.name}-audit.jsonl")
