@@ -250,7 +250,14 @@
           sendNext();
           return;
         }
-        if (status === 400 || status === 404 || status === 405 || status === 413) {
+        // A refusal (4xx with the server's reason) will never be taken: it leaves the outbox with a visible
+        // message naming it, and the changes behind it flow on. Signed out (403 {signed_out}), a timeout (408),
+        // too many requests (429), a 4xx without the server's JSON (e.g. a proxy or CSRF page), 5xx and network
+        // errors are retried with backoff.
+        var refused = status === 400 || status === 404 || status === 405 || status === 413 || (
+          status >= 400 && status < 500 && status !== 408 && status !== 429 && payload && payload.message &&
+          !payload.signed_out && !payload.retry);
+        if (refused) {
           dropFromOutbox(it.id);  // the server will never take it: say so instead of retrying forever
           var message = payload && payload.message ? (payload.field ? payload.field + ": " : "") + payload.message
             : "the server refused this change (" + status + ")";

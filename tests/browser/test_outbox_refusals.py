@@ -1,0 +1,84 @@
+"""In Chromium: a change the server refuses (a 4xx with its reason) leaves the outbox with a visible message naming
+it, and the changes behind it are still saved; a 5xx and a network error are retried until they go through
+(issue 16). Playwright's routing injects each answer in front of the real server."""
+
+import json
+
+import pytest
+
+from annotation.models import Assignment
+from assessments.models import Judgement, Layer
+from tests import factories
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def assignment():
+    coll = factories.collection("car")
+    topic = factories.topic(coll, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_1", "Droughts")])
+    passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i}.") for i in range(1, 4)]
+    run = factories.run(coll, "guir", {topic: passages})
+    return Assignment.objects.create(assessor=factories.user("judge"), topic=topic, run=run)
+
+
+def open_page(new_page, assignment):
+    page = new_page()
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", "judge")
+    page.fill("input[name=password]", "pw-judge")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready=home]")
+    page.goto(f"/a/{assignment.token}/")
+    page.wait_for_selector("body[data-ready=outline]")
+    return page
+
+
+@pytest.mark.parametrize("status", [409, 422, 403])
+def test_a_refused_change_is_named_and_the_next_ones_flow(new_page, assignment, status):
+    page = open_page(new_page, assignment)
+    seen = []
+
+    def refuse_the_first(route):
+        seen.append(json.loads(route.request.post_data)["layer"])
+        if len(seen) == 1:
+            route.fulfill(status=status, content_type="application/json",
+                          body=json.dumps({"field": "value", "message": "refused for the test"}))
+        else:
+            route.continue_()
+
+    page.route("**/save", refuse_the_first)
+    page.keyboard.press("1")
+    page.keyboard.press("m")  # refused
+    page.wait_for_selector("#hint:has-text('Not saved: value: refused for the test')", timeout=10_000)
+    page.keyboard.press("j")
+    page.keyboard.press("1")
+    page.keyboard.press("s")  # flows on
+    page.wait_for_function("() => Object.keys(localStorage).filter(k => k.startsWith('pooljudge:outbox'))"
+                           ".every(k => JSON.parse(localStorage.getItem(k)).length === 0)", timeout=15_000)
+    page.wait_for_selector('#savestate[data-state="error"], #savestate[data-state="saved"]')
+    assert Judgement.objects.filter(layer=Layer.FACET).count() == 1
+    assert Judgement.objects.get(layer=Layer.FACET).value[0]["relevance"] == "should"
+
+
+@pytest.mark.parametrize("failure", ["500", "abort"])
+def test_server_and_network_errors_are_retried_until_saved(new_page, assignment, failure):
+    page = open_page(new_page, assignment)
+    tries = []
+
+    def fail_twice(route):
+        tries.append(1)
+        if len(tries) <= 2:
+            if failure == "abort":
+                route.abort("connectionreset")
+            else:
+                route.fulfill(status=500, content_type="text/html", body="<h1>Server Error</h1>")
+        else:
+            route.continue_()
+
+    page.route("**/save", fail_twice)
+    page.keyboard.press("1")
+    page.keyboard.press("m")
+    page.wait_for_selector('#savestate[data-state="saved"]', timeout=20_000)
+    assert len(tries) >= 3
+    assert Judgement.objects.get(layer=Layer.FACET).value[0]["relevance"] == "must"
