@@ -45,14 +45,22 @@ def retriever_list(*, bm25=False, dense=False, encoder="", rerankers=()) -> list
     return specs
 
 
+def poolable_runs(campaign):
+    """The runs a campaign's pool may take: of its collection, submitted to it or the organisers' own (imported,
+    retrievers: no track); never a run submitted to another campaign (as create_pool rules)."""
+    track = campaign_track(campaign)
+    return Run.objects.filter(collection=track.collection, track__in=["", campaign.name])
+
+
 def _chosen(campaign, runs, topics, only_ranked):
-    """(track, runs, topic rows) checked against the campaign: runs of its collection, topics of its own."""
+    """(track, runs, topic rows) checked against the campaign: runs it may pool, topics of its own."""
     track = campaign_track(campaign)
     run_ids = list(dict.fromkeys(int(r) for r in runs))
-    found = {r.pk: r for r in Run.objects.filter(pk__in=run_ids, collection=track.collection)}
+    found = {r.pk: r for r in poolable_runs(campaign).filter(pk__in=run_ids)}
     missing = [r for r in run_ids if r not in found]
     if missing:
-        raise PoolInvalid("runs", f"collection {track.collection.name!r} has no runs with ids {missing}")
+        raise PoolInvalid("runs", f"campaign {campaign.name!r} has no runs with ids {missing} (runs of its "
+                                  "collection, submitted to it or imported by organisers)")
     own = track.topics.all()
     if topics:
         wanted = list(dict.fromkeys(topics))
@@ -77,7 +85,7 @@ def new_pool(*, campaign, name, runs=(), retrievers=(), strategy=Pool.Strategy.U
     build; PoolInvalid names the input at fault. `topics` are external ids (empty: all the campaign's; with
     `only_ranked`, those the chosen runs rank)."""
     from assessments.services.pooling import PoolError, define_pool
-    from assessments.tasks import build_pool
+    from assessments.tasks import queue_build
 
     if not runs and not retrievers:
         raise PoolInvalid("runs", "choose runs or retrievers to pool")
@@ -95,7 +103,7 @@ def new_pool(*, campaign, name, runs=(), retrievers=(), strategy=Pool.Strategy.U
         except PoolError as exc:
             raise PoolInvalid("strategy", str(exc)) from None
         campaign.pools.add(pool)
-        transaction.on_commit(lambda: build_pool.delay(pool.pk), robust=True)
+        queue_build(pool.pk)
     return pool
 
 

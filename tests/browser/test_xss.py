@@ -83,6 +83,10 @@ def pages(world):
         optional("annotation:dashboard", "xss"), optional("annotation:adjudication", "xss"),
         optional("annotation:study_index"), optional("annotation:study_results", world["pool"].name),
         reverse("annotation:outline", args=[world["outline"].token]),  # read-only, as an organiser sees it
+        # The organiser's console: the campaign list, each campaign's parts, people, data.
+        optional("annotation:campaigns"), optional("annotation:console_people"), optional("annotation:console_site_data"),
+        *[optional(f"annotation:{part}", name) for name in ("xss", "adhoc")
+          for part in ("campaign_home", "console_data", "console_pools", "console_work", "console_results")],
     ]
     shown = {reverse("admin:assessments_topic_changelist"), reverse("admin:retrieval_passage_changelist"),
              "/api/campaigns/adhoc/topics/?format=api"}

@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.services.pool_setup import PoolInvalid, new_pool, preview, retriever_list
+from annotation.services.pool_setup import PoolInvalid, new_pool, poolable_runs, preview, retriever_list
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
 from assessments.models import Pool, Run
@@ -17,8 +17,7 @@ def _runs(campaign):
     track = getattr(campaign, "track", None)
     if track is None:
         return []
-    return list(Run.objects.filter(collection=track.collection).exclude(source=Run.Source.RETRIEVER)
-                .with_counts().order_by("name"))
+    return list(poolable_runs(campaign).exclude(source=Run.Source.RETRIEVER).with_counts().order_by("name"))
 
 
 def _render(request, campaign, form, status=200, shown=None):
