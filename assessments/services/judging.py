@@ -183,7 +183,12 @@ def record_judgement(
         allow_legacy=source == JudgementChange.Source.IMPORT,
     )
     change_id = uuid.UUID(str(change_id)) if change_id else uuid.uuid4()
-    client_time = client_time or timezone.now()
+    now = timezone.now()
+    client_time = client_time or now
+    if source in (JudgementChange.Source.WEB, JudgementChange.Source.API):
+        # The assessor's clock never runs ahead of the server's: a clock far in the future would otherwise make
+        # every later change non-current. (A late clock only orders that device's changes among themselves.)
+        client_time = min(client_time, now)
     run_ids = sorted({str(r) for r in run_ids})
     key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item, campaign_id)
 

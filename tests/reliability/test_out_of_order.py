@@ -2,6 +2,7 @@
 the history keeps every change once, the current value is the latest by the assessor's own clock."""
 
 import pytest
+from django.utils import timezone
 from django.urls import reverse
 
 from assessments.models import Judgement, JudgementChange
@@ -55,3 +56,16 @@ def test_equal_clock_times_from_two_tabs_are_ordered_by_the_counter(client, assi
     save(assignment, "notes", passage, "later", client_time=same, client_seq=9, session_id="tab-a")
     save(assignment, "notes", passage, "earlier", client_time=same, client_seq=4, session_id="tab-b")
     assert Judgement.objects.get(assessor=assignment.assessor, layer="notes").value == "later"
+
+
+@pytest.mark.django_db
+def test_a_client_clock_far_in_the_future_does_not_pin_the_label(client, assignment, article, save):
+    """A change sent with a clock years ahead is taken at the server's time: the assessor's next change wins."""
+    from assessments.models import Judgement
+
+    client.force_login(assignment.assessor)
+    passage = article[2][0]
+    save(assignment, "notes", passage, "from a broken clock", client_time="2099-01-01T00:00:00.000Z")
+    later = save(assignment, "notes", passage, "the fix", client_time=timezone.now().isoformat())
+    assert later.json()["current"] is True
+    assert Judgement.objects.get(layer="notes").value == "the fix"
