@@ -22,7 +22,10 @@ def campaign_runs(campaign) -> list:
     """The runs of the campaign's pools and the retriever runs made for them, by name."""
     ids = set(Run.objects.filter(pools__in=campaign.pools.all()).values_list("pk", flat=True))
     for params in campaign.pools.values_list("params", flat=True):
-        ids.update((params or {}).get("built", {}).get("runs", []))
+        built = (params or {}).get("built", {})
+        ids.update(built.get("runs", []))
+        if built.get("final_run"):
+            ids.add(built["final_run"])  # the fused or re-ranked run, the pool's own order
     return list(Run.objects.filter(pk__in=ids).order_by("name"))
 
 
