@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM
 from tests.factories import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,18 +121,11 @@ def manage(env, code):
     return result.stdout
 
 
-def test_an_assessor_judges_on_the_production_server_and_the_change_is_stored(production):
-    if not CHROMIUM.exists():
-        pytest.skip(f"needs Chromium at {CHROMIUM}")
+def test_an_assessor_judges_on_the_production_server_and_the_change_is_stored(production, browser):
     url, env, roles, log = production
     manage(env, SETUP)
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser.conftest import CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(base_url=url, extra_http_headers={"X-Forwarded-Proto": "https"})
+    context = browser.new_context(base_url=url, extra_http_headers={"X-Forwarded-Proto": "https"})
+    try:
         context.set_default_timeout(20_000)
         page = context.new_page()
         errors, violations, statics = [], [], []
@@ -154,7 +146,8 @@ def test_an_assessor_judges_on_the_production_server_and_the_change_is_stored(pr
         page.keyboard.press("1")  # the first passage: the first facet, graded MUST
         page.keyboard.press("m")
         page.wait_for_selector('#savestate[data-state="saved"]')
-        browser.close()
+    finally:
+        context.close()
 
     assert errors == [] and violations == []
     assert any(re.search(r"/static/annotation/autosave\.[0-9a-f]{12}\.js$", u) for u, _ in statics), statics
