@@ -75,7 +75,7 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
     for upload in uploads:
         size = upload.size if upload.size is not None else getattr(upload.file, "size", None)
         if size is not None and size > most:
-            raise ImportInvalid("files", f"{upload.name}: {size:,} bytes; at most {most:,} are taken a file")
+            raise ImportInvalid("files", f"{upload.name} has {size:,} bytes; at most {most:,} bytes a file are taken")
     if campaign is not None:
         track = Track.objects.select_related("collection").filter(campaign=campaign).first()
         if track is not None and kind != Kind.BOOK:
@@ -97,7 +97,8 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
         for position, upload in enumerate(uploads):
             content = _read_all(upload.file)
             if len(content) > most:
-                raise ImportInvalid("files", f"{upload.name}: more than {most:,} bytes; at most {most:,} are taken")
+                raise ImportInvalid("files", f"{upload.name} has more than {most:,} bytes; at most {most:,} bytes a file "
+                                                 "are taken")
             DataImportFile.objects.create(
                 data_import=data_import, position=position, name=upload.name[:255], size=len(content), content=content,
             )

@@ -4,6 +4,7 @@ import io
 import zipfile
 
 import pytest
+from django.utils import timezone
 from django.contrib.auth.models import Group
 
 from annotation.models import Assignment, Campaign, DataImport
@@ -25,10 +26,6 @@ def organiser(client):
     user.groups.add(Group.objects.get(name=Role.ORGANISER))
     client.force_login(user)
     return user
-
-
-def upload(path, name=None):
-    return io.BytesIO(path.read_bytes()) if name is None else io.BytesIO(path.read_bytes())
 
 
 def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):
@@ -70,7 +67,8 @@ def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):
     response = client.post("/campaigns/car/work/", {"action": "assign", "assessors": ["ann", "bob"], "overlap": 2,
                                                     "seed": 0})
     assert response.status_code == 302, response.content.decode()[response.content.decode().find("<main"):][:6000]
-    assert Assignment.objects.filter(campaign=campaign).count() == 2 * pool.runs.count() * 0 + Assignment.objects.filter(campaign=campaign).count()
+    units = Assignment.objects.filter(campaign=campaign)
+    assert units.filter(assessor__username="ann").count() == units.filter(assessor__username="bob").count() == 14
     for page in ("", "data/", "pools/", "work/", "results/"):
         assert client.get(f"/campaigns/car/{page}").status_code == 200, page
     assert client.get("/campaigns/").status_code == 200
@@ -80,3 +78,30 @@ def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):
     assert response.status_code == 200
     assert zipfile.ZipFile(io.BytesIO(response.content)).namelist() == []
     assert Topic.objects.count() == 136
+
+
+def test_the_campaign_list_shows_failed_and_running_work(client, organiser):
+    DataImport.objects.create(kind=DataImport.Kind.QRELS, status=DataImport.Status.FAILED, problem_total=3,
+                              file_names=["q.txt"], finished_at=timezone.now())
+    coll = factories.collection("c")
+    Pool.objects.create(name="slow", collection=coll, status=Pool.Status.BUILDING)
+    page = client.get("/campaigns/").content.decode()
+    assert 'id="background-work"' in page
+    assert "3 problems" in page and "Pool slow" in page
+    assert "Make the first one" in page  # no campaign yet
+
+
+def test_a_pool_build_is_followed_through_its_json_status(client, organiser):
+    coll = factories.collection("web")
+    factories.topic(coll, "1", kind="adhoc")
+    from annotation.services.campaigns import create_campaign
+
+    campaign = create_campaign(name="w", task="adhoc")
+    pool = Pool.objects.create(name="p", collection=coll, status=Pool.Status.BUILDING)
+    campaign.pools.add(pool)
+    data = client.get("/campaigns/w/pools/p/status/").json()
+    assert data == {"status": "building", "label": "Building", "error": "", "finished": False, "candidates": 0,
+                    "jobs": []}
+    assert client.get("/campaigns/w/pools/nope/status/").status_code == 404
+    page = client.get("/campaigns/w/pools/").content.decode()
+    assert 'data-status-url="/campaigns/w/pools/p/status/"' in page

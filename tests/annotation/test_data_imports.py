@@ -1,0 +1,89 @@
+"""Imports started from the console: the importers' own checks, a job claimed once, topics joining the campaign,
+progress through the cache."""
+
+import io
+
+import pytest
+
+from annotation.models import DataImport, DataImportFile
+from annotation.services import data_imports
+from annotation.services.campaigns import create_campaign
+from annotation.services.data_imports import ImportInvalid, Upload, progress_of, progress_reporter, start_import
+from assessments.models import Run, Topic
+from tests import factories
+from tests.factories import DATA
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+RUN = DATA / "car-y3" / "runs" / "guir-tqa-water-distribution.json"
+
+
+def upload(path):
+    return Upload(path.name, io.BytesIO(path.read_bytes()), path.stat().st_size)
+
+
+def test_car_runs_join_the_campaign_with_the_topics_they_bring():
+    factories.collection("car-y3")
+    factories.topic(factories.collection("other"), "x")
+    campaign = create_campaign(name="car2", task="outline", topics=["x"], collection="other")
+    done = start_import(kind="car-runs", uploads=[upload(RUN)], options={"create_topics": True}, campaign=campaign)
+    done.refresh_from_db()
+    # The campaign's collection decides where the runs go, whatever the form said.
+    assert done.status == DataImport.Status.DONE and done.collection == "other", done.problems
+    assert Run.objects.get().collection.name == "other"
+    assert set(campaign.track.topics.values_list("external_id", flat=True)) == {"x", "tqa:water%20distribution"}
+    assert "1 topics added to campaign 'car2'" in done.summary
+    assert bytes(DataImportFile.objects.get().content) == b""
+
+
+def test_an_import_is_claimed_once():
+    done = start_import(kind="trec-run", uploads=[Upload("r.run", io.BytesIO(b"1 Q0 d 1 1 r\n"))],
+                        collection="web", options={"create_missing": True})
+    done.refresh_from_db()
+    assert done.status == DataImport.Status.DONE
+    assert data_imports.run_import(done.pk) is None  # a second delivery does nothing
+    assert Run.objects.count() == 1
+
+
+def test_form_level_problems_are_refused_before_anything_is_stored():
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="trec-run", uploads=[], collection="web")
+    assert caught.value.field == "files"
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="trec-run", uploads=[Upload("r", io.BytesIO(b"x"))])
+    assert caught.value.field == "collection"
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="book", uploads=[Upload("b.txt", io.BytesIO(b"x"))])
+    assert caught.value.field == "title"
+    two = [Upload("a", io.BytesIO(b"x")), Upload("b", io.BytesIO(b"y"))]
+    with pytest.raises(ImportInvalid):
+        start_import(kind="qrels", uploads=two, collection="web")
+    assert not DataImport.objects.exists()
+
+
+def test_a_file_over_the_upload_limit_is_refused(settings):
+    settings.API_MAX_UPLOAD_BYTES = 10
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="qrels", uploads=[Upload("q", io.BytesIO(b"1 0 d 1\n" * 3), 24)], collection="web")
+    assert caught.value.message == "q has 24 bytes; at most 10 bytes a file are taken"
+
+
+def test_progress_goes_through_the_cache_as_a_bar_or_a_wrapped_iterable():
+    progress = progress_reporter(7)
+    assert list(progress([1, 2, 3], desc="reading")) == [1, 2, 3]
+    assert progress_of(7) == {"desc": "reading", "done": 3, "total": 3}
+    bar = progress(total=10, desc="writing")
+    bar.update(4)
+    bar.close()
+    assert progress_of(7) == {"desc": "writing", "done": 4, "total": 10}
+
+
+def test_plot_queries_need_their_book_first(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"query_id": "q1", "book": "nope", "query": "x"}\n')
+    failed = start_import(kind="plot-queries", uploads=[upload(path)])
+    failed.refresh_from_db()
+    assert failed.status == DataImport.Status.FAILED and not Topic.objects.exists()
+    assert failed.problems == [{"source": "q.jsonl", "line": 1, "field": "book",
+                                "message": failed.problems[0]["message"]}]
+    assert "unknown book 'nope'" in failed.problems[0]["message"]

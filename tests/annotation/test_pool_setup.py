@@ -1,0 +1,67 @@
+"""Pools made from the console: only the campaign's topics and runs, and a preview that counts what the pool holds."""
+
+import pytest
+
+from annotation.services.campaigns import create_campaign
+from annotation.services.pool_setup import PoolInvalid, new_pool, preview, retriever_list
+from assessments.importers.trec import import_run
+from assessments.models import Pool, Run, Topic
+from retrieval.models import Collection
+from tests import factories
+from tests.factories import DATA
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def campaign():
+    """trectools' tiny runs r1 (topics 1, 2) and r2 (topics 1, 3) over collection `tiny`, topics 1–3 in a campaign."""
+    factories.collection("tiny", kind=Collection.Kind.DOCUMENTS)
+    for name in ("r1", "r2"):
+        import_run(DATA / "pooling" / f"{name}.run", "tiny", name=name, create_missing=True)
+    return create_campaign(name="tiny", task="adhoc")
+
+
+def runs(*names):
+    return [Run.objects.get(name=n).pk for n in names]
+
+
+def test_the_preview_counts_candidates_per_topic_and_the_runs_overlap(campaign):
+    shown = preview(campaign=campaign, runs=runs("r1", "r2"), depth=2)
+    assert shown.topics == [("1", "", 2, 2), ("2", "", 2, 2), ("3", "", 2, 2)]
+    assert shown.runs == [("r1", 4, 2), ("r2", 4, 2)]  # r1's and r2's top 2 of topic 1 are the same documents
+    assert shown.overlap == [("r1", "r2", 1.0, 1)]
+    cut = preview(campaign=campaign, runs=runs("r1"), depth=3, per_topic=2)
+    assert [t[0] for t in cut.topics] == ["1", "2"]  # only the topics r1 ranks
+    assert cut.candidates == 4 and cut.largest == 2
+
+
+def test_a_pool_is_built_over_the_campaigns_topics_its_runs_rank(campaign):
+    pool = new_pool(campaign=campaign, name="tiny-pool", runs=runs("r1"), depth=2)
+    pool.refresh_from_db()
+    assert pool.status == Pool.Status.READY
+    assert sorted(pool.topics.values_list("external_id", flat=True)) == ["1", "2"]
+    assert pool.candidates.count() == 4 and campaign.pools.get() == pool
+
+
+def test_topics_outside_the_campaign_and_runs_of_another_campaign_are_refused(campaign):
+    other = factories.topic(Collection.objects.get(name="tiny"), "99", kind=Topic.Kind.ADHOC)
+    with pytest.raises(PoolInvalid) as caught:
+        new_pool(campaign=campaign, name="p", runs=runs("r1"), topics=[other.external_id])
+    assert caught.value.field == "topics"
+    Run.objects.filter(name="r2").update(track="someone-else")
+    with pytest.raises(PoolInvalid) as caught:
+        new_pool(campaign=campaign, name="p", runs=runs("r2"))
+    assert caught.value.field == "runs"
+    with pytest.raises(PoolInvalid) as caught:
+        new_pool(campaign=campaign, name="p")
+    assert caught.value.field == "runs"
+    assert not Pool.objects.exists()
+
+
+def test_retrievers_are_named_as_build_pool_names_them():
+    assert retriever_list(bm25=True, dense=True) == ["bm25", "dense"]
+    assert retriever_list(dense=True, encoder="intfloat/e5-small-v2", rerankers=["/m/ce"]) == [
+        "dense:intfloat/e5-small-v2", "rerank:/m/ce"]
+    with pytest.raises(PoolInvalid):
+        retriever_list(dense=True, encoder="a,b=c,d")
