@@ -267,6 +267,18 @@ def read_text(path) -> str:
     return decode_text(data, str(path))
 
 
+def hidden_characters(text: str) -> str | None:
+    """A description of the first character of `text` that a reader cannot see or that reorders what they see (a
+    control character, a bidirectional override, a zero-width or other format character), or None."""
+    import unicodedata
+
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            name = unicodedata.name(ch, "unnamed")
+            return f"character {i + 1} is U+{ord(ch):04X} {name.lower()}, which a reader cannot see"
+    return None
+
+
 def json_type(value) -> str:
     """The JSON name of a decoded value's type, for messages ("expected a list, got a string")."""
     if value is None:

@@ -37,7 +37,7 @@ from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_s
     parse_score,
 )
 from assessments.models import Qrel, QrelSet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, Problem, Problems, file_batches
+from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, hidden_characters
 from retrieval.models import Collection, Passage
 
 BATCH_SIZE = 1000
@@ -388,6 +388,8 @@ def import_parsed_run(
         problems.add("the run name is empty", field="name")
     elif len(run_name) > MAX_RUN_NAME:
         problems.add(f"run name {run_name[:40]!r}... is longer than {MAX_RUN_NAME} characters", field="name")
+    elif hidden_characters(run_name):
+        problems.add(f"run name {run_name!r}: {hidden_characters(run_name)}", field="name")
 
     collection = find_collection(collection_name, create_missing, problems)
     if collection is not None and run_name and Run.objects.filter(collection=collection, name=run_name).exists():

@@ -2,6 +2,7 @@
 users send are accepted."""
 
 import gzip
+import json
 
 import pytest
 
@@ -160,3 +161,11 @@ def test_exponent_and_negative_scores_are_accepted(adhoc, team_a):
     response = upload(team_a, "adhoc", "301 Q0 d1 1 1.5E+2 teamA\n301 Q0 d2 2 -2.5e-3 teamA\n301 Q0 d3 3 -7 teamA\n")
     assert response.status_code == 201, response.content
     assert stored()[1] == [("301", "d1", 150.0), ("301", "d2", -0.0025), ("301", "d3", -7.0)]
+
+
+@pytest.mark.parametrize("tag", ["run\u202ex", "zero\u200bwidth", "bell\x07", "rtl\u2067mark"])
+def test_a_run_name_with_characters_a_reader_cannot_see_is_refused(team_a, adhoc, tag):
+    response = upload(team_a, "adhoc", f"301 Q0 d1 1 1 {tag}\n")
+    assert response.status_code == 400, response.content
+    assert "which a reader cannot see" in json.dumps(response.json(), ensure_ascii=False)
+    assert not Run.objects.filter(track="adhoc").exists()

@@ -22,7 +22,7 @@ from assessments.importers.trec import (
     refused,
 )
 from assessments.models import Facet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, Problems, json_type, parse_json_lines, read_text
+from retrieval.ingest import ImportFailed, Problems, hidden_characters, json_type, parse_json_lines, read_text
 from retrieval.models import Collection, Passage
 
 from assessments.importers.car.common import (
@@ -126,6 +126,8 @@ def parse_article(obj, line, source, problems) -> Article | None:
             add(f"{short(run_id)} is not a Y3 run id (at most 15 characters of A-Z a-z 0-9 _ . -)", "run_id")
         elif run_id != run_id.strip():
             add(f"{short(run_id)} has leading or trailing spaces", "run_id")
+        elif hidden_characters(run_id):
+            add(f"{short(run_id)}: {hidden_characters(run_id)}", "run_id")
 
     title = obj.get("title")
     if "title" not in obj:
