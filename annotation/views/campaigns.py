@@ -54,7 +54,7 @@ def campaign_list(request):
 
     lines = campaign_overview()
     for line in lines:
-        line.agreement = agreement_glance(line.campaign) if line.done else None
+        line.agreement = agreement_glance(line.campaign) if line.done or line.in_progress else None
     return render(request, "annotation/campaigns.html", {"campaigns": lines, "work": background_work()})
 
 

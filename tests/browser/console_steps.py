@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group
 
 from annotation.roles import Role, ensure_groups
 from tests import factories
+from tests.browser.conftest import SHOTS
 
 
 def organiser_account():
@@ -60,3 +61,14 @@ def qrels_lines(data: bytes) -> dict:
         topic, _, docid, grade = line.split()
         lines[(topic, docid)] = int(grade)
     return lines
+
+
+def whole_page_shot(page, shot, name):
+    """A screenshot of the whole page, taken with the window as tall as the page (a full-page capture would draw the
+    sticky top bar part way down)."""
+    if not SHOTS:
+        return
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": page.evaluate("document.documentElement.scrollHeight")})
+    shot(page, name)
+    page.set_viewport_size(size)

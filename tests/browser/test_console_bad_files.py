@@ -48,7 +48,7 @@ def without_import_records(snapshot):
 
 
 @pytest.mark.parametrize("kind, name, content, fields, expected", CASES, ids=[c[0] for c in CASES])
-def test_a_malformed_file_lists_its_problems_and_stores_nothing(new_page, tmp_path, kind, name, content, fields,
+def test_a_malformed_file_lists_its_problems_and_stores_nothing(new_page, shot, tmp_path, kind, name, content, fields,
                                                                 expected):
     organiser_account()
     path = tmp_path / name
@@ -66,6 +66,7 @@ def test_a_malformed_file_lists_its_problems_and_stores_nothing(new_page, tmp_pa
             page.fill(f"#id_{field}", value)
     page.click("#upload")
     page.wait_for_selector("#problems")
+    shot(page, f"console-problems-{kind}")
     assert page.evaluate("document.activeElement.id") == "problems"  # a screen reader hears it first
     problems = listed(page)
     for line, field, words in expected:

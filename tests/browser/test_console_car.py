@@ -12,7 +12,9 @@ import pytest
 from annotation.models import Assignment, Campaign
 from assessments.models import Pool, Run, Topic
 from retrieval.models import Passage
-from tests.browser.console_steps import add_person, download, organiser_account, qrels_lines, sign_in, sign_out
+from tests.browser.console_steps import (
+    add_person, download, organiser_account, qrels_lines, sign_in, sign_out, whole_page_shot,
+)
 from tests.factories import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,7 +66,7 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
     page.fill("#id_guidelines", "Read the **gold article** first, then judge from top to bottom.")
     page.fill("#id_overlap", "2")
     page.fill("#id_review_sample_size", "0")
-    shot(page, "console-new-campaign", full_page=True)
+    whole_page_shot(page, shot, "console-new-campaign")
     page.click("#create-campaign")
     page.wait_for_selector("text=Campaign car-trial made with 132 topics")
     campaign = Campaign.objects.get(name="car-trial")
@@ -77,7 +79,7 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
     page.click("#upload")
     page.wait_for_selector("text=14 articles from 14 files imported")
     assert Run.objects.count() == 5 and campaign.track.topics.count() == 136
-    shot(page, "console-data", full_page=True)
+    whole_page_shot(page, shot, "console-data")
 
     # A depth-20 union pool of every run: preview it, then build it.
     page.click("nav.console-tabs >> text=Pools")
@@ -87,7 +89,7 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
     page.click("#preview-pool")
     page.wait_for_selector("#pool-preview")
     assert "4 topics" in page.text_content("#pool-preview")
-    shot(page, "console-pool-preview", full_page=True)
+    whole_page_shot(page, shot, "console-pool-preview")
     page.click("#build-pool")
     page.wait_for_selector("#pool-car-trial-union .status-ready")
     pool = Pool.objects.get(name="car-trial-union")
@@ -96,7 +98,7 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
 
     # Two assessors, then the work with overlap 2.
     passwords = {name: add_person(page, name) for name in ("ann", "bob")}
-    shot(page, "console-people")
+    whole_page_shot(page, shot, "console-people")
     page.goto("/campaigns/car-trial/work/")
     assert page.is_checked("#assign-form input[value=ann]") and page.is_checked("#assign-form input[value=bob]")
     page.fill("#id_overlap", "2")
@@ -104,7 +106,7 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
     page.wait_for_selector("#load-table")
     units = Assignment.objects.filter(campaign=campaign)
     assert units.filter(assessor__username="ann").count() == units.filter(assessor__username="bob").count() > 0
-    shot(page, "console-work", full_page=True)
+    whole_page_shot(page, shot, "console-work")
     sign_out(page)
 
     # Each assessor judges the first passages of their first article, with the keys.
@@ -117,8 +119,11 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
 
     # The organiser downloads the qrels and the Y3 assessments from the campaign's results.
     sign_in(page, "boss", "pw-boss")
+    shot(page, "console-campaigns")
+    page.goto("/campaigns/car-trial/")
+    whole_page_shot(page, shot, "console-campaign-home")
     page.goto("/campaigns/car-trial/results/")
-    shot(page, "console-results", full_page=True)
+    whole_page_shot(page, shot, "console-results")
     majority = qrels_lines(download(page, lambda: page.click("#download-qrels"), tmp_path, "majority.qrels"))
     assert majority == {(topic.external_id, docids[pid]): grade for pid, grade in zip(pids, MAJORITY)}
     page.select_option("#qrels-aggregate", "assessor:bob")

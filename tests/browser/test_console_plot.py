@@ -10,7 +10,9 @@ import pytest
 from annotation.models import Assignment, Campaign
 from assessments.models import Pool, Run
 from retrieval.models import Book, Passage
-from tests.browser.console_steps import add_person, download, organiser_account, qrels_lines, sign_in, sign_out
+from tests.browser.console_steps import (
+    add_person, download, organiser_account, qrels_lines, sign_in, sign_out, whole_page_shot,
+)
 from tests.factories import DATA
 from tests.retrieval.fixtures import index_dir  # noqa: F401
 
@@ -112,7 +114,7 @@ def test_an_organiser_runs_a_plot_campaign_in_the_browser_from_an_empty_site(new
     pool = Pool.objects.get(name="plot-wild-rrf")
     assert pool.status == Pool.Status.READY and pool.params["retrievers"] == ["bm25", "dense"]
     assert all(pool.candidates.filter(topic__external_id=q).count() == 10 for q in query_ids)
-    shot(page, "console-plot-pool", full_page=True)
+    whole_page_shot(page, shot, "console-plot-pool")
 
     passwords = {name: add_person(page, name) for name in ("ann", "bob")}
     page.goto("/campaigns/plot-wild/work/")
@@ -133,7 +135,7 @@ def test_an_organiser_runs_a_plot_campaign_in_the_browser_from_an_empty_site(new
 
     sign_in(page, "boss", "pw-boss")
     page.goto("/campaigns/plot-wild/results/")
-    shot(page, "console-plot-results", full_page=True)
+    whole_page_shot(page, shot, "console-plot-results")
     qrels = qrels_lines(download(page, lambda: page.click("#download-qrels"), tmp_path, "plot.qrels"))
     assert qrels == {(topic.external_id, docids[pid]): majority(grades) for pid, grades in per_passage.items()}
     labels = download(page, lambda: page.click("#download-plot"), tmp_path, "labels.jsonl").decode().splitlines()
