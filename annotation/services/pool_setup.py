@@ -161,3 +161,27 @@ def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topic
                 scores.append(len(by_run[a.pk] & by_run[b.pk]) / len(by_run[a.pk] | by_run[b.pk]))
         result.overlap.append((names[a.pk], names[b.pk], sum(scores) / len(scores) if scores else None, len(scores)))
     return result
+
+
+def forced_choice_items(*, campaign, pool, run, n):
+    """The forced-choice items of one of the campaign's pools (as manage.py make_study_items --kind choice): per
+    plot topic its ground truth and n − 1 hard negatives from `run` (a Run id of the pool's runs, or one our
+    retrievers made for it); PoolInvalid names the input at fault. Returns the items."""
+    from assessments import studies
+
+    found = campaign.pools.filter(name=pool).first()
+    if found is None:
+        raise PoolInvalid("pool", f"no pool {pool!r} in campaign {campaign.name!r}")
+    allowed = set(found.runs.values_list("pk", flat=True)) | set((found.params or {}).get("built", {}).get("runs", []))
+    if run not in allowed:
+        raise PoolInvalid("run", "choose one of the pool's runs")
+    try:
+        return studies.make_forced_choice_items(found, Run.objects.get(pk=run), n=n)
+    except studies.StudyError as exc:
+        raise PoolInvalid("run", str(exc)) from None
+
+
+def study_runs(pool) -> list:
+    """The runs a pool's forced-choice negatives may come from: its runs and those our retrievers made for it."""
+    ids = set(pool.runs.values_list("pk", flat=True)) | set((pool.params or {}).get("built", {}).get("runs", []))
+    return list(Run.objects.filter(pk__in=ids).order_by("name"))

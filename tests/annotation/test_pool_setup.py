@@ -65,3 +65,30 @@ def test_retrievers_are_named_as_build_pool_names_them():
         "dense:intfloat/e5-small-v2", "rerank:/m/ce"]
     with pytest.raises(PoolInvalid):
         retriever_list(dense=True, encoder="a,b=c,d")
+
+
+def test_a_choice_campaign_makes_its_forced_choice_items_from_a_pool_run(tmp_path, client):
+    from annotation.models import Campaign
+    from assessments.models import RunEntry, StudyItem
+    from retrieval.models import Passage
+    from tests.annotation import plot_setup
+
+    topic = plot_setup.load_query(tmp_path, lines=400)
+    pool, _ = plot_setup.plot_pool(topic, size=6)
+    chunks = list(Passage.objects.filter(book=topic.book).order_by("first_sentence")[:30])
+    run = Run.objects.create(collection=topic.collection, name="bm25", source=Run.Source.RETRIEVER)
+    RunEntry.objects.bulk_create(RunEntry(run=run, topic=topic, passage=p, rank=i) for i, p in enumerate(chunks, 1))
+    pool.params = {"built": {"runs": [run.pk]}}
+    pool.save()
+    campaign = Campaign.objects.create(name="choice", task=Campaign.Task.PLOT, settings={"mode": "choice"})
+    campaign.pools.add(pool)
+    client.force_login(factories.user("boss", is_staff=True))
+    page = client.get("/campaigns/choice/pools/").content.decode()
+    assert "Make forced-choice items" in page and 'value="20"' in page
+    response = client.post("/campaigns/choice/pools/", {"action": "study_items", "pool": pool.name, "run": run.pk,
+                                                         "n": 3})
+    assert response.status_code == 302
+    item = StudyItem.objects.get(pool=pool)
+    assert item.kind == StudyItem.Kind.CHOICE and item.candidates.count() == 3
+    response = client.post("/campaigns/choice/pools/", {"action": "study_items", "pool": pool.name, "run": 0, "n": 3})
+    assert response.status_code == 400 and "one of the pool&#x27;s runs" in response.content.decode()

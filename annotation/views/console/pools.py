@@ -7,10 +7,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.services.pool_setup import PoolInvalid, new_pool, poolable_runs, preview, retriever_list
+from annotation.services.pool_setup import (
+    PoolInvalid, forced_choice_items, new_pool, poolable_runs, preview, retriever_list, study_runs,
+)
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
-from assessments.models import Pool, Run
+from assessments.models import Pool, Run, StudyItem
 
 
 def _runs(campaign):
@@ -20,9 +22,14 @@ def _runs(campaign):
     return list(poolable_runs(campaign).exclude(source=Run.Source.RETRIEVER).with_counts().order_by("name"))
 
 
-def _render(request, campaign, form, status=200, shown=None):
+def _render(request, campaign, form, status=200, shown=None, error=None):
     pools = list(campaign.pools.with_counts().order_by("-created_at"))
+    choice = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "choice"
+    for pool in pools:
+        pool.study_runs = study_runs(pool) if choice and pool.status == Pool.Status.READY else []
+        pool.study_item_count = StudyItem.objects.filter(pool=pool).count() if choice else 0
     return render(request, "annotation/console/pools.html", {
+        "choice": choice, "choice_candidates": campaign.settings.get("choice_candidates", 20), "error": error,
         "campaign": campaign, "tab": "pools", "form": form, "pools": pools, "preview": shown,
         "runs": _runs(campaign), "topic_count": campaign.track.topics.count() if hasattr(campaign, "track") else 0,
     }, status=status)
@@ -41,6 +48,8 @@ def pools_page(request, name):
     """The campaign's pools with their state, and the form for a new one (its preview with `?preview`)."""
     campaign = campaign_of(name)
     runs = _runs(campaign)
+    if request.method == "POST" and request.POST.get("action") == "study_items":
+        return _study_items(request, campaign, runs)
     if request.method == "GET" and "preview" not in request.GET:
         default = f"{campaign.name}-pool-{campaign.pools.count() + 1}"
         return _render(request, campaign, PoolForm(runs=runs, initial={"name": default}))
@@ -66,6 +75,20 @@ def pools_page(request, name):
     messages.success(request, f"Pool {pool.name}: {pool.get_status_display().lower()}"
                               + (f" ({pool.error})" if pool.error else "."))
     return redirect(reverse("annotation:console_pools", args=[campaign.name]) + f"#pool-{pool.name}")
+
+
+def _study_items(request, campaign, runs):
+    """Make the forced-choice items of a ready pool (choice campaigns): the ground truth and N − 1 negatives."""
+    raw_run, raw_n = request.POST.get("run", ""), request.POST.get("n", "")
+    try:
+        if not raw_run.isdigit() or not raw_n.isdigit():
+            raise PoolInvalid("run", "choose the run and the number of candidates")
+        items = forced_choice_items(campaign=campaign, pool=request.POST.get("pool", ""), run=int(raw_run),
+                                    n=int(raw_n))
+    except PoolInvalid as exc:
+        return _render(request, campaign, PoolForm(runs=runs), status=400, error=exc.message)
+    messages.success(request, f"{len(items)} forced-choice items of {raw_n} candidates made.")
+    return redirect("annotation:console_pools", name=campaign.name)
 
 
 @require_GET
