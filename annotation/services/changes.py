@@ -12,6 +12,8 @@ import math
 import uuid
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef
+
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
@@ -77,8 +79,18 @@ def save_change(assignment, data) -> tuple:
     return recorded, now
 
 
+def open_sibling_articles():
+    """An annotation for Assignment querysets: whether the assessor has other open articles of the topic in the
+    campaign or another (read with the assignment itself, so a save asks for siblings only when there are some)."""
+    return Exists(Assignment.objects.filter(
+        assessor_id=OuterRef("assessor_id"), topic_id=OuterRef("topic_id"), kind=Assignment.Kind.OUTLINE, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
+    ).exclude(pk=OuterRef("pk")))
+
+
 def _finish_sibling_articles(assignment):
     """Labels are keyed on (topic, passage): a change can complete the assessor's other articles of the topic."""
+    if getattr(assignment, "open_siblings", True) is False:
+        return
     siblings = Assignment.objects.filter(
         assessor_id=assignment.assessor_id, campaign_id=assignment.campaign_id, topic_id=assignment.topic_id,
         kind=Assignment.Kind.OUTLINE, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),

@@ -46,7 +46,9 @@ def _json_login_required(view):
 def _own_assignment(request, token):
     """The assignment with this token if it is the user's own; 404 for anyone else."""
     try:
-        assignment = Assignment.objects.select_related("topic", "run", "campaign").get(token=token, assessor=request.user)
+        assignment = Assignment.objects.select_related("topic", "run", "campaign").annotate(
+            open_siblings=changes.open_sibling_articles(),
+        ).get(token=token, assessor=request.user)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
     assignment.assessor = request.user  # already loaded: saves a query per save
