@@ -75,6 +75,7 @@ def main(argv=None):
     env.update(
         DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_ALLOWED_HOSTS=HOST,
         DJANGO_SERVER_TIMING="1", LOGIN_THROTTLE_FAILURES="1000", PYTHONPATH=str(ROOT),
+        DJANGO_STATIC_ROOT=str(workdir / "static"),
     )
     if args.smoke:
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'load.sqlite3'}"
@@ -88,6 +89,9 @@ def main(argv=None):
         tokens = prepare(env, max(args.levels))
         print(f"data: {len(tokens)} assessors with a {ARTICLE_LENGTH}-passage article each "
               f"({time.perf_counter() - started:.1f} s)", flush=True)
+        # Production mode serves the collected, hashed static files (WhiteNoise), as deploy/run-production.sh does.
+        subprocess.run([str(BIN / "python"), str(ROOT / "manage.py"), "collectstatic", "--noinput", "-v", "0"],
+                       env=env, check=True, cwd=ROOT)
         processes.append(start([str(BIN / "gunicorn"), "config.wsgi", "-b", f"{HOST}:{port}",
                                 "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30",
                                 "--access-logfile", "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
