@@ -8,7 +8,8 @@ from django.utils.html import format_html
 
 from annotation.services.audit import delete_campaign
 from annotation.models import (
-    ApiToken, Assignment, Campaign, CampaignTopic, QualificationResult, Review, ReviewItem, Track,
+    ApiToken, Assignment, Campaign, CampaignTopic, DataImport, DataImportFile, QualificationResult, Review, ReviewItem,
+    Track,
 )
 from assessments.exporters.common import ExportFailed
 
@@ -202,3 +203,40 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):
         self.message_user(request, f"{queryset.revoke()} tokens revoked.")
+
+
+class DataImportFileInline(admin.TabularInline):
+    model = DataImportFile
+    fields = ["position", "name", "size"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(DataImport)
+class DataImportAdmin(admin.ModelAdmin):
+    """Files uploaded in the console (/data/): what was imported, or every problem; started there, never here."""
+
+    list_display = ["id", "kind", "status", "campaign", "collection", "created_by", "created_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    search_fields = ["collection", "summary", "campaign__name"]
+    list_select_related = ["campaign", "created_by"]
+    readonly_fields = ["kind", "campaign", "collection", "options", "file_names", "status", "summary", "problems",
+                       "problem_total", "created_by", "created_at", "started_at", "finished_at"]
+    inlines = [DataImportFileInline]
+
+    def has_add_permission(self, request):
+        return False  # uploads start on the console's Data pages
+
+
+@admin.register(DataImportFile)
+class DataImportFileAdmin(admin.ModelAdmin):
+    """One uploaded file of a data import (its content is emptied once the import has ended)."""
+
+    list_display = ["name", "data_import", "position", "size"]
+    search_fields = ["name"]
+    fields = ["data_import", "position", "name", "size"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
