@@ -23,7 +23,9 @@ class Campaign(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=300, blank=True)
     task = models.CharField(max_length=20, choices=Task.choices)
-    guidelines = models.TextField(blank=True, help_text="Shown to assessors on every page (Markdown: emphasis, lists, links; HTML is shown as text).")
+    guidelines = models.TextField(
+        blank=True, help_text="Shown to assessors on every page (Markdown: emphasis, lists, links; HTML is shown as text).",
+    )
     pools = models.ManyToManyField(Pool, related_name="campaigns", blank=True)
     settings = models.JSONField(default=dict, blank=True, help_text="Task settings, e.g. the plot grade scale.")
     overlap = models.PositiveSmallIntegerField(

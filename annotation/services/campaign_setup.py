@@ -21,7 +21,9 @@ from annotation.services.errors import ServiceError
 from assessments.labels import DEFAULT_PLOT_SCALE
 from assessments.models import QrelSet, Topic
 
-TOPIC_FILE_KIND = {Campaign.Task.OUTLINE: DataImport.Kind.CAR_OUTLINES, Campaign.Task.PLOT: DataImport.Kind.PLOT_QUERIES}
+TOPIC_FILE_KIND = {
+    Campaign.Task.OUTLINE: DataImport.Kind.CAR_OUTLINES, Campaign.Task.PLOT: DataImport.Kind.PLOT_QUERIES,
+}
 PLOT_MODES = ("label", "choice", "pair")
 DEFAULT_CONTEXT = 5
 DEFAULT_CHOICE_CANDIDATES = 20  # the ground truth and 19 negatives (seed 000 §5.3)

@@ -97,8 +97,8 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
         for position, upload in enumerate(uploads):
             content = _read_all(upload.file)
             if len(content) > most:
-                raise ImportInvalid("files", f"{upload.name} has more than {most:,} bytes; at most {most:,} bytes a file "
-                                                 "are taken")
+                raise ImportInvalid(
+                    "files", f"{upload.name} has more than {most:,} bytes; at most {most:,} bytes a file are taken")
             DataImportFile.objects.create(
                 data_import=data_import, position=position, name=upload.name[:255], size=len(content), content=content,
             )

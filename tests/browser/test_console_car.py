@@ -36,6 +36,7 @@ def judge_first_article(page, username, password):
     page.keyboard.press("N")
     page.wait_for_selector("body[data-ready=outline]")
     pids = [int(p) for p in page.eval_on_selector_all(".passage", "ps => ps.map(p => p.dataset.pid)")][:3]
+    assert page.locator("#guidelines strong", has_text="gold article").count() == 1  # Markdown, on the outline page
     for n, (keys, _) in enumerate(JUDGING[username]):
         for key in keys:
             page.keyboard.press(key)

@@ -36,7 +36,8 @@ def results_page(request, name):
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         aggregate = "majority"
     return render(request, "annotation/console/results.html", {
-        "campaign": campaign, "tab": "results", "aggregate": aggregate, "evaluation": evaluation(campaign, aggregate=aggregate),
+        "campaign": campaign, "tab": "results", "aggregate": aggregate,
+        "evaluation": evaluation(campaign, aggregate=aggregate),
         "aggregates": [a for a in qrels_rules.AGGREGATES if a != "one"], "levels": qrels_rules.LEVELS,
         "assessors": sorted(set(campaign.assignments.values_list("assessor__username", flat=True))),
     })
