@@ -63,7 +63,8 @@ def campaign_new(request):
         problems, more = problems_of(exc), more_problems(exc)
         form.add_error("topic_file", "the topic file has problems (listed above); nothing was made")
     else:
-        messages.success(request, f"Campaign {campaign.name} made with {campaign.track.topics.count():,} topics "
+        count = campaign.track.topics.count()
+        messages.success(request, f"Campaign {campaign.name} made with {count:,} topic{'s' if count != 1 else ''} "
                                   f"of collection {campaign.track.collection.name}.")
         return redirect("annotation:campaign_home", name=campaign.name)
     return render(request, "annotation/console/campaign_new.html", _new_context(form, problems, more), status=400)
