@@ -6,20 +6,10 @@ import json
 
 import pytest
 
-from annotation.models import Assignment
 from assessments.models import Judgement, Layer
-from tests import factories
+from tests.browser.test_outage_retry import assignment  # noqa: F401  (the small CAR article fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def assignment():
-    coll = factories.collection("car")
-    topic = factories.topic(coll, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_1", "Droughts")])
-    passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i}.") for i in range(1, 4)]
-    run = factories.run(coll, "guir", {topic: passages})
-    return Assignment.objects.create(assessor=factories.user("judge"), topic=topic, run=run)
 
 
 def open_page(new_page, assignment):
