@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from assessments.services.pooling import PoolError, build_pool as build_pool_now, mark_pool_failed
+from assessments.services.pooling import PoolError, assemble_pool, mark_pool_failed
 from retrieval.services import TRANSIENT_ERRORS
 
 MAX_RETRIES = 5
@@ -16,7 +16,7 @@ def build_pool(self, pool_id: int, resume: bool = True) -> dict:
     transient error (database or broker connection) is retried with backoff.
     """
     try:
-        pool = build_pool_now(pool_id, resume=resume)
+        pool = assemble_pool(pool_id, resume=resume)
     except PoolError as exc:
         mark_pool_failed(pool_id, str(exc))
         return {"pool": pool_id, "status": "failed", "error": str(exc)}

@@ -11,7 +11,7 @@ import os
 
 import torch
 
-from retrieval.cache import models  # noqa: F401  (the per-process model cache, used through this module)
+from retrieval.model_cache import loaded_models as models  # noqa: F401  (the per-process model cache, used through this module)
 
 DTYPES = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16, "float16": torch.float16,
           "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}

@@ -15,7 +15,7 @@ and the per-topic cap N. Strategies:
 Each first-stage retriever's output is stored as a Run (source RETRIEVER, the spec with every
 parameter filled in, the passage fields it indexed and its depth in Run.retriever) ranked to max(k, 100), so it can be evaluated like any other run; a
 re-ranking is stored as a run too. Retrieval runs as jobs on the workers (retrieval.services):
-build_pool starts what is missing and returns; each job, when it ends, sends the build task
+assemble_pool starts what is missing and returns; each job, when it ends, sends the build task
 again, which carries on from where things stand. Run eagerly (no broker) it all happens inside
 the first call. Candidates keep their provenance: every run that had the passage within k, at
 which rank and score (and the re-ranking run's rank).
@@ -47,7 +47,7 @@ class PoolError(ValueError):
 def define_pool(*, name, collection, topics, runs=(), retrievers=(), strategy=Pool.Strategy.UNION, depth=20,
                 per_topic=None, fusion_method="rrf", normalisation="minmax", rrf_k=fusion.RRF_K,
                 created_by=None) -> Pool:
-    """Create the pool `name`, or set an existing one's inputs to these; the build is separate (build_pool)."""
+    """Create the pool `name`, or set an existing one's inputs to these; the build is separate (assemble_pool, run by the Celery task build_pool)."""
     first, rerankers = _parse(retrievers)
     _check_strategy(name, strategy, runs or first, rerankers, fusion_method, normalisation)
     params = {"retrievers": list(retrievers)}
@@ -94,7 +94,7 @@ def _check_strategy(name, strategy, first_stage, rerankers, fusion_method="rrf",
 # --- building ---------------------------------------------------------------------------------------------
 
 
-def build_pool(pool_id: int, *, resume: bool = True) -> Pool:
+def assemble_pool(pool_id: int, *, resume: bool = True) -> Pool:
     """(Re)build a pool; safe to run twice (the old candidates are replaced whole).
 
     Returns the pool READY, or BUILDING while retrieval jobs run on the workers (each job sends

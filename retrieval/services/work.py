@@ -14,7 +14,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from retrieval import specs as specs_module
-from retrieval.cache import models as cache
+from retrieval.model_cache import loaded_models as cache
 from retrieval.models import Index, Job, Passage
 from retrieval.storage import save_array, write_json
 

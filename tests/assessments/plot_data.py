@@ -5,7 +5,7 @@ import json
 from django.core.management import call_command
 
 from assessments.models import Run, Topic
-from assessments.services.pooling import build_pool, define_pool
+from assessments.services.pooling import assemble_pool, define_pool
 from retrieval.models import Book
 from tests.factories import DATA
 
@@ -33,6 +33,6 @@ def bm25_pool(book, topics, name="plot-bm25", depth=30, per_topic=10):
     """A pool built by the real BM25 retriever (eager tasks); returns (pool, its BM25 run)."""
     pool = define_pool(name=name, collection=book.collection, topics=topics, retrievers=["bm25"], depth=depth,
                        per_topic=per_topic)
-    pool = build_pool(pool.pk)
+    pool = assemble_pool(pool.pk)
     run = Run.objects.get(pk__in=pool.params["built"]["runs"])
     return pool, run

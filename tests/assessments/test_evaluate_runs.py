@@ -139,9 +139,9 @@ def test_a_pool_evaluation_reports_how_much_of_each_runs_top_k_is_judged_and_poo
     a, b, c, d = (factories.passage(coll, x) for x in "abcd")
     r1, r2 = factories.run(coll, "r1", {t1: [a, b]}), factories.run(coll, "r2", {t1: [c, d]})
     pool = factories.pool(coll, [t1], [r1, r2], name="p", depth=2, per_topic=3)
-    from assessments.services.pooling import build_pool
+    from assessments.services.pooling import assemble_pool
 
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     assert PoolCandidate.objects.filter(pool=pool).count() == 3  # a, c, then b (d is cut)
     qrels = QrelSet.objects.create(name="c-qrels", collection=coll)
     qrels.qrels.create(topic=t1, passage=a, grade=1)

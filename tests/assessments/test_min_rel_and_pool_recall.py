@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from assessments.evaluation.sources import pool_recall, recall_of
 from assessments.models import QrelSet, Topic
-from assessments.services.pooling import build_pool
+from assessments.services.pooling import assemble_pool
 from tests import factories
 
 TREC_EVAL = factories.DATA / "trec_eval"
@@ -43,7 +43,7 @@ def test_a_pool_report_names_micro_and_macro_recall_at_the_threshold_given():
     a, b, c, d, e = (factories.passage(coll, x) for x in "abcde")
     run = factories.run(coll, "r", {t1: [a, b, c], t2: [d]})
     pool = factories.pool(coll, [t1, t2], [run], name="p", depth=2)
-    build_pool(pool.pk)  # pools a, b and d
+    assemble_pool(pool.pk)  # pools a, b and d
     qrels = QrelSet.objects.create(name="c-qrels", collection=coll)
     for topic, passage, grade in ((t1, a, 2), (t1, b, 1), (t1, c, 1), (t2, d, 0), (t2, e, 1)):
         qrels.qrels.create(topic=topic, passage=passage, grade=grade)

@@ -3,7 +3,7 @@
 import pytest
 
 from assessments.models import CandidateSource, Pool, PoolCandidate
-from assessments.services.pooling import PoolError, build_pool
+from assessments.services.pooling import PoolError, assemble_pool
 from assessments.tasks import build_pool as build_pool_task
 from tests import factories
 
@@ -27,7 +27,7 @@ def ranking(pool, topic):
 def test_it_pools_the_union_of_the_runs_to_depth_k(two_runs):
     coll, (t1, t2), runs, _ = two_runs
     pool = factories.pool(coll, [t1, t2], runs, depth=2)
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
 
     # depth 2: r1 gives a@1 b@2, r2 gives c@1 a@2; a is best at rank 1 with two runs, then c@1, then b@2.
     assert ranking(pool, t1) == ["a", "c", "b"]
@@ -39,7 +39,7 @@ def test_it_pools_the_union_of_the_runs_to_depth_k(two_runs):
 def test_each_candidate_remembers_which_runs_brought_it_at_which_rank(two_runs):
     coll, (t1, _), runs, (a, *_) = two_runs
     pool = factories.pool(coll, [t1], runs, depth=3)
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     candidate = PoolCandidate.objects.get(pool=pool, passage=a)
     assert sorted(candidate.sources.values_list("run__name", "rank")) == [("r1", 1), ("r2", 2)]
 
@@ -47,16 +47,16 @@ def test_each_candidate_remembers_which_runs_brought_it_at_which_rank(two_runs):
 def test_the_per_topic_cap_keeps_the_best_candidates(two_runs):
     coll, (t1, _), runs, _ = two_runs
     pool = factories.pool(coll, [t1], runs, depth=10, per_topic=2)
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     assert ranking(pool, t1) == ["a", "c"]
 
 
 def test_rebuilding_gives_the_same_pool_and_duplicates_nothing(two_runs):
     coll, topics, runs, _ = two_runs
     pool = factories.pool(coll, topics, runs, depth=3)
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     first = list(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", "passage_id", "rank"))
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     assert list(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", "passage_id", "rank")) == first
     assert CandidateSource.objects.filter(candidate__pool=pool).count() == 7
 
@@ -65,7 +65,7 @@ def test_a_pool_without_runs_fails_with_a_reason(two_runs):
     coll, topics, _, _ = two_runs
     pool = factories.pool(coll, topics, [])
     with pytest.raises(PoolError, match="no runs selected"):
-        build_pool(pool.pk)
+        assemble_pool(pool.pk)
 
 
 def test_the_task_stores_why_a_build_failed(two_runs):

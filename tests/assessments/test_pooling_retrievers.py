@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from assessments.models import CandidateSource, Pool, PoolCandidate, Run, RunEntry, Topic
-from assessments.services.pooling import PoolError, build_pool, define_pool, pool_jobs
+from assessments.services.pooling import PoolError, assemble_pool, define_pool, pool_jobs
 from retrieval import fusion
 from retrieval.models import Job, Passage
 from tests import factories
@@ -36,7 +36,7 @@ def top(run, topic, k):
 def test_each_retriever_is_saved_as_a_run_and_the_union_keeps_provenance(cranfield, tiny_encoder):  # noqa: F811
     coll, topics = cranfield
     pool = define_pool(name="u", collection=coll, topics=topics, retrievers=["bm25", f"dense:{tiny_encoder}"], depth=5)
-    assert build_pool(pool.pk).status == Pool.Status.READY
+    assert assemble_pool(pool.pk).status == Pool.Status.READY
 
     bm25, dense = Run.objects.get(name="bm25"), Run.objects.get(name__startswith="dense-tiny-encoder")
     assert bm25.source == Run.Source.RETRIEVER and bm25.retriever["kind"] == "bm25" and bm25.retriever["depth"] == 100
@@ -57,7 +57,7 @@ def test_an_rrf_pool_keeps_the_fused_top_n(cranfield, tiny_encoder):  # noqa: F8
         name="f", collection=coll, topics=topics, runs=[upload], retrievers=["bm25", f"dense:{tiny_encoder}"],
         strategy=Pool.Strategy.RRF, depth=10, per_topic=6,
     )
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     bm25, dense = Run.objects.get(name="bm25"), Run.objects.get(name__startswith="dense-")
     fused_run = Run.objects.get(name__startswith="rrf-")
     assert fused_run.name == f"rrf-bm25+{dense.name}+upload" and fused_run.retriever["k"] == 60
@@ -74,7 +74,7 @@ def test_combmnz_fusion_is_chosen_by_a_parameter(cranfield):
         name="mnz", collection=coll, topics=topics[:1], retrievers=["bm25", "bm25:k1=0.5,b=0.3"],
         strategy=Pool.Strategy.RRF, fusion_method="combmnz", normalisation="zscore", depth=10, per_topic=4,
     )
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     runs = [Run.objects.get(name="bm25"), Run.objects.get(name="bm25-k1-0.5-b-0.3")]
     fused_run = Run.objects.get(name="combmnz-bm25+bm25-k1-0.5-b-0.3")
     expected = dict(fusion.combmnz([top(r, topics[0], 10) for r in runs], "zscore"))
@@ -91,7 +91,7 @@ def test_a_rerank_pool_rescores_the_union_with_the_ensemble_and_keeps_the_top_n(
         name="r", collection=coll, topics=topics[:2], retrievers=retrievers, strategy=Pool.Strategy.RERANK,
         depth=6, per_topic=3,
     )
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     reranked = Run.objects.get(name__startswith="rerank-")
     assert reranked.retriever["over"] == sorted(["bm25", Run.objects.get(name__startswith="dense-").name])
     for topic in topics[:2]:
@@ -107,14 +107,14 @@ def test_rebuilding_gives_the_same_pool_and_redoes_no_retrieval(cranfield, tiny_
     coll, topics = cranfield
     pool = define_pool(name="again", collection=coll, topics=topics, retrievers=["bm25", f"dense:{tiny_encoder}"],
                        strategy=Pool.Strategy.RRF, depth=8, per_topic=5)
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     first = list(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", "passage_id", "rank", "score"))
     counts = (Job.objects.count(), RunEntry.objects.count(), CandidateSource.objects.count())
-    build_pool(pool.pk)
+    assemble_pool(pool.pk)
     assert list(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", "passage_id", "rank", "score")) == first
     assert (Job.objects.count(), RunEntry.objects.count(), CandidateSource.objects.count()) == counts
     other = define_pool(name="other", collection=coll, topics=topics[:2], retrievers=["bm25"], depth=3)
-    build_pool(other.pk)
+    assemble_pool(other.pk)
     assert RunEntry.objects.count() == counts[1]  # the bm25 run already ranks these topics: reused
     assert {job.kind for job in pool_jobs(pool)} == {Job.Kind.BM25_INDEX, Job.Kind.ENCODE, Job.Kind.SEARCH}
 
@@ -123,7 +123,7 @@ def test_a_retriever_that_fails_fails_the_pool_with_the_reason(cranfield, tmp_pa
     coll, topics = cranfield
     pool = define_pool(name="bad", collection=coll, topics=topics, retrievers=[f"dense:{tmp_path / 'no-such-model'}"])
     with pytest.raises(PoolError, match="no-such-model"):
-        build_pool(pool.pk)
+        assemble_pool(pool.pk)
     call_command("build_pool", "--name", "bad2", "--collection", "cran", "--retrievers", "bm25", "--no-progress")
     from assessments.tasks import build_pool as task
 

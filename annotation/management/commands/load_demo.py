@@ -11,7 +11,7 @@ from annotation.services.assignment import assign_campaign
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
 from assessments.models import Pool, Run, Topic
-from assessments.services.pooling import build_pool
+from assessments.services.pooling import assemble_pool
 from assessments.studies import StudyError, make_forced_choice_items
 from retrieval.models import Book, Collection
 
@@ -94,7 +94,7 @@ class Command(BaseCommand):
                 pool.topics.set(topics)
                 pool.runs.set(runs)
         if pool.status != Pool.Status.READY:
-            build_pool(pool.pk)
+            assemble_pool(pool.pk)
             pool.refresh_from_db()
         return pool
 

@@ -34,4 +34,4 @@ class ModelCache:
 
 
 
-models = ModelCache()
+loaded_models = ModelCache()
