@@ -12,10 +12,10 @@ and the per-topic cap N. Strategies:
 - rerank (seed 002 §2.3): the union of the runs' top-k re-scored by the ensemble of the
   `rerank:` cross-encoders (each model's scores min-max normalised, then averaged), best first.
 
-Each first-stage retriever's output is stored as a Run (source RETRIEVER, the spec with every
-parameter filled in, the passage fields it indexed and its depth in Run.retriever) ranked to max(k, 100), so it can be evaluated like any other run; a
-re-ranking is stored as a run too. Retrieval runs as jobs on the workers (retrieval.services):
-assemble_pool starts what is missing and returns; each job, when it ends, sends the build task
+Each first-stage retriever's output is stored as a Run (source RETRIEVER; in Run.retriever the spec
+with every parameter filled in, the passage fields it indexed and its depth) ranked to max(k, 100),
+so it can be evaluated like any other run; a re-ranking is stored as a run too. Retrieval runs as
+jobs on the workers (retrieval.services): assemble_pool starts what is missing and returns; each job, when it ends, sends the build task
 again, which carries on from where things stand. Run eagerly (no broker) it all happens inside
 the first call. Candidates keep their provenance: every run that had the passage within k, at
 which rank and score (and the re-ranking run's rank).
@@ -193,7 +193,8 @@ def _settle(job, resume):
 
 def _retriever_run(pool, spec, topics, resume):
     """The spec's run with entries for every topic, or the job still making them."""
-    config = {**spec, "fields": retriever_specs.fields_for(spec, pool.collection), "depth": max(pool.depth, MIN_RUN_DEPTH)}
+    fields = retriever_specs.fields_for(spec, pool.collection)
+    config = {**spec, "fields": fields, "depth": max(pool.depth, MIN_RUN_DEPTH)}
     run = _run_for(pool.collection, retriever_specs.label(spec), config)
     missing = _topics_without_entries(run, topics)
     if not missing:
