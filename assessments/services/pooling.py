@@ -16,9 +16,9 @@ Each first-stage retriever's output is stored as a Run (source RETRIEVER; in Run
 with every parameter filled in, the passage fields it indexed and its depth) ranked to max(k, 100),
 so it can be evaluated like any other run; a re-ranking is stored as a run too. Retrieval runs as
 jobs on the workers (retrieval.services): assemble_pool starts what is missing and returns; each
-job, when it ends, sends the build task again, which carries on from where things stand. Run eagerly (no broker) it all happens inside
-the first call. Candidates keep their provenance: every run that had the passage within k, at
-which rank and score (and the re-ranking run's rank).
+job, when it ends, sends the build task again, which carries on from where things stand. Run
+eagerly (no broker) it all happens inside the first call. Candidates keep their provenance: every
+run that had the passage within k, at which rank and score (and the re-ranking run's rank).
 """
 
 from collections import defaultdict
