@@ -102,7 +102,7 @@ def paragraphs(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class BookSentence:
-    """A sentence of a book: its paragraph, clean text, where it lies in the file and which of its characters are emphasised.
+    """A sentence of a book: its paragraph, clean text, where it lies in the file, which characters are emphasised.
 
     `source_map` ([[i, offset]…], see retrieval.markup.to_source) gives the file offset of every
     character; `emphasis` is [[start, end]…] in the sentence's text (italics in the file).

@@ -113,7 +113,7 @@ class BookText:
         return [(self.sentence_at(start), self.sentence_at(end - 1)) for start, end in self.find_offsets(span)]
 
     def source_span(self, start: int, end: int) -> tuple[int, int] | None:
-        """[start, end) in the book's file of self.text[start:end], or None when the sentences do not know their place."""
+        """[start, end) in the book's file of self.text[start:end]; None when the sentences do not know their place."""
         first, last = self.sentence_at(start), self.sentence_at(end - 1)
         first_map, last_map = self.source_maps[first], self.source_maps[last]
         if first_map is None or last_map is None:

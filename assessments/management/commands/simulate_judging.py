@@ -1,0 +1,144 @@
+"""manage.py simulate_judging --qrels FILE|NAME --runs FILE|NAME… [--depth 100] [--orders …] [--min-rel 1]
+[--format text|json] [--plot OUT] [--features FILE.npz]"""
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessments.exporters.common import ExportFailed
+from assessments.evaluation.sources import read_qrels_file, read_run_file, stored_qrels, stored_ranking
+from assessments.models import QrelSet, Run
+from assessments.services.ordering import ORDERS, OrderError
+from assessments.services.simulation import BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate
+from assessments.services.simulation_plot import write_plot
+from retrieval.ingest import ImportFailed, progress
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay judging orders with qrels as the assessor: depth (the pool's order), mtf (Move-to-Front), maxmean "
+        "(Losada et al.'s bandit) and active (continuous active learning). For each order, prints the judgements "
+        "needed to find 50/80/90/95% of the relevant documents in the depth-k pool (⌈p × a topic's relevant "
+        "documents in its pool⌉, summed over topics) and Kendall's τ between the runs ranked by MAP and nDCG@10 "
+        "with each topic judged to 10/20/30/50% of its pool and with the whole pool judged. Runs and qrels are "
+        "TREC files (gzipped or not) or the names of stored runs and qrel sets."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--qrels", required=True, metavar="FILE|NAME",
+                            help="A TREC qrels file or a stored qrel set.")
+        parser.add_argument("--runs", nargs="+", required=True, metavar="FILE|NAME",
+                            help="TREC run files or stored runs.")
+        parser.add_argument("--collection", help="Collection of the stored runs (when run names are ambiguous).")
+        parser.add_argument("--depth", type=int, default=100, metavar="K", help="Pool depth (default 100).")
+        parser.add_argument("--orders", nargs="+", default=list(ORDERS), choices=ORDERS, metavar="ORDER",
+                            help=f"Orders to replay (default: all of {', '.join(ORDERS)}).")
+        parser.add_argument("--min-rel", type=int, default=1, metavar="N",
+                            help="Relevant means grade ≥ N (trec_eval -l; default 1).")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument("--tau-measure", choices=TAU_MEASURES, default="AP",
+                            help="The measure whose τ the JSON gives (the text shows both; default AP, i.e. MAP).")
+        parser.add_argument(
+            "--features", metavar="FILE.npz",
+            help="Embeddings for the active order: arrays ids and vectors (one row per document), and optionally "
+            "topics and topic_vectors (each topic's text encoded alike, the model's seed).",
+        )
+        parser.add_argument("--plot", metavar="OUT",
+                            help="Draw relevant found against judgements (.svg, or .png with matplotlib).")
+        parser.add_argument("--no-progress", action="store_true", help="Do not show a progress bar.")
+
+    def handle(self, *args, **opts):
+        if opts["depth"] < 1:
+            raise CommandError("--depth must be at least 1")
+        if opts["plot"] and Path(opts["plot"]).suffix.lower() not in (".svg", ".png"):
+            raise CommandError(f"--plot: {opts['plot']!r} must end in .svg or .png")
+        started = time.perf_counter()
+        try:
+            qrels = self.qrels(opts["qrels"])
+            runs = self.runs(opts["runs"], opts["collection"])
+            features, seeds = load_features(opts["features"]) if opts["features"] else (None, None)
+        except ImportFailed as exc:
+            raise CommandError(f"cannot read the input:\n{exc.report()}") from exc
+        except (OSError, ValueError) as exc:
+            raise CommandError(f"--features: {exc}") from exc
+        read = time.perf_counter() - started
+        try:
+            result = simulate(
+                qrels, runs, depth=opts["depth"], orders=list(dict.fromkeys(opts["orders"])),
+                min_rel=opts["min_rel"], features=features, seeds=seeds,
+                progress=lambda items, **kw: progress(items, enabled=not opts["no_progress"], **kw),
+            )
+        except OrderError as exc:
+            raise CommandError(f"--features: {exc}") from exc
+        if not result.topics:
+            raise CommandError("no topic of the qrels was retrieved by any run: nothing to simulate")
+        if opts["plot"]:
+            try:
+                write_plot(result, opts["plot"])
+            except (OSError, RuntimeError, ExportFailed) as exc:
+                raise CommandError(f"--plot: {exc}") from exc
+        if opts["format"] == "json":
+            self.stdout.write(json.dumps(result.as_json(opts["tau_measure"]), indent=1))
+            return
+        self.text(result, read)
+
+    def text(self, result, read_seconds):
+        w = self.stdout.write
+        w(f"Pool: {result.topics:,} topics, {result.candidates:,} candidates, {result.relevant:,} relevant "
+          f"(grade ≥ {result.min_rel}) at depth {result.depth} over {len(result.runs)} runs")
+        w("Judgements to find p of the relevant documents in the pool (per topic ⌈p × relevant⌉, summed):")
+        header = f"  {'order':<9}" + "".join(f"{p:>8.0%}" for p in RECALLS) + "   90% vs depth"
+        w(header)
+        depth = result.orders.get("depth")
+        for name, order in result.orders.items():
+            row = f"  {name:<9}" + "".join(f"{order.judgements_to_recall[p]:>8,}" for p in RECALLS)
+            if depth and depth.judgements_to_recall[0.9] and order is not depth:
+                saving = 1 - order.judgements_to_recall[0.9] / depth.judgements_to_recall[0.9]
+                row += f"   {saving:.1%} fewer" if saving >= 0 else f"   {-saving:.1%} more"
+            w(row)
+        for measure in TAU_MEASURES:
+            label = "MAP" if measure == "AP" else measure
+            w(f"Kendall's τ of the runs by {label}, each topic judged to b of its pool, against the whole pool:")
+            w(f"  {'order':<9}" + "".join(f"{b:>8.0%}" for b in BUDGETS))
+            for name, order in result.orders.items():
+                w(f"  {name:<9}" + "".join(_tau(order.tau_at_budget[measure][b]) for b in BUDGETS))
+        times = ", ".join(f"{name} {order.seconds:.1f} s" for name, order in result.orders.items())
+        w(f"Time: reading {read_seconds:.1f} s; {times}. Candidates the qrels do not grade count as not relevant.")
+
+    def qrels(self, given):
+        path = Path(given)
+        if path.is_file():
+            return read_qrels_file(path)
+        found = QrelSet.objects.filter(name=given).first()
+        if found is None:
+            raise CommandError(f"--qrels: {given!r} is neither a file nor a stored qrel set")
+        return stored_qrels(found)
+
+    def runs(self, given, collection):
+        runs = {}
+        for item in given:
+            path = Path(item)
+            if path.is_file():
+                name, ranking = read_run_file(path)
+            else:
+                stored = Run.objects.filter(name=item)
+                if collection:
+                    stored = stored.filter(collection__name=collection)
+                stored = list(stored[:2])
+                if not stored:
+                    raise CommandError(f"--runs: {item!r} is neither a file nor a stored run")
+                if len(stored) > 1:
+                    raise CommandError(f"--runs: several collections have a run {item!r}; name one with --collection")
+                name, ranking = item, stored_ranking(stored[0])
+            if name in runs:
+                name = f"{name}:{path.name if path.is_file() else item}"
+            if name in runs:
+                raise CommandError(f"--runs: {item!r} is given twice")
+            runs[name] = ranking
+        return runs
+
+
+def _tau(value):
+    return f"{'n/a':>8}" if value is None or value != value else f"{value:>8.3f}"

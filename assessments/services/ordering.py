@@ -1,0 +1,712 @@
+"""Judging orders: which candidate of a topic's pool to judge next, given the judgements made so far.
+
+Pure functions and numpy (no Django, no requests): the live queue and `manage.py simulate_judging`
+call the same code. A topic's pool is a TopicPool (its candidates in depth order, each run's rank of
+each candidate); judgements are {candidate: grade} in the order they were made, relevant meaning
+grade ≥ min_rel. Orders:
+
+- `depth`: the pool's own order (today's: best rank in any run, then the number of runs, then id).
+- `mtf`, Move-to-Front (Cormack, Palmer and Clarke, SIGIR 1998): runs have priorities, all equal at
+  first; the current run (highest priority, ties by run order) gives its best unjudged candidate;
+  after a relevant one it keeps the turn, after a non-relevant one its priority drops by one and the
+  turn passes to the highest priority again. A judgement the order did not ask for only marks the
+  candidate judged.
+- `maxmean`, MaxMean (Losada, Parapar and Barreiro, IP&M 2017, "MM"; the bandit NIST used for the
+  TREC 2017 Common Core track): each run is an arm whose expected reward is the mean of a Beta(1, 1)
+  posterior over its judged candidates, (relevant + 1) / (judged + 2); the run with the highest
+  mean (ties: the best-ranked next candidate, then run order) gives its best unjudged candidate.
+  Every judgement counts for every run that brought the candidate.
+- `active`, continuous active learning (Cormack and Grossman's CAL, as in BMI/HiCAL): an L2-regularised
+  logistic regression retrained on the judgements so far in growing batches (after each of the first
+  10, then each time they grow by a tenth, as BMI does); the unjudged candidate with the highest score
+  is next. Features: per run 1 − ln(rank) / ln(depth + 1) (0 when absent), the share of runs and
+  reciprocal-rank fusion; with per-candidate embeddings (optional) also their 32 leading principal
+  components in the pool and relevance feedback (cosine, in those components, to the nearest judged
+  relevant candidate and to the relevant and non-relevant centroids). As CAL seeds with the topic
+  statement, the topic itself is a relevant example (the pool's best rank features; its encoded text
+  when embeddings are given, else no seed with embeddings). Until the model can be trained it follows
+  reciprocal-rank fusion. The penalty (50, standardised features) was chosen on Cranfield's odd topics.
+
+Every order's state after a list of judgements is the same however it is reached (replayed at once
+or one by one), so `next_candidate(pool, judgements, order)` is stateless and reproducible. A
+TopicPool keeps what it computes (features, the last few models): a queue should keep one per topic
+(benchmarks/bench_ordering.py: under 10 ms a choice at 2,000 candidates, a refit of the active model
+with embeddings near 2,000 judgements excepted).
+
+When to stop: `estimate_remaining` gives the relevant candidates still unjudged from the logistic
+model's probabilities, with an interval that holds both the Bernoulli spread and the model's own
+uncertainty (Laplace approximation of its weights); `sample_estimate` gives the same from a uniform
+random sample of the unjudged candidates judged for the purpose (Wilson interval); `decide_stop` stops
+a topic at a budget or once the estimated recall, taken at the interval's pessimistic end, reaches
+a target.
+"""
+
+import contextlib
+import heapq
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ORDERS = ("depth", "mtf", "maxmean", "active")
+RRF_K = 60
+MAX_COMPONENTS = 32  # principal components kept of per-candidate features (embeddings)
+FIRST_BATCHES = 10  # the active model is refitted after each of the first judgements, then every ~10% more
+RIDGE = 50.0  # L2 penalty of the active model's weights (features standardised); chosen on Cranfield's odd topics
+ESTIMATE_RIDGE = 1.0  # the stopping estimate's model: weaker, so its probabilities stay calibrated
+Z95 = 1.959963984540054
+
+
+class OrderError(ValueError):
+    """An order that cannot be used as asked; the message says why."""
+
+
+# --- a topic's pool ---------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class TopicPool:
+    """One topic's candidates, in depth order, with the rank each run gave them.
+
+    `ranks[i, r]` is the rank (from 1) run r gave candidate i within the pool's depth, 0 when it did
+    not bring it; `features` (optional, one row per candidate) are extra features for `active`.
+    """
+
+    keys: list
+    runs: list
+    ranks: np.ndarray
+    features: np.ndarray | None = None
+    seed: np.ndarray | None = None
+    index: dict = field(init=False, repr=False)
+    run_lists: list = field(init=False, repr=False)
+    _cache: dict = field(init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self):
+        self.ranks = np.asarray(self.ranks, dtype=np.int32).reshape(len(self.keys), len(self.runs))
+        self.index = {key: i for i, key in enumerate(self.keys)}
+        if len(self.index) != len(self.keys):
+            raise OrderError("a candidate appears twice in the pool")
+        if self.features is not None:
+            self.features = np.asarray(self.features, dtype=np.float64)
+            if self.features.ndim != 2 or len(self.features) != len(self.keys):
+                raise OrderError("features need one row per candidate")
+        if self.seed is not None:
+            self.seed = np.asarray(self.seed, dtype=np.float64).ravel()
+            if self.features is None or len(self.seed) != self.features.shape[1]:
+                raise OrderError("the seed needs features, and as many values as a candidate's")
+        # Each run's candidates, best first (a run's ranks within the pool are distinct).
+        self.run_lists = []
+        for r in range(len(self.runs)):
+            rows = np.flatnonzero(self.ranks[:, r])
+            self.run_lists.append(rows[np.argsort(self.ranks[rows, r], kind="stable")])
+
+    def __len__(self):
+        return len(self.keys)
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the active model trains with the topic statement as a relevant example (CAL's seed): its rank
+        features the best of the pool, its embedding `seed`; with embeddings only when `seed` is given."""
+        return self.features is None or self.seed is not None
+
+    @classmethod
+    def from_rankings(cls, rankings: Mapping, depth: int | None = None, *, features: Mapping | None = None,
+                      order: Iterable | None = None, seed=None) -> "TopicPool":
+        """The depth-k pool of one topic from {run: [candidate, …] best first}.
+
+        Depth order unless `order` (every candidate, e.g. a stored pool's order) is given: best rank in
+        any run, then more runs first, then candidate id. `features`: {candidate: vector}.
+        """
+        runs = list(rankings)
+        found: dict[Hashable, list] = {}
+        for r, run in enumerate(runs):
+            for rank, key in enumerate(list(rankings[run])[:depth], start=1):
+                found.setdefault(key, [0] * len(runs))
+                if not found[key][r]:
+                    found[key][r] = rank
+        if order is None:
+            keys = sorted(found, key=lambda k: (min(x for x in found[k] if x), -sum(1 for x in found[k] if x), k))
+        else:
+            keys = list(order)
+            if set(keys) != set(found):
+                raise OrderError("the order given is not the pool's candidates")
+        ranks = np.array([found[k] for k in keys], dtype=np.int32).reshape(len(keys), len(runs))
+        if features is not None:
+            missing = [k for k in keys if k not in features]
+            if missing:
+                raise OrderError(f"no features for {len(missing)} candidates (e.g. {', '.join(map(str, missing[:3]))})")
+        rows = None if features is None else np.array([features[k] for k in keys], dtype=np.float64)
+        return cls(keys, runs, ranks, rows, seed)
+
+    def rank_features(self) -> np.ndarray:
+        """Per candidate: 1 − ln(rank) / ln(deepest + 1) for each run (0 when absent), the share of runs, and RRF."""
+        if "rank_features" not in self._cache:
+            present = self.ranks > 0
+            deepest = max(int(self.ranks.max()) if self.ranks.size else 1, 1)
+            discount = np.where(present, 1.0 - np.log(np.maximum(self.ranks, 1)) / np.log(deepest + 1.0), 0.0)
+            rrf = np.where(present, 1.0 / (RRF_K + self.ranks), 0.0).sum(axis=1, keepdims=True)
+            share = present.mean(axis=1, keepdims=True) if self.runs else np.zeros((len(self), 1))
+            self._cache["rank_features"] = np.hstack([discount, share, rrf * RRF_K])
+        return self._cache["rank_features"]
+
+    def model_features(self) -> np.ndarray:
+        """Standardised features of the active model, a leading column of ones (the intercept); one row per
+        candidate, then the seed's row when the pool is seeded."""
+        if "model_features" not in self._cache:
+            rank = self.rank_features()
+            rows, seed = [rank], [rank.max(axis=0, initial=0.0)]
+            if self.features is not None and self.features.shape[1]:
+                centre = self.features.mean(axis=0)
+                x = self.features - centre
+                basis = _principal_axes(x, MAX_COMPONENTS) if x.shape[1] > MAX_COMPONENTS else np.eye(x.shape[1])
+                rows.append(x @ basis)
+                seed.append((self.seed - centre) @ basis if self.seed is not None else np.zeros(basis.shape[1]))
+                projected = np.vstack([rows[-1], seed[-1]]) if self.seeded else rows[-1]
+                norms = np.linalg.norm(projected, axis=1, keepdims=True)
+                self._cache["feedback_vectors"] = projected / np.where(norms > 0, norms, 1.0)
+            x = np.hstack(rows)
+            if self.seeded:
+                x = np.vstack([x, np.concatenate(seed)])
+            mean, std = x[: len(self)].mean(axis=0), x[: len(self)].std(axis=0)
+            x = (x - mean) / np.where(std > 0, std, 1.0)
+            self._cache["model_features"] = np.hstack([np.ones((len(x), 1)), x])
+        return self._cache["model_features"]
+
+    def feedback_vectors(self) -> np.ndarray | None:
+        """Unit vectors of the candidates (then the seed) in the pool's principal components; None without features."""
+        if self.features is None or not self.features.shape[1]:
+            return None
+        self.model_features()
+        return self._cache["feedback_vectors"]
+
+    def model_ranking(self, labelled: list) -> list | None:
+        """Candidates by the active model trained on `labelled` ([(index, relevant)…], plus the seed), best first,
+        ties in depth order; None when it cannot be trained. The last few are kept: a queue asks again and again
+        between two refits."""
+        rankings = self._cache.setdefault("model_rankings", {})
+        key = tuple(labelled)
+        if key not in rankings:
+            x = feedback_features(self, labelled)
+            model = fit_logistic(x, labelled + ([(len(self), True)] if self.seeded else []))
+            scores = None if model is None else x[: len(self)] @ model.weights
+            while len(rankings) >= 4:
+                del rankings[next(iter(rankings))]
+            rankings[key] = None if model is None else np.lexsort((np.arange(len(self)), -scores)).tolist()
+        return rankings[key]
+
+    def fusion_order(self) -> np.ndarray:
+        """Candidates by reciprocal-rank fusion (k=60), ties in depth order: the active order's cold start."""
+        if "fusion_order" not in self._cache:
+            rrf = self.rank_features()[:, -1]
+            self._cache["fusion_order"] = np.lexsort((np.arange(len(self)), -rrf))
+        return self._cache["fusion_order"]
+
+
+def _principal_axes(x: np.ndarray, k: int) -> np.ndarray:
+    """The k leading principal axes of centred rows x (columns of a d × k matrix), by a randomised range finder
+    with two power iterations (Halko, Martinsson and Tropp 2011) and a fixed seed: a few milliseconds where a full
+    SVD of 2,000 × 384 takes half a second, and the same axes on every call."""
+    omega = np.random.default_rng(0).standard_normal((x.shape[1], min(k + 10, x.shape[1])))
+    y = x @ omega
+    for _ in range(2):
+        y, _ = np.linalg.qr(y)
+        y = x @ (x.T @ y)
+    q, _ = np.linalg.qr(y)
+    _, _, vt = np.linalg.svd(q.T @ x, full_matrices=False)
+    return vt[:k].T
+
+
+# --- orders -----------------------------------------------------------------------------------------------
+
+
+class Order:
+    """A judging order over one TopicPool: record() every judgement, next() the candidate to judge now."""
+
+    name = ""
+
+    def __init__(self, pool: TopicPool, min_rel: int = 1):
+        self.pool, self.min_rel = pool, min_rel
+        self.judged = bytearray(len(pool))  # 1 where judged (a bytearray: fast to index one by one)
+        self.count = 0
+
+    def record(self, i: int, grade) -> None:
+        """A judgement of candidate i (asked for by this order or not). Judging a candidate again changes nothing."""
+        if self.judged[i]:
+            return
+        self._record(i, grade is not None and grade >= self.min_rel)
+        self.judged[i] = 1
+        self.count += 1
+
+    def record_all(self, judged: list) -> None:
+        """record() each (candidate index, grade) in turn; orders whose state is a set of judgements do it at once."""
+        for i, grade in judged:
+            self.record(i, grade)
+
+    def _record(self, i: int, relevant: bool) -> None:
+        pass
+
+    def next(self) -> int | None:
+        """Index of the candidate to judge now, or None when every candidate is judged."""
+        raise NotImplementedError
+
+
+class DepthOrder(Order):
+    """The pool's own order."""
+
+    name = "depth"
+
+    def __init__(self, pool, min_rel=1):
+        super().__init__(pool, min_rel)
+        self.at = 0
+
+    def record_all(self, judged):
+        for i, _ in judged:
+            self.judged[i] = 1
+        self.count = sum(self.judged)
+
+    def next(self):
+        while self.at < len(self.pool) and self.judged[self.at]:
+            self.at += 1
+        return self.at if self.at < len(self.pool) else None
+
+
+class _RunPointers:
+    """Each run's best unjudged candidate, found by pointers that only move forward."""
+
+    def __init__(self, pool: TopicPool, judged: np.ndarray):
+        self.lists = [rows.tolist() for rows in pool.run_lists]
+        self.at = [0] * len(self.lists)
+        self.judged = judged
+
+    def head(self, r: int) -> int | None:
+        rows, at, judged = self.lists[r], self.at[r], self.judged
+        while at < len(rows) and judged[rows[at]]:
+            at += 1
+        self.at[r] = at
+        return rows[at] if at < len(rows) else None
+
+
+class MoveToFront(Order):
+    """Move-to-Front: the current run keeps the turn while it gives relevant candidates (see the module doc)."""
+
+    name = "mtf"
+
+    def __init__(self, pool, min_rel=1):
+        super().__init__(pool, min_rel)
+        self.heads = _RunPointers(pool, self.judged)
+        self.priority = [0] * len(pool.runs)
+        self.waiting = [(0, r) for r in range(len(pool.runs))]  # heap of (−priority, run); stale entries skipped
+        self.current = None
+        self.asked = None  # (run, candidate) of the last next()
+
+    def _turn(self) -> int | None:
+        """The run with the highest priority that still has unjudged candidates (ties: run order)."""
+        while self.waiting:
+            negative, r = heapq.heappop(self.waiting)
+            if -negative == self.priority[r] and self.heads.head(r) is not None:
+                return r
+        return None
+
+    def _record(self, i, relevant):
+        if self.asked is None:  # replayed without next() before it: what would the order have asked for?
+            self.next()
+        asked, self.asked = self.asked, None
+        if asked is not None and asked[1] == i and not relevant:
+            r = asked[0]
+            self.priority[r] -= 1
+            heapq.heappush(self.waiting, (-self.priority[r], r))
+            self.current = None
+
+    def record_all(self, judged):
+        """record() in turn, with what the order would have asked for worked out inline (the replay of a whole
+        topic's judgements stays within a few milliseconds)."""
+        flags, lists, at, priority, waiting = self.judged, self.heads.lists, self.heads.at, self.priority, self.waiting
+        current, min_rel = self.current, self.min_rel
+        for i, grade in judged:
+            if flags[i]:
+                continue
+            head = None
+            while True:  # the current run's best unjudged candidate, else the next run's turn
+                if current is not None:
+                    rows, a = lists[current], at[current]
+                    while a < len(rows) and flags[rows[a]]:
+                        a += 1
+                    at[current] = a
+                    if a < len(rows):
+                        head = rows[a]
+                        break
+                current = self._turn()
+                if current is None:
+                    break
+            flags[i] = 1
+            self.count += 1
+            if head == i and not (grade is not None and grade >= min_rel):
+                priority[current] -= 1
+                heapq.heappush(waiting, (-priority[current], current))
+                current = None
+        self.current, self.asked = current, None
+
+    def _ask(self):
+        if self.current is None or self.heads.head(self.current) is None:
+            self.current = self._turn()
+        if self.current is None:
+            return None
+        return self.current, self.heads.head(self.current)
+
+    def next(self):
+        self.asked = self._ask()
+        return None if self.asked is None else self.asked[1]
+
+
+class MaxMean(Order):
+    """MaxMean: the run with the best posterior mean of relevance gives its best unjudged candidate."""
+
+    name = "maxmean"
+
+    def __init__(self, pool, min_rel=1):
+        super().__init__(pool, min_rel)
+        self.heads = _RunPointers(pool, self.judged)
+        self.relevant = np.zeros(len(pool.runs))
+        self.seen = np.zeros(len(pool.runs))
+
+    def _record(self, i, relevant):
+        runs = self.pool.ranks[i] > 0
+        self.seen += runs
+        if relevant:
+            self.relevant += runs
+
+    def record_all(self, judged):
+        fresh = {}
+        for i, grade in judged:
+            if not self.judged[i]:
+                fresh.setdefault(i, grade is not None and grade >= self.min_rel)
+        if not fresh:
+            return
+        rows = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
+        hits = np.fromiter(fresh.values(), dtype=bool, count=len(fresh))
+        present = self.pool.ranks[rows] > 0
+        self.seen += present.sum(axis=0)
+        self.relevant += present[hits].sum(axis=0)
+        for i in fresh:
+            self.judged[i] = 1
+        self.count += len(rows)
+
+    def next(self):
+        means = (self.relevant + 1.0) / (self.seen + 2.0)
+        best, best_key = None, None
+        for r in np.argsort(-means, kind="stable"):
+            if best is not None and means[r] < means[best]:
+                break
+            head = self.heads.head(r)
+            if head is not None:
+                key = self.pool.ranks[head, r]
+                if best is None or key < best_key:
+                    best, best_key = r, key
+        if best is None:
+            return None
+        return self.heads.head(best)
+
+
+def batch_points(limit: int) -> list[int]:
+    """Numbers of judgements after which the active model is refitted: 1 … 10, then about 10% more each time."""
+    points, n = [], 1
+    while n <= limit:
+        points.append(n)
+        n += 1 if n < FIRST_BATCHES else max(1, math.ceil(n / 10))
+    return points
+
+
+class ActiveLearning(Order):
+    """Continuous active learning: logistic regression on the judgements so far, highest score next."""
+
+    name = "active"
+
+    def __init__(self, pool, min_rel=1):
+        super().__init__(pool, min_rel)
+        self.sequence: list[tuple[int, bool]] = []
+        self.points = batch_points(len(pool))
+        self.fitted_at = -1
+        self.ranking = pool.fusion_order().tolist()
+        self.at = 0
+
+    def _record(self, i, relevant):
+        self.sequence.append((i, relevant))
+
+    def record_all(self, judged):
+        for i, grade in judged:
+            if not self.judged[i]:
+                self.sequence.append((i, grade is not None and grade >= self.min_rel))
+                self.judged[i] = 1
+        self.count = len(self.sequence)
+
+    def _fit_point(self) -> int:
+        """The largest refit point ≤ the judgements made (0 before the first)."""
+        n, lo, hi = len(self.sequence), 0, len(self.points)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.points[mid] <= n:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.points[lo - 1] if lo else 0
+
+    def next(self):
+        point = self._fit_point()
+        if point != self.fitted_at:
+            self.fitted_at = point
+            ranking = self.pool.model_ranking(self.sequence[:point])
+            if ranking is not None:
+                self.ranking, self.at = ranking, 0
+        while self.at < len(self.ranking) and self.judged[self.ranking[self.at]]:
+            self.at += 1
+        return self.ranking[self.at] if self.at < len(self.ranking) else None
+
+
+CLASSES = {cls.name: cls for cls in (DepthOrder, MoveToFront, MaxMean, ActiveLearning)}
+
+
+def make_order(name: str, pool: TopicPool, min_rel: int = 1) -> Order:
+    """An order by name (depth, mtf, maxmean, active) over `pool`."""
+    if name not in CLASSES:
+        raise OrderError(f"unknown judging order {name!r}; use one of {', '.join(ORDERS)}")
+    return CLASSES[name](pool, min_rel)
+
+
+def replay(order: Order, judgements: Mapping) -> Order:
+    """Record {candidate: grade} in their order (candidates outside the pool are ignored); returns the order."""
+    index = order.pool.index
+    order.record_all([(index[key], grade) for key, grade in judgements.items() if key in index])
+    return order
+
+
+def next_candidate(pool: TopicPool, judgements: Mapping, order: str = "depth", min_rel: int = 1):
+    """The candidate (key) to judge next in `order`, given {candidate: grade} in the order made; None when all
+    are judged."""
+    with single_threaded():
+        i = replay(make_order(order, pool, min_rel), judgements).next()
+    return None if i is None else pool.keys[i]
+
+
+_controller = []
+
+
+def single_threaded():
+    """BLAS limited to one thread (when threadpoolctl is installed): these matrices are small, and a multi-threaded
+    BLAS on a busy machine makes them 10-30 times slower. The libraries are looked up once per process."""
+    if not _controller:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - installed with scikit-learn
+            _controller.append(None)
+        else:
+            _controller.append(ThreadpoolController())
+    if _controller[0] is None:  # pragma: no cover
+        return contextlib.nullcontext()
+    return _controller[0].limit(limits=1, user_api="blas")
+
+
+# --- the active model -----------------------------------------------------------------------------------
+
+def feedback_features(pool: TopicPool, labelled: list) -> np.ndarray:
+    """The model's features, plus (with embeddings) relevance feedback: each candidate's cosine similarity to the
+    nearest judged-relevant candidate and to the centroids of the relevant and the non-relevant ones (a judged
+    candidate's own vector left out of all three), in the pool's principal components (the seed's row too)."""
+    x = pool.model_features()
+    unit = pool.feedback_vectors()
+    if unit is None:
+        return x
+    rows = np.fromiter((i for i, _ in labelled), dtype=np.int64, count=len(labelled))
+    relevant = np.fromiter((r for _, r in labelled), dtype=bool, count=len(labelled))
+    extra = np.zeros((len(x), 3))
+    for column, chosen in ((1, relevant), (2, ~relevant)):
+        members = rows[chosen]
+        if not len(members):
+            continue
+        vectors = unit[members]
+        own = np.zeros(len(x))
+        own[members] = 1.0
+        count = len(members) - own
+        sums = unit @ vectors.sum(axis=0) - own  # a unit vector's similarity to itself is 1
+        extra[:, column] = np.where(count > 0, sums / np.maximum(count, 1), 0.0)
+        if column == 1:
+            sims = unit @ vectors.T
+            sims[members, np.arange(len(members))] = -np.inf
+            best = sims.max(axis=1)
+            extra[:, 0] = np.where(np.isfinite(best), best, 0.0)
+    std = extra[: len(pool)].std(axis=0)
+    extra = (extra - extra[: len(pool)].mean(axis=0)) / np.where(std > 0, std, 1.0)
+    return np.hstack([x, extra])
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """A fitted logistic regression: weights (first the intercept) and the inverse Hessian at them."""
+
+    weights: np.ndarray
+    covariance: np.ndarray | None
+
+
+def fit_logistic(x: np.ndarray, labelled: list, ridge: float | None = None, iterations: int = 25,
+                 covariance: bool = False) -> Logistic | None:
+    """L2-regularised logistic regression on rows i of x with labels (i, relevant); None without both classes.
+
+    Newton's method, each step halved until the loss goes down, stopped when no weight moves by 1e-4
+    (the order of the candidates is what matters); `covariance`: also the inverse Hessian (the estimate).
+    """
+    if not labelled:
+        return None
+    rows = np.fromiter((i for i, _ in labelled), dtype=np.int64, count=len(labelled))
+    y = np.fromiter((1.0 if relevant else 0.0 for _, relevant in labelled), dtype=np.float64, count=len(labelled))
+    if y.min() == y.max():
+        return None
+    a = x[rows]
+    penalty = np.full(a.shape[1], RIDGE if ridge is None else ridge)
+    penalty[0] = 1e-6  # the intercept is (almost) free
+    w = np.zeros(a.shape[1])
+    w[0] = math.log(y.mean() / (1 - y.mean()))
+    z = a @ w
+    current = float(np.logaddexp(0.0, z).sum() - y @ z + 0.5 * penalty @ (w * w))
+    for _ in range(iterations):
+        p = _sigmoid(z)
+        gradient = a.T @ (p - y) + penalty * w
+        hessian = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        size = 1.0
+        while True:
+            trial = w - size * step
+            z_trial = a @ trial
+            loss = float(np.logaddexp(0.0, z_trial).sum() - y @ z_trial + 0.5 * penalty @ (trial * trial))
+            if loss <= current or size < 1e-4:
+                break
+            size /= 2
+        if loss > current:
+            break
+        w, z, current = trial, z_trial, loss
+        if np.abs(size * step).max() < 1e-4:
+            break
+    if not covariance:
+        return Logistic(w, None)
+    p = _sigmoid(z)
+    hessian = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty)
+    return Logistic(w, np.linalg.inv(hessian))
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+# --- when to stop -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Relevant candidates found and estimated still unjudged (with a 95% interval) for one topic."""
+
+    judged: int
+    unjudged: int
+    found: int
+    remaining: float | None  # None when it cannot be estimated yet (see reason)
+    low: float | None = None
+    high: float | None = None
+    method: str = "model"
+    reason: str = ""
+
+    @property
+    def recall(self) -> float | None:
+        """Estimated recall so far: found / (found + remaining)."""
+        if self.remaining is None:
+            return None
+        total = self.found + self.remaining
+        return self.found / total if total else 1.0
+
+    @property
+    def recall_low(self) -> float | None:
+        """The pessimistic end: found / (found + the interval's high end)."""
+        if self.high is None:
+            return None
+        total = self.found + self.high
+        return self.found / total if total else 1.0
+
+
+def estimate_remaining(pool: TopicPool, judgements: Mapping, min_rel: int = 1) -> Estimate:
+    """Relevant candidates still unjudged, from the active model fitted on every judgement so far.
+
+    remaining = Σ p over the unjudged; the interval takes each logit at ±1.96 standard deviations
+    of the fitted weights (Laplace approximation) and adds 1.96 times the Bernoulli spread.
+    """
+    labelled, judged = [], np.zeros(len(pool), dtype=bool)
+    for key, grade in judgements.items():
+        i = pool.index.get(key)
+        if i is not None and not judged[i]:
+            judged[i] = True
+            labelled.append((i, grade is not None and grade >= min_rel))
+    found = sum(1 for _, relevant in labelled if relevant)
+    base = {"judged": len(labelled), "unjudged": int(len(pool) - judged.sum()), "found": found}
+    if not base["unjudged"]:
+        return Estimate(**base, remaining=0.0, low=0.0, high=0.0)
+    with single_threaded():
+        return _model_estimate(pool, labelled, judged, base)
+
+
+def _model_estimate(pool, labelled, judged, base) -> Estimate:
+    x = pool.model_features()[: len(pool)]
+    model = fit_logistic(x, labelled, ridge=ESTIMATE_RIDGE, covariance=True)
+    if model is None:
+        return Estimate(**base, remaining=None, reason="needs a relevant and a non-relevant judgement")
+    rest = x[~judged]
+    z = rest @ model.weights
+    spread = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", rest, model.covariance, rest), 0.0))
+    p = _sigmoid(z)
+    bernoulli = math.sqrt(float((p * (1 - p)).sum()))
+    low = max(0.0, float(_sigmoid(z - Z95 * spread).sum()) - Z95 * bernoulli)
+    high = min(float(len(rest)), float(_sigmoid(z + Z95 * spread).sum()) + Z95 * bernoulli)
+    return Estimate(**base, remaining=float(p.sum()), low=low, high=high)
+
+
+def sample_estimate(*, judged: int, found: int, unjudged: int, sample_size: int, sample_relevant: int,
+                    confidence_z: float = Z95) -> Estimate:
+    """Relevant still unjudged from a uniform random sample of the `unjudged` candidates judged for the purpose.
+
+    `found` counts relevant judgements outside the sample; the rate's interval is Wilson's.
+    """
+    if sample_size <= 0:
+        return Estimate(judged, unjudged, found, None, method="sample", reason="no sample judged")
+    rate = sample_relevant / sample_size
+    z2 = confidence_z**2
+    centre = (rate + z2 / (2 * sample_size)) / (1 + z2 / sample_size)
+    spread = math.sqrt(rate * (1 - rate) / sample_size + z2 / (4 * sample_size**2))
+    half = confidence_z * spread / (1 + z2 / sample_size)
+    return Estimate(judged, unjudged, found, rate * unjudged, max(0.0, centre - half) * unjudged,
+                    min(1.0, centre + half) * unjudged, method="sample")
+
+
+def draw_sample(pool: TopicPool, judgements: Mapping, size: int, seed: int = 0) -> list:
+    """`size` unjudged candidates drawn uniformly at random (reproducible with `seed`), for sample_estimate."""
+    unjudged = [key for key in pool.keys if key not in judgements]
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(len(unjudged), size=min(size, len(unjudged)), replace=False) if unjudged else []
+    return [unjudged[i] for i in sorted(picked)]
+
+
+@dataclass(frozen=True)
+class Decision:
+    stop: bool
+    reason: str
+
+
+def decide_stop(estimate: Estimate, *, target_recall: float | None = None, budget: int | None = None) -> Decision:
+    """Stop a topic when all is judged, at `budget` judgements, or when the estimated recall at the interval's
+    pessimistic end reaches `target_recall`."""
+    if estimate.unjudged == 0:
+        return Decision(True, "every candidate is judged")
+    if budget is not None and estimate.judged >= budget:
+        return Decision(True, f"budget of {budget} judgements reached")
+    if target_recall is not None:
+        recall = estimate.recall_low
+        if recall is None:
+            return Decision(False, f"no estimate yet ({estimate.reason})")
+        if recall >= target_recall:
+            return Decision(True, f"estimated recall {recall:.0%} (pessimistic) ≥ target {target_recall:.0%}")
+        return Decision(False, f"estimated recall {recall:.0%} (pessimistic) < target {target_recall:.0%}")
+    return Decision(False, "no budget or target recall set")

@@ -1,0 +1,240 @@
+"""Judging simulated with qrels as the assessor: how fast each judging order finds the relevant documents.
+
+Pure functions and numpy, no database (manage.py simulate_judging reads the files or stored runs and
+calls simulate()). Each topic of the qrels that some run retrieved gets its depth-k pool
+(ordering.TopicPool); each order (assessments.services.ordering, the code the live queue uses)
+judges it, the qrels answering (a candidate the qrels do not grade counts as not relevant).
+
+- judgements_to_recall[p]: per topic the judgements needed to find ⌈p × R⌉ of the R relevant
+  documents (grade ≥ min_rel) of its pool, summed over the topics (a topic with none needs 0).
+- tau_at_budget[b]: each topic judged to ⌈b × its candidates⌉ in the order, the runs are scored
+  (AP, nDCG@10; unjudged = not relevant; every topic counts, 0 where a run has nothing) and
+  ranked; Kendall's τ-b against the ranking with the whole pool judged.
+- curve: relevant found, summed over topics, after n judgements a topic (n = 0 … the largest pool).
+
+Once an order has found every relevant candidate of a topic and passed the largest budget, the rest
+of that topic is taken in depth order: nothing measured can change any more, and the simulation
+stays fast (a TREC-scale input, 100 topics × 20 runs at depth 100, in well under a minute).
+"""
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assessments.services.ordering import ORDERS, TopicPool, make_order, single_threaded
+
+RECALLS = (0.5, 0.8, 0.9, 0.95)
+BUDGETS = (0.1, 0.2, 0.3, 0.5)
+TAU_MEASURES = ("AP", "nDCG@10")
+
+
+def no_progress(iterable=None, **kwargs):
+    return iterable
+
+
+@dataclass
+class OrderResult:
+    """What one order achieved over every topic."""
+
+    name: str
+    judgements_to_recall: dict  # {p: judgements}
+    tau_at_budget: dict  # {measure: {b: τ}}
+    curve: np.ndarray  # relevant found (all topics) after n judgements a topic, n = 0 … max pool size
+    seconds: float
+    sequences: dict = field(repr=False, default_factory=dict)  # {topic: [candidate index…]} in judging order
+
+
+@dataclass
+class Simulation:
+    topics: int
+    candidates: int
+    relevant: int
+    runs: list
+    depth: int
+    min_rel: int
+    orders: dict  # {name: OrderResult}
+    scores: dict = field(default_factory=dict)  # {measure: {run: score with the whole pool judged}}
+
+    def as_json(self, tau_measure: str = "AP") -> dict:
+        """The shape `simulate_judging --format json` prints."""
+        return {
+            "pool": {"topics": self.topics, "candidates": self.candidates, "relevant": self.relevant},
+            "orders": {
+                name: {
+                    "judgements_to_recall": {str(p): int(n) for p, n in result.judgements_to_recall.items()},
+                    "tau_at_budget": {str(b): _round(t) for b, t in result.tau_at_budget[tau_measure].items()},
+                }
+                for name, result in self.orders.items()
+            },
+        }
+
+
+def _round(value):
+    return None if value is None or math.isnan(value) else round(float(value), 4)
+
+
+def load_features(path) -> tuple[dict, dict]:
+    """({doc: vector}, {topic: seed vector}) from a .npz holding `ids` and `vectors` (one row per id), and
+    optionally `topics` and `topic_vectors` (each topic's text encoded like the documents)."""
+    with np.load(path, allow_pickle=False) as data:
+        missing = [name for name in ("ids", "vectors") if name not in data.files]
+        if missing:
+            raise ValueError(f"{path}: no array {', '.join(missing)} (expected ids, vectors[, topics, topic_vectors])")
+        ids, vectors = [str(x) for x in data["ids"]], np.asarray(data["vectors"], dtype=np.float64)
+        if vectors.ndim != 2 or len(vectors) != len(ids):
+            raise ValueError(f"{path}: vectors must have one row per id ({len(ids)}), not shape {vectors.shape}")
+        seeds = {}
+        if "topics" in data.files:
+            topics = [str(x) for x in data["topics"]]
+            topic_vectors = np.asarray(data["topic_vectors"], dtype=np.float64)
+            if topic_vectors.shape != (len(topics), vectors.shape[1]):
+                raise ValueError(f"{path}: topic_vectors must be {len(topics)} × {vectors.shape[1]}")
+            seeds = dict(zip(topics, topic_vectors))
+    return dict(zip(ids, vectors)), seeds
+
+
+def topic_pools(qrels: Mapping, runs: Mapping, depth: int, features: Mapping | None = None,
+                seeds: Mapping | None = None) -> dict:
+    """{topic: TopicPool} for the qrels' topics that some run retrieved, in the qrels' topic order."""
+    pools = {}
+    for topic in qrels:
+        rankings = {name: ranking.get(topic, []) for name, ranking in runs.items()}
+        if any(rankings.values()):
+            pools[topic] = TopicPool.from_rankings(
+                rankings, depth, features=features, seed=None if seeds is None else seeds.get(topic),
+            )
+    return pools
+
+
+def judge_order(pool: TopicPool, grades: Mapping, order: str, min_rel: int, until: int) -> list[int]:
+    """Every candidate of the pool in the order's judging sequence, with `grades` ({doc: grade}) answering.
+
+    After `until` judgements and once every relevant candidate is found, the rest follow in depth order.
+    """
+    relevant_left = sum(1 for key in pool.keys if grades.get(key, 0) >= min_rel)
+    judge = make_order(order, pool, min_rel)
+    sequence = []
+    while True:
+        if relevant_left == 0 and len(sequence) >= until:
+            sequence.extend(i for i in range(len(pool)) if not judge.judged[i])
+            return sequence
+        i = judge.next()
+        if i is None:
+            return sequence
+        grade = grades.get(pool.keys[i], 0)
+        judge.record(i, grade)
+        sequence.append(i)
+        relevant_left -= grade >= min_rel
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's τ-b of two score vectors (NaN when either is constant)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    i, j = np.triu_indices(len(x), k=1)
+    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    concordant_minus_discordant = float((dx * dy).sum())
+    nx, ny = float((dx != 0).sum()), float((dy != 0).sum())
+    return concordant_minus_discordant / math.sqrt(nx * ny) if nx and ny else float("nan")
+
+
+class RunScorer:
+    """Scores every run (AP, nDCG@10, as assessments.evaluation.measures does) under partial judgements of the pools."""
+
+    def __init__(self, pools: dict, qrels: Mapping, runs: Mapping, min_rel: int):
+        self.topics = list(pools)
+        self.runs = list(runs)
+        self.min_rel = min_rel
+        self.grades = {}  # topic: grade of each pool candidate (the qrels' grade, 0 when ungraded)
+        self.ranked = {}  # (topic, run): (candidate index of each ranked document or -1, its grade)
+        for topic, pool in pools.items():
+            judged = qrels.get(topic, {})
+            self.grades[topic] = np.array([judged.get(key, 0) for key in pool.keys], dtype=np.float64)
+            for run in self.runs:
+                ranking = runs[run].get(topic, [])
+                at = np.array([pool.index.get(doc, -1) for doc in ranking], dtype=np.int64)
+                self.ranked[topic, run] = at
+
+    def scores(self, judged: dict) -> dict:
+        """{measure: [score of each run]} when `judged[topic]` (bool per candidate) are the judgements made."""
+        ap = np.zeros(len(self.runs))
+        ndcg = np.zeros(len(self.runs))
+        for topic in self.topics:
+            grades = np.where(judged[topic], self.grades[topic], 0.0)
+            relevant = grades >= self.min_rel
+            num_rel = int(relevant.sum())
+            positive = np.sort(grades[grades > 0])[::-1][:10]
+            idcg = float((positive / np.log2(np.arange(2, len(positive) + 2))).sum())
+            for r, run in enumerate(self.runs):
+                at = self.ranked[topic, run]
+                if not len(at):
+                    continue
+                inside = at >= 0
+                got = np.where(inside, grades[np.where(inside, at, 0)], 0.0)
+                if num_rel:
+                    hits = got >= self.min_rel
+                    if hits.any():
+                        ranks = np.flatnonzero(hits) + 1
+                        ap[r] += float((np.arange(1, len(ranks) + 1) / ranks).sum()) / num_rel
+                if idcg:
+                    top = np.maximum(got[:10], 0.0)
+                    ndcg[r] += float((top / np.log2(np.arange(2, len(top) + 2))).sum()) / idcg
+        n = max(len(self.topics), 1)
+        return {"AP": ap / n, "nDCG@10": ndcg / n}
+
+
+def simulate(qrels: Mapping, runs: Mapping, *, depth: int = 100, orders=ORDERS, min_rel: int = 1,
+             features: Mapping | None = None, seeds: Mapping | None = None, recalls=RECALLS, budgets=BUDGETS,
+             progress: Callable = no_progress) -> Simulation:
+    """Replay every order over the depth-k pools of the runs with the qrels as the assessor.
+
+    qrels: {topic: {doc: grade}}; runs: {name: {topic: [doc…] best first}}; features (optional):
+    {doc: vector} for the active order (every pooled document needs one), and seeds {topic: vector}
+    (the topic's text encoded like the documents, CAL's seed).
+    """
+    with single_threaded():
+        return _simulate(qrels, runs, depth, orders, min_rel, features, seeds, recalls, budgets, progress)
+
+
+def _simulate(qrels, runs, depth, orders, min_rel, features, seeds, recalls, budgets, progress) -> Simulation:
+    pools = topic_pools(qrels, runs, depth, features, seeds)
+    grades = {topic: qrels.get(topic, {}) for topic in pools}
+    relevant = {t: sum(1 for key in pool.keys if grades[t].get(key, 0) >= min_rel) for t, pool in pools.items()}
+    largest = max((len(pool) for pool in pools.values()), default=0)
+    scorer = RunScorer(pools, qrels, runs, min_rel)
+    everything = scorer.scores({topic: np.ones(len(pool), dtype=bool) for topic, pool in pools.items()})
+    results = {}
+    for name in orders:
+        started = time.perf_counter()
+        sequences, curve = {}, np.zeros(largest + 1)
+        to_recall = dict.fromkeys(recalls, 0)
+        for topic in progress(list(pools), desc=f"order {name}", unit="topic"):
+            pool = pools[topic]
+            until = math.ceil(max(budgets, default=0) * len(pool))
+            sequence = judge_order(pool, grades[topic], name, min_rel, until)
+            sequences[topic] = sequence
+            found = np.cumsum([grades[topic].get(pool.keys[i], 0) >= min_rel for i in sequence])
+            curve[1 : len(found) + 1] += found
+            curve[len(found) + 1 :] += relevant[topic]
+            for p in recalls:
+                need = math.ceil(p * relevant[topic] - 1e-9)
+                if need:
+                    to_recall[p] += int(np.searchsorted(found, need)) + 1
+        taus = {measure: {} for measure in TAU_MEASURES}
+        for b in budgets:
+            judged = {}
+            for topic, pool in pools.items():
+                mask = np.zeros(len(pool), dtype=bool)
+                mask[sequences[topic][: math.ceil(b * len(pool) - 1e-9)]] = True
+                judged[topic] = mask
+            at_budget = scorer.scores(judged)
+            for measure in TAU_MEASURES:
+                taus[measure][b] = kendall_tau(at_budget[measure], everything[measure])
+        results[name] = OrderResult(name, to_recall, taus, curve, time.perf_counter() - started, sequences)
+    return Simulation(
+        topics=len(pools), candidates=sum(len(p) for p in pools.values()), relevant=sum(relevant.values()),
+        runs=list(runs), depth=depth, min_rel=min_rel, orders=results,
+        scores={m: dict(zip(scorer.runs, everything[m])) for m in TAU_MEASURES},
+    )

@@ -1,0 +1,140 @@
+"""Choosing the next candidate to judge, and replaying every judging order at TREC scale.
+
+    .venv/bin/python benchmarks/bench_ordering.py [--candidates 2000] [--runs 20] [--repeats 7] [--trec-topics 100]
+
+1. One topic of `--candidates` candidates pooled from `--runs` synthetic runs (depth 100; each run a
+   noisy ranking of hidden relevance, about 5% relevant): the time of next_candidate(pool,
+   judgements, order) - the stateless call the live queue makes, replaying the judgements so far -
+   with 0, a quarter, half and all but one of the candidates judged (in that order's own sequence),
+   for every order, with rank features alone and with 384-dimensional embeddings and a seed
+   (active). Prints milliseconds (median of --repeats) with the pool prepared (features computed
+   once per topic; the active model still refitted every call, its worst case: between two refit
+   points a queue gets the kept ranking) and from a fresh pool, and the ratio to depth order; the
+   aim is under 10 ms.
+2. TREC scale: `--trec-topics` topics x 20 runs of 1,000 documents written as TREC run files and a
+   qrels file, then `manage.py simulate_judging --depth 100` on them (every order; rank features,
+   as files give): prints the pool size and the time of reading and of each order; the aim is all
+   orders in under a minute.
+"""
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def synthetic_topic(rng, universe, runs, depth, noise):
+    """(rankings {run: [doc…]}, grades {doc: grade}) of one topic: runs rank the hidden relevance plus noise."""
+    hidden = rng.normal(size=universe)
+    grades = {f"d{i}": int(h > 1.65) for i, h in enumerate(hidden)}  # about 5% relevant
+    rankings = {}
+    for r in range(runs):
+        skill = 0.5 + rng.random()
+        order = np.argsort(-(skill * hidden + noise * rng.normal(size=universe)))
+        rankings[f"run{r:02d}"] = [f"d{i}" for i in order[:depth]]
+    return rankings, grades
+
+
+def per_call(args):
+    from assessments.services.ordering import ORDERS, TopicPool, make_order, next_candidate
+
+    rng = np.random.default_rng(11)
+    # Little overlap between runs, so 20 runs x depth 100 pool about 2,000 candidates.
+    rankings, grades = synthetic_topic(rng, universe=args.candidates * 10, runs=args.runs, depth=100, noise=12.0)
+    plain = TopicPool.from_rankings(rankings, 100)
+    vectors = {key: rng.normal(size=384) for key in plain.keys}
+    embedded = TopicPool.from_rankings(rankings, 100, features=vectors, seed=rng.normal(size=384))
+    print(f"1. next_candidate on one topic: {len(plain):,} candidates from {args.runs} runs at depth 100; "
+          f"milliseconds, median of {args.repeats}: with the topic's pool prepared (its features computed once "
+          "and kept, as a queue keeps a pool's topics; the active model refitted on every call) / from a fresh pool")
+    stages = [0, len(plain) // 4, len(plain) // 2, len(plain) - 1]
+    print(f"   {'order':<18}" + "".join(f"{f'{n:,} judged':>18}" for n in stages) + "   vs depth (prepared, half)")
+    depth_at_half = None
+    for label, pool, orders in (("", plain, ORDERS), (" +embeddings", embedded, ["active"])):
+        for order in orders:
+            judge, sequence = make_order(order, pool), []
+            while (i := judge.next()) is not None:
+                sequence.append(pool.keys[i])
+                judge.record(i, grades.get(pool.keys[i], 0))
+            cells = []
+            for n in stages:
+                made = {key: grades.get(key, 0) for key in sequence[:n]}
+                timings = {}
+                for fresh in (False, True):
+                    times = []
+                    for _ in range(args.repeats):
+                        if fresh:
+                            pool._cache.clear()
+                        else:
+                            pool._cache.pop("model_rankings", None)  # the active model is fitted on every call
+                        started = time.perf_counter()
+                        next_candidate(pool, made, order)
+                        times.append((time.perf_counter() - started) * 1000)
+                    timings[fresh] = statistics.median(times)
+                cells.append((timings[False], timings[True]))
+            if order == "depth":
+                depth_at_half = cells[2][0]
+            ratio = cells[2][0] / depth_at_half if depth_at_half else float("nan")
+            print(f"   {order + label:<18}" + "".join(f"{f'{a:.2f} / {b:.2f}':>18}" for a, b in cells)
+                  + f"   {ratio:>8.0f}x")
+
+
+def trec_scale(args):
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    rng = np.random.default_rng(12)
+    folder = Path(tempfile.mkdtemp(prefix="bench-ordering-"))
+    runs = {f"run{r:02d}": [] for r in range(20)}
+    qrels = []
+    for t in range(1, args.trec_topics + 1):
+        rankings, grades = synthetic_topic(rng, universe=3000, runs=20, depth=1000, noise=1.6)
+        for name, ranking in rankings.items():
+            runs[name].extend(f"{t} Q0 {doc} {rank} {1000 - rank} {name}" for rank, doc in enumerate(ranking, 1))
+        pooled = {doc for ranking in rankings.values() for doc in ranking[:100]}
+        qrels.extend(f"{t} 0 {doc} {grades[doc]}" for doc in sorted(pooled))
+    paths = []
+    for name, lines in runs.items():
+        path = folder / f"{name}.run"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    (folder / "qrels").write_text("\n".join(qrels) + "\n")
+    print(f"2. simulate_judging at TREC scale: {args.trec_topics} topics x 20 runs x 1,000 lines "
+          f"({sum(len(v) for v in runs.values()):,} run lines), depth 100")
+    out = io.StringIO()
+    started = time.perf_counter()
+    call_command("simulate_judging", "--qrels", str(folder / "qrels"), "--runs", *paths, "--depth", "100",
+                 "--no-progress", stdout=out)
+    total = time.perf_counter() - started
+    text = out.getvalue().splitlines()
+    print("   " + text[0])
+    print("   " + text[-1])
+    print(f"   whole command: {total:.1f} s (aim: every order in under a minute)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--trec-topics", type=int, default=100, help="0 skips the TREC-scale simulation.")
+    args = parser.parse_args()
+    per_call(args)
+    if args.trec_topics:
+        trec_scale(args)
+
+
+if __name__ == "__main__":
+    main()

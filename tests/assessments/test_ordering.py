@@ -1,0 +1,211 @@
+"""Judging orders checked by hand on the small trectools runs in data/pooling, and the stopping estimate.
+
+The runs (r1…r4) rank the same three documents for topics 1 and 2 (r2 has no topic 2); for topic 3,
+r2 ranks doc2_1, doc2_3, doc2_2 and r4 ranks doc3_1, doc3_2, doc3_3: two runs with nothing in common,
+where the orders differ. qrel1.txt grades topic 1 and 2; for topic 3 the tests give their own grades.
+"""
+
+import pytest
+
+from assessments.evaluation.sources import read_qrels_file, read_run_file
+from assessments.services.ordering import (
+    ORDERS,
+    Estimate,
+    OrderError,
+    TopicPool,
+    batch_points,
+    decide_stop,
+    draw_sample,
+    estimate_remaining,
+    make_order,
+    next_candidate,
+    sample_estimate,
+)
+from tests.factories import DATA
+
+POOLING = DATA / "pooling"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {path.stem: read_run_file(path)[1] for path in sorted(POOLING.glob("r*.run"))}
+
+
+@pytest.fixture(scope="module")
+def qrels():
+    return read_qrels_file(POOLING / "qrel1.txt")
+
+
+def pool_of(runs, topic, depth=10):
+    return TopicPool.from_rankings({name: ranking.get(topic, []) for name, ranking in runs.items()}, depth)
+
+
+def judge_all(pool, grades, order):
+    """The whole judging sequence of an order, `grades` answering (missing = 0)."""
+    judge, sequence = make_order(order, pool), []
+    while (i := judge.next()) is not None:
+        sequence.append(pool.keys[i])
+        judge.record(i, grades.get(pool.keys[i], 0))
+    return sequence
+
+
+def test_the_pool_holds_each_runs_ranks_in_depth_order(runs):
+    pool = pool_of(runs, "3")
+
+    assert pool.runs == ["r1", "r2", "r3", "r4"]
+    # best rank first, then more runs, then the id: rank 1 of r2 and r4, rank 2, rank 3
+    assert pool.keys == ["doc2_1", "doc3_1", "doc2_3", "doc3_2", "doc2_2", "doc3_3"]
+    assert pool.ranks.tolist() == [[0, 1, 0, 0], [0, 0, 0, 1], [0, 2, 0, 0], [0, 0, 0, 2], [0, 3, 0, 0], [0, 0, 0, 3]]
+    assert [list(rows) for rows in pool.run_lists] == [[], [0, 2, 4], [], [1, 3, 5]]
+    assert pool_of(runs, "3", depth=2).keys == ["doc2_1", "doc3_1", "doc2_3", "doc3_2"]
+
+
+def test_on_topics_1_and_2_with_qrel1_every_order_agrees_because_the_runs_agree(runs, qrels):
+    for topic, expected in (("1", ["doc1_1", "doc1_2", "doc1_3"]), ("2", ["doc2_1", "doc2_3", "doc2_2"])):
+        pool = pool_of(runs, topic)
+        for order in ORDERS:
+            assert judge_all(pool, qrels[topic], order) == expected, (topic, order)
+
+
+# Topic 3, graded by hand: r2's first is not relevant, r4's first is, r4's second is not.
+GRADES = {"doc2_1": 0, "doc2_3": 0, "doc2_2": 1, "doc3_1": 1, "doc3_2": 0, "doc3_3": 1}
+
+
+def test_depth_order_follows_the_pool(runs):
+    expected = ["doc2_1", "doc3_1", "doc2_3", "doc3_2", "doc2_2", "doc3_3"]
+    assert judge_all(pool_of(runs, "3"), GRADES, "depth") == expected
+
+
+def test_move_to_front_keeps_a_run_while_it_gives_relevant_documents_and_demotes_it_on_a_miss(runs):
+    # r1 has nothing: r2 (priority 0) starts; doc2_1 misses → r2 −1; r4 (0): doc3_1 hit, keeps the turn;
+    # doc3_2 misses → r4 −1; both −1, r2 first: doc2_3 misses → r2 −2; r4: doc3_3; r2: doc2_2.
+    assert judge_all(pool_of(runs, "3"), GRADES, "mtf") == ["doc2_1", "doc3_1", "doc3_2", "doc2_3", "doc3_3", "doc2_2"]
+
+
+def test_maxmean_follows_the_run_with_the_best_posterior_mean(runs):
+    # Means (rel+1)/(judged+2) start at 1/2 for r2 and r4; ties go to the better next rank, then run order: r2.
+    # doc2_1 misses: r2 1/3. r4 1/2: doc3_1 hit → 2/3; doc3_2 misses → 2/4, still above r2's 1/3: doc3_3.
+    # r4 is done: r2's doc2_3, doc2_2.
+    assert judge_all(pool_of(runs, "3"), GRADES, "maxmean") == [
+        "doc2_1", "doc3_1", "doc3_2", "doc3_3", "doc2_3", "doc2_2"
+    ]
+
+
+def test_maxmean_counts_a_judgement_for_every_run_that_brought_the_document(runs):
+    pool = pool_of(runs, "2")  # r1, r3, r4 rank doc2_1, doc2_3, doc2_2 alike
+    order = make_order("maxmean", pool)
+    order.record(pool.index["doc2_1"], 1)
+    assert order.relevant.tolist() == [1, 0, 1, 1] and order.seen.tolist() == [1, 0, 1, 1]
+
+
+def test_active_learning_starts_with_fusion_then_learns_which_run_finds_relevant_documents(runs):
+    pool = pool_of(runs, "3")
+    # Before a relevant and a non-relevant judgement: reciprocal-rank fusion, ties in depth order.
+    assert next_candidate(pool, {}, "active") == "doc2_1"
+    assert next_candidate(pool, {"doc2_1": 0}, "active") == "doc3_1"
+    # doc2_1 (r2) missed and doc3_1 (r4) hit: the model prefers r4's next (depth order would take doc2_3).
+    assert next_candidate(pool, {"doc2_1": 0, "doc3_1": 1}, "active") == "doc3_2"
+    assert next_candidate(pool, {"doc2_1": 0, "doc3_1": 1}, "depth") == "doc2_3"
+    # The opposite evidence sends it to r2.
+    assert next_candidate(pool, {"doc2_1": 1, "doc3_1": 0}, "active") == "doc2_3"
+
+
+def test_active_learning_refits_after_each_of_the_first_ten_judgements_then_every_tenth_more():
+    assert batch_points(40) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 21, 24, 27, 30, 33, 37]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_next_candidate_replays_the_judgements_to_the_same_choice_as_judging_one_by_one(runs, order):
+    pool = pool_of(runs, "3")
+    sequence = judge_all(pool, GRADES, order)
+    for n in range(len(sequence)):
+        made = {key: GRADES[key] for key in sequence[:n]}
+        assert next_candidate(pool, made, order) == sequence[n]
+    assert next_candidate(pool, {key: GRADES[key] for key in sequence}, order) is None
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_judgement_made_elsewhere_is_never_asked_for_again_and_unknown_candidates_are_ignored(runs, order):
+    pool = pool_of(runs, "3")
+    made = {"doc3_3": 1, "not-in-pool": 1, "doc2_1": 0}
+    asked = []
+    while (key := next_candidate(pool, made, order)) is not None:
+        asked.append(key)
+        made[key] = GRADES[key]
+    assert sorted(asked) == sorted(set(pool.keys) - {"doc3_3", "doc2_1"})
+
+
+def test_an_unknown_order_is_refused(runs):
+    with pytest.raises(OrderError, match="unknown judging order 'random'; use one of depth, mtf, maxmean, active"):
+        next_candidate(pool_of(runs, "1"), {}, "random")
+
+
+def test_min_rel_decides_what_counts_as_relevant(runs):
+    pool = pool_of(runs, "3")
+    grades = {**GRADES, "doc3_1": 1}
+    assert judge_all(pool, grades, "mtf")[:3] == ["doc2_1", "doc3_1", "doc3_2"]
+    strict = make_order("mtf", pool, min_rel=2)  # doc3_1's grade 1 is now a miss: r4 loses the turn
+    sequence = []
+    while (i := strict.next()) is not None:
+        sequence.append(pool.keys[i])
+        strict.record(i, grades[pool.keys[i]])
+    assert sequence[:3] == ["doc2_1", "doc3_1", "doc2_3"]
+
+
+# --- when to stop -----------------------------------------------------------------------------------------
+
+
+def big_pool():
+    """Two runs over 200 candidates: run a puts the 20 relevant ones (c0…c19) in its top 40, run b ranks at random."""
+    import random
+
+    rng = random.Random(7)
+    keys = [f"c{i}" for i in range(200)]
+    a = [f"c{i}" for i in range(40) if i % 2 == 0] + [f"c{i}" for i in range(40) if i % 2] + keys[40:]
+    a = [k for k in a if int(k[1:]) < 20] + [k for k in a if int(k[1:]) >= 20]
+    a = a[:20] + rng.sample(a[20:], 180)
+    b = rng.sample(keys, 200)
+    grades = {k: 1 if int(k[1:]) < 20 else 0 for k in keys}
+    return TopicPool.from_rankings({"a": a, "b": b}, 200), grades
+
+
+def test_the_estimate_of_relevant_still_unjudged_brackets_the_truth_and_shrinks_as_judging_goes_on():
+    pool, grades = big_pool()
+    judge, made = make_order("active", pool), {}
+    widths = []
+    for step in range(60):
+        i = judge.next()
+        made[pool.keys[i]] = grades[pool.keys[i]]
+        judge.record(i, made[pool.keys[i]])
+        if step in (14, 29, 59):
+            estimate = estimate_remaining(pool, made)
+            truth = 20 - sum(made.values())
+            assert estimate.low <= truth <= estimate.high, (step, estimate, truth)
+            assert estimate.found == sum(made.values()) and estimate.judged == step + 1
+            widths.append(estimate.high - estimate.low)
+    assert widths[-1] <= widths[0]
+
+
+def test_no_estimate_before_a_relevant_and_a_non_relevant_judgement():
+    pool, _ = big_pool()
+    estimate = estimate_remaining(pool, {"c0": 1})
+    assert estimate.remaining is None and "relevant and a non-relevant" in estimate.reason
+    assert decide_stop(estimate, target_recall=0.9).stop is False
+
+
+def test_the_sample_estimate_scales_the_samples_rate_with_a_wilson_interval():
+    estimate = sample_estimate(judged=50, found=10, unjudged=150, sample_size=30, sample_relevant=3)
+    assert estimate.remaining == pytest.approx(15.0)
+    assert estimate.low == pytest.approx(150 * 0.0346, abs=0.2)
+    assert estimate.high == pytest.approx(150 * 0.2562, abs=0.2)
+    pool, _ = big_pool()
+    sample = draw_sample(pool, {"c0": 1}, 10, seed=3)
+    assert len(sample) == 10 and "c0" not in sample and sample == draw_sample(pool, {"c0": 1}, 10, seed=3)
+
+
+def test_decide_stop_at_a_budget_or_a_pessimistic_recall_target():
+    estimate = Estimate(judged=100, unjudged=50, found=18, remaining=1.0, low=0.2, high=2.0)
+    assert decide_stop(estimate, target_recall=0.9).stop is True  # 18 / 20 = 90%
+    assert decide_stop(estimate, target_recall=0.95).stop is False
+    assert decide_stop(estimate, budget=100).reason == "budget of 100 judgements reached"
+    assert decide_stop(Estimate(judged=5, unjudged=0, found=1, remaining=0.0), target_recall=1.0).stop is True
