@@ -156,34 +156,33 @@ def test_min_rel_decides_what_counts_as_relevant(runs):
 
 
 def big_pool():
-    """Two runs over 200 candidates: run a puts the 20 relevant ones (c0…c19) in its top 40, run b ranks at random."""
+    """Two runs over 200 candidates: run a ranks the 20 relevant ones (c0…c19) first, run b ranks at random."""
     import random
 
     rng = random.Random(7)
     keys = [f"c{i}" for i in range(200)]
-    a = [f"c{i}" for i in range(40) if i % 2 == 0] + [f"c{i}" for i in range(40) if i % 2] + keys[40:]
-    a = [k for k in a if int(k[1:]) < 20] + [k for k in a if int(k[1:]) >= 20]
-    a = a[:20] + rng.sample(a[20:], 180)
+    a = keys[:20] + rng.sample(keys[20:], 180)
     b = rng.sample(keys, 200)
     grades = {k: 1 if int(k[1:]) < 20 else 0 for k in keys}
     return TopicPool.from_rankings({"a": a, "b": b}, 200), grades
 
 
-def test_the_estimate_of_relevant_still_unjudged_brackets_the_truth_and_shrinks_as_judging_goes_on():
+def test_the_stopping_estimate_shrinks_to_the_truth_and_stops_a_topic_only_past_the_target_recall():
     pool, grades = big_pool()
-    judge, made = make_order("active", pool), {}
-    widths = []
-    for step in range(60):
+    judge, made, stopped_at, estimates = make_order("active", pool), {}, None, {}
+    for step in range(1, 201):
         i = judge.next()
         made[pool.keys[i]] = grades[pool.keys[i]]
         judge.record(i, made[pool.keys[i]])
-        if step in (14, 29, 59):
-            estimate = estimate_remaining(pool, made)
-            truth = 20 - sum(made.values())
-            assert estimate.low <= truth <= estimate.high, (step, estimate, truth)
-            assert estimate.found == sum(made.values()) and estimate.judged == step + 1
-            widths.append(estimate.high - estimate.low)
-    assert widths[-1] <= widths[0]
+        estimate = estimate_remaining(pool, made)
+        estimates[step] = estimate
+        assert estimate.judged == step and estimate.found == sum(made.values())
+        if stopped_at is None and decide_stop(estimate, target_recall=0.9).stop:
+            stopped_at = step
+    assert estimates[15].low > 20 - estimates[15].found  # early on it over-estimates: the judged are the likeliest
+    assert estimates[40].found == 20 and estimates[40].low <= 0 <= estimates[40].high <= 5
+    assert stopped_at is not None and stopped_at <= 100  # half the pool
+    assert sum(grades[k] for k in list(made)[:stopped_at]) >= 18  # ≥ 90% of the 20 found by then
 
 
 def test_no_estimate_before_a_relevant_and_a_non_relevant_judgement():
