@@ -100,7 +100,7 @@ def trec_scale(args):
     runs = {f"run{r:02d}": [] for r in range(20)}
     qrels = []
     for t in range(1, args.trec_topics + 1):
-        rankings, grades = synthetic_topic(rng, universe=3000, runs=20, depth=1000, noise=1.6)
+        rankings, grades = synthetic_topic(rng, universe=3000, runs=20, depth=1000, noise=0.5)
         for name, ranking in rankings.items():
             runs[name].extend(f"{t} Q0 {doc} {rank} {1000 - rank} {name}" for rank, doc in enumerate(ranking, 1))
         pooled = {doc for ranking in rankings.values() for doc in ranking[:100]}
