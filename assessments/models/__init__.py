@@ -1,6 +1,7 @@
 """The test collection's data: topics, runs, pools, judgements and qrels."""
 
 from assessments.models.judgements import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Transition
+from assessments.models.machine import MachineJob, MachineLabel, MachineLabelSource
 from assessments.models.pools import CandidateSource, Pool, PoolCandidate
 from assessments.models.qrels import Qrel, QrelSet
 from assessments.models.runs import Run, RunEntry
@@ -13,6 +14,9 @@ __all__ = [
     "Judgement",
     "JudgementChange",
     "Layer",
+    "MachineJob",
+    "MachineLabel",
+    "MachineLabelSource",
     "Pool",
     "PoolCandidate",
     "Qrel",

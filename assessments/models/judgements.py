@@ -192,6 +192,11 @@ class JudgementChange(models.Model):
     active_ms = models.PositiveIntegerField(
         null=True, blank=True, help_text="Active time the assessor spent on this change (idle time not counted), ms.",
     )
+    machine_shown = models.BooleanField(
+        null=True, blank=True,
+        help_text="Whether the page showed a machine label for this item (campaigns with pre-labels on); empty where "
+        "the campaign shows none.",
+    )
 
     class Meta:
         ordering = ["judgement", "client_time", "client_seq", "id"]

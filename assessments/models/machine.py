@@ -1,0 +1,184 @@
+"""Machine labels: a source (a trained annotator, an LLM judge, a query filter) and the labels it made.
+
+Machine labels are their own source, kept apart from the human Judgement rows: qrels, agreement,
+adjudication and evaluation read judgements only, unless an organiser asks for machine labels by name
+(`export_qrels --source machine|filled`, assessments.services.qrels). Nothing here is ever shown as a
+human judgement. A source records what makes its labels reproducible: the model (name, version,
+checksum of the weights or of the prompt), its settings (prompt, temperature, threshold...), and the
+snapshot of human labels it was trained on.
+"""
+
+from datetime import timedelta
+
+from django.db import models
+from django.db.models import Q
+
+from assessments.models.topics import Topic
+from retrieval.models import Collection, Passage
+
+
+class MachineLabelSource(models.Model):
+    """Where machine labels come from: one trained annotator, or one LLM judge (endpoint, model, prompt)."""
+
+    class Kind(models.TextChoices):
+        CLASSIFIER = "classifier", "Text-pair classifier trained on human labels"
+        LLM = "llm", "LLM judge (0-3 relevance)"
+        QUERY_FILTER = "query_filter", "LLM query filter (describes a plot or only a feeling)"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        TRAINING = "training", "Training"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    name = models.CharField(max_length=200, help_text="A name for people, e.g. annotator-3 or llm-judge-gpt.")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="machine_sources")
+    campaign_id = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The campaign (annotation.Campaign id) it was trained on or judges for.",
+    )
+    key = models.CharField(
+        max_length=64, blank=True, db_index=True,
+        help_text="Hash of what makes the labels (LLM: endpoint, model, prompt, temperature): the same job resumes it.",
+    )
+    model = models.CharField(max_length=300, help_text="Base model: a Hugging Face name or folder, or the LLM's name.")
+    model_version = models.CharField(
+        max_length=200, blank=True, help_text="What the model reports of its version (LLM: the answering model).",
+    )
+    checksum = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the trained weights (classifier) or of the prompt and settings (LLM).",
+    )
+    settings = models.JSONField(
+        default=dict, blank=True, help_text="Prompt, temperature, threshold, epochs, max length... (never an API key).",
+    )
+    training = models.JSONField(
+        default=dict, blank=True,
+        help_text="Snapshot of the human labels it was trained on: id (SHA-256 of the labels), counts, where from.",
+    )
+    metrics = models.JSONField(default=dict, blank=True, help_text="k-fold cross-validation against the human labels.")
+    grades = models.JSONField(default=list, blank=True, help_text="The grades its labels take, e.g. [0, 1] or [0, 1, 2, 3].")
+    artifact = models.CharField(max_length=500, blank=True, help_text="Folder of the trained model (classifier).")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.name} (#{self.pk}, {self.get_kind_display()})"
+
+
+class MachineLabelQuerySet(models.QuerySet):
+    def answered(self):
+        """Labels with a grade (an unparseable or failed answer has none)."""
+        return self.filter(grade__isnull=False)
+
+    def failed(self):
+        """Answers that could not be read as a grade: errors, counted and shown, never a 0."""
+        return self.filter(grade__isnull=True)
+
+
+class MachineLabel(models.Model):
+    """One label of one source: a (topic, passage) grade and score, or a topic's verdict (query filter)."""
+
+    source = models.ForeignKey(MachineLabelSource, on_delete=models.CASCADE, related_name="labels")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="machine_labels")
+    passage = models.ForeignKey(
+        Passage, on_delete=models.CASCADE, related_name="machine_labels", null=True, blank=True,
+        help_text="Empty for a verdict on the topic itself (the query filter).",
+    )
+    grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="The label; empty when the answer could not be read (see error).",
+    )
+    score = models.FloatField(null=True, blank=True, help_text="Classifier: probability of relevant; LLM: the grade.")
+    raw_answer = models.TextField(blank=True, help_text="The LLM's answer as it came.")
+    error = models.TextField(blank=True, help_text="Why there is no grade (an unparseable answer, a refused request).")
+    in_training = models.BooleanField(
+        default=False, help_text="The pair was among the human labels the source was trained on (not a fair test of it).",
+    )
+    tokens = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens the request used (LLM).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MachineLabelQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["source", "topic", "passage"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "topic", "passage"], condition=Q(passage__isnull=False),
+                                    name="unique_machine_label"),
+            models.UniqueConstraint(fields=["source", "topic"], condition=Q(passage__isnull=True),
+                                    name="unique_machine_topic_verdict"),
+        ]
+        indexes = [models.Index(fields=["topic", "passage"], name="machine_label_item")]
+
+    def __str__(self):
+        what = self.passage.external_id if self.passage_id else "(topic)"
+        return f"{self.source_id} {self.topic.external_id} {what} = {self.grade}"
+
+
+class MachineJob(models.Model):
+    """Background work of a source (training, labelling a pool, LLM requests): progress, spend and errors."""
+
+    class Kind(models.TextChoices):
+        TRAIN = "train", "Train and cross-validate"
+        LABEL = "label", "Label pool candidates"
+        LLM = "llm", "LLM judge"
+        FILTER = "filter", "LLM query filter"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        STOPPED = "stopped", "Stopped (limit reached; resume to go on)"
+        FAILED = "failed", "Failed"
+
+    source = models.ForeignKey(MachineLabelSource, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    params = models.JSONField(default=dict, blank=True, help_text="Pools, limits, batch size.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    items_total = models.PositiveIntegerField(default=0)
+    items_done = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0, help_text="Items whose answer could not be read or was refused.")
+    requests = models.PositiveIntegerField(default=0, help_text="Requests sent (LLM), retries included.")
+    tokens = models.PositiveBigIntegerField(default=0, help_text="Tokens the endpoint counted (LLM).")
+    rate = models.FloatField(null=True, blank=True, help_text="Items per second since the job started.")
+    message = models.TextField(blank=True, help_text="What it is doing, or why it stopped.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} #{self.pk} of source {self.source_id}"
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the current rate, or None when there is no rate yet."""
+        if self.status == self.Status.DONE:
+            return 0.0
+        if not self.rate:
+            return None
+        return max(0.0, (self.items_total - self.items_done) / self.rate)
+
+    def progress_line(self) -> str:
+        """One line for people: status, items, errors, spend, rate, time left, and why it stopped."""
+        parts = [f"{self.get_kind_display().lower()} #{self.pk}: {self.status}", f"{self.items_done:,}/{self.items_total:,}"]
+        if self.errors:
+            parts.append(f"{self.errors:,} errors")
+        if self.requests:
+            parts.append(f"{self.requests:,} requests, {self.tokens:,} tokens")
+        if self.rate:
+            parts.append(f"{self.rate:,.2f}/s")
+        eta = self.eta_seconds
+        if eta and self.status in (self.Status.QUEUED, self.Status.RUNNING):
+            parts.append(f"ETA {timedelta(seconds=round(eta))}")
+        if self.message:
+            parts.append(self.message)
+        if self.error:
+            parts.append(f"error: {self.error.splitlines()[0][:200]}")
+        return ", ".join(parts)
