@@ -52,6 +52,10 @@ class Qrels(APIView):
                              description="How assessors' grades combine (default: one with assessor, else majority)."),
             OpenApiParameter("level", str, enum=qrels.LEVELS, description="page (default) or section (CAR)."),
             OpenApiParameter("qrel_set", str, description="Export this stored qrel set as it is."),
+            OpenApiParameter("source", str, enum=("human", "machine", "filled"),
+                             description="Whose labels: human (default), machine, or filled (machine only where no "
+                             "human judged)."),
+            OpenApiParameter("machine_source", str, description="The machine label source (id or name)."),
         ],
         responses={(200, "text/plain"): OpenApiTypes.STR},
     )

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from annotation.models import Campaign
 from annotation.services.submissions import RunFormat, passages_allowed, run_format, runs_allowed
+from assessments.exporters.machine import SOURCES as QRELS_SOURCES
 from assessments.exporters.qrels import AGGREGATES, LEVELS
 from assessments.models import Pool, Topic
 from retrieval import fusion as fusion_rules
@@ -211,6 +212,10 @@ class QrelsQuerySerializer(serializers.Serializer):
     aggregate = serializers.ChoiceField(choices=AGGREGATES, required=False)
     level = serializers.ChoiceField(choices=LEVELS, required=False)
     qrel_set = serializers.CharField(required=False, max_length=100)
+    source = serializers.ChoiceField(choices=QRELS_SOURCES, required=False,
+                                     help_text="human (default), machine, or filled (human, machine where no human judged).")
+    machine_source = serializers.CharField(required=False, max_length=200,
+                                           help_text="The machine label source (id or name) for machine or filled.")
 
     def validate(self, attrs):
         if attrs.get("qrel_set") and (attrs.get("assessor") or attrs.get("aggregate") or attrs.get("level")):

@@ -167,6 +167,7 @@ def record_judgement(
     source: str = JudgementChange.Source.WEB,
     active_ms: int | None = None,
     campaign_id: int | None = None,
+    machine_shown: bool | None = None,
 ) -> Recorded:
     """Store one change of a label and make it current if it is the assessor's latest.
 
@@ -176,7 +177,8 @@ def record_judgement(
     labels are accepted only with source=IMPORT. A change with source=ADJUDICATION is an organiser's
     final label: its judgement is flagged `adjudicated`. `active_ms` is the assessor's active time on
     the change (idle time not counted). `campaign_id` is the campaign the label is made in: each campaign
-    keeps its own labels. Raises JudgementInvalid.
+    keeps its own labels. `machine_shown` says whether the page showed a machine label for the item (None: the campaign
+    shows none). Raises JudgementInvalid.
     """
     grade = validate_value(
         layer, value, topic=topic, passage=passage, passage2=passage2, item=item,
@@ -198,7 +200,8 @@ def record_judgement(
             return existing
         try:
             return _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id)
+                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id,
+                          machine_shown)
         except IntegrityError:
             # A concurrent request stored this change, or created the judgement row first: look again.
             if attempt == 2:
@@ -208,7 +211,8 @@ def record_judgement(
 
 @transaction.atomic
 def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-           client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id) -> Recorded:
+           client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id,
+           machine_shown=None) -> Recorded:
     judgement, created = Judgement.objects.select_for_update().get_or_create(
         assessor=assessor,
         key=key,
@@ -221,7 +225,7 @@ def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
     change = JudgementChange.objects.create(
         change_id=change_id, judgement=judgement, assessor=assessor, layer=layer, value=value,
         client_time=client_time, client_seq=client_seq, session_id=session_id, run_ids=run_ids, source=source,
-        active_ms=active_ms,
+        active_ms=active_ms, machine_shown=machine_shown,
     )
     is_latest = created or (client_time, client_seq) >= (judgement.client_time, judgement.client_seq)
     fields = ["run_ids", "updated_at"]

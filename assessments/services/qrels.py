@@ -2,17 +2,21 @@
 the organiser's pages call, with the same options and the same errors.
 
 The rules of each line (grades, levels, aggregation over assessors) are in assessments.exporters.qrels; this
-module checks the options together and picks the scope. Errors are ExportFailed naming the option (`assessor`,
+module checks the options together and picks the scope. `source` picks whose labels: `human` (the default: the
+judgements, and nothing else), `machine` (one machine label source's grades) or `filled` (the human lines, and the
+machine's where no human judged: assessments.exporters.machine); qrels_sourced gives each line's source. Errors are ExportFailed naming the option (`assessor`,
 `aggregate`…): commands show it as a flag, the API as a field.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from assessments.exporters import machine
 from assessments.exporters import qrels as rules
 from assessments.exporters.common import ExportFailed, resolve_scope
 
 AGGREGATES = rules.AGGREGATES
 LEVELS = rules.LEVELS
+SOURCES = machine.SOURCES
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,8 @@ class QrelsRequest:
     level: str | None = None  # page (default) or section
     qrel_set: str | None = None
     campaign_id: int | None = None
+    source: str | None = None  # human (default), machine or filled
+    machine_source: int | str | None = None  # the machine label source (id or name); needed when several label here
 
 
 def qrels_rows(request: QrelsRequest, stats=None):
@@ -34,6 +40,50 @@ def qrels_rows(request: QrelsRequest, stats=None):
 
     `stats` (a dict) receives `unresolved` and `adjudicated` line counts for the adjudicated aggregation.
     """
+    if request.source not in (None, "human"):
+        return ((topic, docid, grade) for topic, docid, grade, _ in qrels_sourced(request, stats))
+    return _human_rows(request, stats)
+
+
+def qrels_sourced(request: QrelsRequest, stats=None):
+    """The rows of qrels_rows with each line's source: (topic, docid, grade, "human"|"machine")."""
+    source = request.source or "human"
+    if source not in SOURCES:
+        raise ExportFailed(f"{source!r} is not one of {', '.join(SOURCES)}", "source")
+    if source == "human":
+        if request.machine_source not in (None, ""):
+            raise ExportFailed("human qrels use no machine labels: leave machine_source out", "machine_source")
+        return machine.with_source(_human_rows(request, stats), machine.HUMAN)
+    if request.qrel_set:
+        raise ExportFailed("a stored qrel set is exported as it is: no machine labels", "source")
+    if (request.level or "page") != "page":
+        raise ExportFailed("machine labels are page level", "level")
+    if source == "machine" and (request.assessor or request.aggregate):
+        raise ExportFailed("machine qrels have no assessors to choose or aggregate", "source")
+    scope = _scope(request, request.assessor)
+    picked = machine.pick_source(scope, request.machine_source, request.campaign_id)
+    machine_rows = machine.machine_rows(scope, picked)
+    if source == "machine":
+        return machine.with_source(machine_rows, machine.MACHINE)
+    human = _human_rows(replace(request, collection=scope.collection.name, machine_source=None), stats)
+    return machine.filled(human, machine_rows)
+
+
+def _scope(request, assessor):
+    collection = request.collection
+    if not (collection or request.pool or request.topics) and request.machine_source not in (None, ""):
+        text = str(request.machine_source)
+        from assessments.models import MachineLabelSource
+
+        found = MachineLabelSource.objects.filter(**{"pk": int(text)} if text.isdigit() else {"name": text})
+        collection = found.values_list("collection__name", flat=True).first()
+    return resolve_scope(
+        collection=collection, topics=request.topics, pool=request.pool, assessor=assessor,
+        campaign_id=request.campaign_id,
+    )
+
+
+def _human_rows(request: QrelsRequest, stats=None):
     aggregate, assessor = request.aggregate, request.assessor
     if aggregate and aggregate.startswith("assessor:"):
         named = aggregate.split(":", 1)[1]

@@ -48,6 +48,25 @@ def test_qrels_of_the_judgements_with_the_export_qrels_options(judged, organiser
     assert f"{PAGE}/T_0001 0 {1:040x} 2\n" in section
 
 
+def test_qrels_take_machine_labels_only_when_the_source_asks_for_them(judged, organiser):
+    from assessments.models import MachineLabel, MachineLabelSource
+
+    human = text(organiser.get("/api/qrels/", {"collection": "car"}))
+    source = MachineLabelSource.objects.create(name="llm", kind="llm", collection=judged, model="m")
+    topic = Topic.objects.get(external_id=PAGE)
+    for n, grade in ((1, 0), (3, 2)):
+        MachineLabel.objects.create(source=source, topic=topic, grade=grade,
+                                    passage=Passage.objects.get(collection=judged, external_id=f"{n:040x}"))
+
+    assert text(organiser.get("/api/qrels/", {"collection": "car"})) == human
+    assert text(organiser.get("/api/qrels/", {"collection": "car", "source": "machine"})) == \
+        f"{PAGE} 0 {1:040x} 0\n{PAGE} 0 {3:040x} 2\n"
+    assert text(organiser.get("/api/qrels/", {"collection": "car", "source": "filled", "machine_source": "llm"})) == \
+        human + f"{PAGE} 0 {3:040x} 2\n"
+    refused = organiser.get("/api/qrels/", {"collection": "car", "source": "machine", "level": "section"})
+    assert refused.status_code == 400 and refused.json()["field"] == "level"
+
+
 def test_qrels_of_nothing_judged_are_an_empty_file(car, organiser):
     assert text(organiser.get("/api/qrels/", {"collection": "car"})) == ""
 

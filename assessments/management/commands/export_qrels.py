@@ -1,11 +1,12 @@
 """manage.py export_qrels [--collection C] [--campaign NAME] [--pool P] [--topic ID ...] [--assessor NAME]
-[--aggregate one|majority|mean|max|adjudicated] [--level page|section] [--qrel-set NAME] [--out FILE]"""
+[--aggregate one|majority|mean|max|adjudicated] [--level page|section] [--qrel-set NAME] [--out FILE]
+[--source human|machine|filled [--machine-source ID] [--sources-out FILE]]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessments.exporters import qrels
+from assessments.exporters import machine, qrels
 from assessments.exporters.common import ExportFailed
-from assessments.services.qrels import QrelsRequest, qrels_rows
+from assessments.services.qrels import SOURCES, QrelsRequest, qrels_rows, qrels_sourced
 
 
 class Command(BaseCommand):
@@ -41,6 +42,19 @@ class Command(BaseCommand):
             "--campaign", help="Only the labels made in this campaign (default: every human label of the collection).",
         )
         parser.add_argument("--out", metavar="FILE", help="Write to FILE (replaced only when complete), not stdout.")
+        parser.add_argument(
+            "--source", choices=SOURCES, default="human",
+            help="Whose labels: human (default: the judgements only), machine (one machine label source's grades), or "
+            "filled (the human lines, and the machine's only where no human judged). Machine labels are page level.",
+        )
+        parser.add_argument(
+            "--machine-source", metavar="ID",
+            help="The machine label source (id or name) for --source machine|filled; needed when several label here.",
+        )
+        parser.add_argument(
+            "--sources-out", metavar="FILE",
+            help="Also write each qrels line's source (`topic docid human|machine`, same order) to FILE.",
+        )
 
     def handle(self, *args, **options):
         stats = {}
@@ -48,9 +62,14 @@ class Command(BaseCommand):
             collection=options["collection"], pool=options["pool"], topics=tuple(options["topics"]),
             assessor=options["assessor"], aggregate=options["aggregate"], level=options["level"],
             qrel_set=options["qrel_set"], campaign_id=self.campaign_id(options["campaign"]),
+            source=options["source"], machine_source=options["machine_source"],
         )
         try:
-            count = qrels.write_qrels(qrels_rows(request, stats), options["out"], self.stdout)
+            if options["source"] == "human" and not options["sources_out"]:
+                count = qrels.write_qrels(qrels_rows(request, stats), options["out"], self.stdout)
+            else:
+                count = machine.write_sourced(qrels_sourced(request, stats), options["out"], options["sources_out"],
+                                              self.stdout)
         except ExportFailed as exc:
             raise CommandError(f"nothing was exported: {exc.as_flag()}") from exc
         if stats.get("unresolved"):
