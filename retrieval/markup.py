@@ -30,7 +30,6 @@ STARS = re.compile(r"[ \t]*\*(?:[ \t]*\*){2,}[ \t]*")
 FOOTNOTE_MARK = re.compile(r"\[(?:[0-9]{1,3}|[A-Z]|\*{1,3}|[†‡§])\]")
 ITALICS = re.compile(r"_([^_\s](?:[^_]{0,2000}?[^_\s])?)_")
 BLANK_LINE = re.compile(r"\n[ \t\f\v]*\n")
-PARAGRAPH_BREAK = re.compile(r"\n[ \t\f\v]*\n")
 WHITESPACE = re.compile(r"\s{2,}|[^\S ]")  # runs that are not already one plain space
 
 
@@ -185,7 +184,7 @@ def clean_span(text: str) -> str:
 def paragraphs(text: Mapped) -> list[Mapped]:
     """Paragraphs (separated by blank lines), each with every run of whitespace one space and stripped."""
     result, at = [], 0
-    for match in [*PARAGRAPH_BREAK.finditer(text.text), None]:
+    for match in [*BLANK_LINE.finditer(text.text), None]:
         end = match.start() if match else len(text)
         block = text[at:end].edit(WHITESPACE, _one_space).strip()
         if len(block):
