@@ -181,6 +181,17 @@ if CACHE_URL:
 SERVER_TIMING = env_bool("DJANGO_SERVER_TIMING", False)
 # Where deleting a campaign leaves its export (manage.py delete_campaign, the admin's delete).
 EXPORT_DIR = Path(env_str("EXPORT_DIR") or BASE_DIR / "var" / "exports")
+# Model-assisted assessment (issue 18): where trained annotators are kept, and the LLM judge (any OpenAI-compatible
+# chat endpoint). Nothing is sent to an LLM unless LLM_JUDGE_BASE_URL is set or a command names --endpoint.
+MACHINE_MODEL_DIR = Path(env_str("MACHINE_MODEL_DIR") or BASE_DIR / "var" / "annotators")
+LLM_JUDGE_BASE_URL = env_str("LLM_JUDGE_BASE_URL") or ""
+LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL") or ""
+LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY") or ""
+LLM_JUDGE_REQUESTS_PER_MINUTE = env_int("LLM_JUDGE_REQUESTS_PER_MINUTE", 60)
+LLM_JUDGE_MAX_REQUESTS = env_int("LLM_JUDGE_MAX_REQUESTS", 1000)
+LLM_JUDGE_MAX_TOKENS = env_int("LLM_JUDGE_MAX_TOKENS", 1_000_000)
+LLM_JUDGE_TIMEOUT = env_int("LLM_JUDGE_TIMEOUT", 60)
+LLM_JUDGE_RETRIES = env_int("LLM_JUDGE_RETRIES", 4)
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -202,7 +213,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_ROUTES = {"retrieval.tasks.gpu_*": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {"retrieval.tasks.gpu_*": {"queue": "gpu"}, "assessments.tasks.gpu_*": {"queue": "gpu"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 LOGGING = {
