@@ -34,3 +34,33 @@ def queue_build(pool_id: int) -> None:
     from django.db import transaction
 
     transaction.on_commit(lambda: build_pool.delay(pool_id), robust=True)
+
+
+# Model-assisted assessment (issue 18). Training and labelling load models: gpu_* tasks go to the gpu queue
+# (config.settings routes assessments.tasks.gpu_*), and run on the CPU where a worker has no GPU. A claimed or
+# finished job is left alone, so a re-delivered task does nothing twice; any failure is stored on the job.
+
+
+@shared_task(acks_late=True, name="assessments.tasks.gpu_train_annotator")
+def gpu_train_annotator(job_id: int) -> dict:
+    """Cross-validate and train an auto-annotator (assessments.machine.annotator.train)."""
+    from assessments.machine import annotator
+
+    metrics = annotator.train(job_id)
+    return {"job": job_id, "kappa": metrics.get("kappa")}
+
+
+@shared_task(acks_late=True, name="assessments.tasks.gpu_machine_label")
+def gpu_machine_label(job_id: int) -> dict:
+    """Label pool candidates with a trained annotator, in batches, resuming where a previous run stopped."""
+    from assessments.machine import annotator
+
+    return annotator.label(job_id)
+
+
+@shared_task(acks_late=True, name="assessments.tasks.llm_judge")
+def llm_judge(job_id: int) -> dict:
+    """Ask an LLM endpoint for the labels of a job (rate limit, retries, spend cap; nothing asked twice)."""
+    from assessments.machine import llm
+
+    return llm.run(job_id)

@@ -1,0 +1,48 @@
+"""manage.py machine_label --annotator ID --pool NAME… [--include-judged] [--batch-size N]: label pool candidates."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessments.machine import annotator
+from assessments.machine.commands import progress_bar
+from assessments.machine.jobs import run_here_or_send
+from assessments.models import MachineJob, MachineLabelSource
+
+
+class Command(BaseCommand):
+    help = (
+        "Label the pools' candidates that this annotator has not labelled yet and that no human judged, in batches "
+        "(each stored when made: run it again after a stop and it goes on where it stopped). Machine labels stay "
+        "their own source: qrels use them only when asked (export_qrels --source machine|filled)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--annotator", required=True, type=int, metavar="ID", help="The trained annotator's id.")
+        parser.add_argument("--pool", "--pools", dest="pools", nargs="+", required=True, metavar="NAME")
+        parser.add_argument("--include-judged", action="store_true",
+                            help="Label the candidates people judged too (to compare; its training labels are flagged).")
+        parser.add_argument("--batch-size", type=int, default=annotator.LABEL_BATCH)
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, **options):
+        source = MachineLabelSource.objects.filter(pk=options["annotator"]).first()
+        if source is None:
+            raise CommandError(f"nothing was labelled: --annotator: no annotator {options['annotator']}")
+        try:
+            job = annotator.create_labelling(source, options["pools"], include_judged=options["include_judged"],
+                                             batch_size=options["batch_size"])
+        except annotator.AnnotatorInvalid as exc:
+            field, _, message = str(exc).partition(": ")
+            raise CommandError(f"nothing was labelled: --{field}: {message}") from exc
+        from assessments.tasks import gpu_machine_label
+
+        bar = progress_bar(self, job.items_total, "labelling", not options["no_progress"])
+        try:
+            job = run_here_or_send(job, gpu_machine_label, annotator.label, bar=bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        if job.status != MachineJob.Status.DONE:
+            raise CommandError(f"labelling stopped: {job.error or job.message}")
+        total = source.labels.filter(passage__isnull=False).count()
+        self.stdout.write(f"{job.items_done:,} candidates labelled by {source.name} (#{source.pk}); "
+                          f"{total:,} labels from it in all.")

@@ -1,0 +1,100 @@
+"""manage.py train_annotator (--campaign NAME | --qrels NAME --pool NAME) [--model M] [--folds K] [--epochs N]
+[--format json]: fine-tune a text-pair classifier on human labels, cross-validated first (seed 000 step 5)."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessments.machine import annotator
+from assessments.machine.commands import campaign_id, number, progress_bar
+from assessments.machine.examples import ExamplesInvalid
+from assessments.machine.jobs import run_here_or_send
+from assessments.models import MachineJob
+
+
+class Command(BaseCommand):
+    help = (
+        "Train an auto-annotator on human labels: k-fold cross-validation first (precision, recall, F1, ROC AUC and "
+        "Cohen's κ against the humans, the mean over folds, beside the human–human κ of the campaign), then one "
+        "classifier on every label, stored as a machine label source; prints its id. Runs on the gpu queue with a "
+        "broker (the CPU where there is no GPU), here otherwise, with a progress bar and the time left."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", help="Learn from this campaign's judgements (majority over its assessors).")
+        parser.add_argument("--qrels", metavar="NAME", help="Learn from a stored qrel set over --pool's candidates.")
+        parser.add_argument("--pool", help="With --qrels: the candidates to learn from (a candidate not in the set is 0).")
+        parser.add_argument("--topics", "--topic", dest="topics", nargs="+", action="extend", default=[], metavar="ID",
+                            help="Only these topics' labels (external ids), e.g. the share people judged.")
+        parser.add_argument("--model", default=annotator.DEFAULT_MODEL,
+                            help="Base model: minilm (the bundled all-MiniLM-L6-v2, default), or any Hugging Face "
+                            "encoder or cross-encoder by name or folder.")
+        parser.add_argument("--folds", type=int, default=5, help="k of the k-fold cross-validation (default 5).")
+        parser.add_argument("--epochs", type=int, default=1)
+        parser.add_argument("--max-length", type=int, default=256, help="Tokens of a (query, passage) pair (default 256).")
+        parser.add_argument("--batch-size", type=int, default=16)
+        parser.add_argument("--learning-rate", type=float, default=3e-5)
+        parser.add_argument("--threshold", type=int, default=1, help="A human grade at least this is relevant (default 1).")
+        parser.add_argument("--max-examples", type=int, help="Train on a sample of this many labels (a quick run).")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--name", help="A name for the annotator (default annotator-ID).")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
+
+    def handle(self, *args, **options):
+        if bool(options["campaign"]) == bool(options["qrels"]):
+            raise CommandError("nothing was trained: give --campaign NAME, or --qrels NAME --pool NAME")
+        request = annotator.AnnotatorRequest(
+            campaign_id=campaign_id(options["campaign"], "nothing was trained"), campaign_name=options["campaign"] or "",
+            qrel_set=options["qrels"], pool=options["pool"], topics=tuple(options["topics"]), model=options["model"],
+            folds=options["folds"], epochs=options["epochs"], max_length=options["max_length"],
+            batch_size=options["batch_size"], learning_rate=options["learning_rate"],
+            grade_threshold=options["threshold"], max_examples=options["max_examples"], seed=options["seed"],
+            name=options["name"] or "",
+        )
+        try:
+            job = annotator.create_annotator(request)
+        except (annotator.AnnotatorInvalid, ExamplesInvalid) as exc:
+            raise CommandError(f"nothing was trained: {flag(exc)}") from exc
+        from assessments.tasks import gpu_train_annotator
+
+        bar = progress_bar(self, job.items_total, "training", not options["no_progress"])
+        try:
+            job = run_here_or_send(job, gpu_train_annotator, annotator.train, bar=bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        source = job.source
+        source.refresh_from_db()
+        if job.status != MachineJob.Status.DONE:
+            raise CommandError(f"annotator {source.pk} failed: {job.error or source.error}")
+        figures = annotator.figures_of(source)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(figures, indent=1))
+            return
+        self.stdout.write(report(figures))
+        self.stdout.write(f"annotator {source.pk}")
+
+
+def flag(exc) -> str:
+    field, _, message = str(exc).partition(": ")
+    return f"--{field.replace('_', '-')}: {message}" if message and " " not in field else str(exc)
+
+
+def report(figures) -> str:
+    """The cross-validation figures as lines of text."""
+    human = figures.get("human") or {}
+    lines = [
+        f"{figures['name']} (#{figures['annotator']}): {figures['model']}, {figures['examples']:,} human labels "
+        f"({figures['positives']:,} relevant), snapshot {figures['snapshot'][:12]}, trained in {figures['seconds']} s",
+        f"{len(figures['folds'])}-fold cross-validation against the human labels (mean over folds):",
+        "  " + "  ".join(f"{name} {number(figures[key])}" for name, key in (
+            ("precision", "precision"), ("recall", "recall"), ("F1", "f1"), ("ROC AUC", "auc"), ("κ", "kappa"))),
+        f"  human–human κ of the same labels: {number(figures['human_kappa'])}"
+        + (f" ({human['reason']})" if human.get("reason") else ""),
+    ]
+    for fold in figures["folds"]:
+        lines.append(f"  fold {fold['fold']}: {fold['test']} held out ({fold['positives']} relevant): "
+                     f"precision {number(fold['precision'])}, recall {number(fold['recall'])}, F1 {number(fold['f1'])},"
+                     f" AUC {number(fold['auc'])}, κ {number(fold['kappa'])}")
+    return "\n".join(lines)
