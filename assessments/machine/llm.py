@@ -1,0 +1,420 @@
+"""The LLM judge: any OpenAI-compatible chat endpoint grades (query, passage) pairs on the TREC 0–3 scale, or keeps
+and drops queries (seed 000 step 2: keep a reader's comment that describes a plot, drop one that only expresses a
+feeling).
+
+- Nothing leaves the site unless an endpoint is configured (LLM_JUDGE_BASE_URL, or --endpoint); the key comes
+  from LLM_JUDGE_API_KEY and is never stored.
+- The default prompt follows UMBRELA (Upadhyay et al., 2024, after Thomas et al., 2023) and asks for its answer
+  form, `##final score: N`; a campaign may replace it (settings["llm_prompt"], with {query} and {passage}).
+  Temperature 0. The answer is stored as it came and read strictly: exactly one `##final score: N` with N a
+  single digit 0–3; anything else is an error, counted and shown, never a 0.
+- One source per (kind, endpoint, model, prompt, temperature, campaign): running the same judge again finds it
+  and asks only what it has no answer for, so a restart asks nothing twice (each answer is stored as it comes).
+- Requests are spaced by the rate limit, retried with exponential backoff on timeouts, connection errors, 429
+  and 5xx (Retry-After honoured), and stop at the spend cap: requests and tokens over every run of the source.
+  A refused key or an unknown model (401, 403, 404) stops the job: asking again would not help.
+"""
+
+import hashlib
+import json
+import re
+import socket
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Sum
+
+from assessments.machine import examples as texts_of
+from assessments.machine.jobs import Progress, claim, end
+from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
+
+DEFAULT_PROMPT = """Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the \
+following meanings:
+0 = represent that the passage has nothing to do with the query,
+1 = represents that the passage seems related to the query but does not answer it,
+2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden \
+amongst extraneous information and
+3 = represents that the passage is dedicated to the query and contains the exact answer.
+
+Important Instruction: Assign category 1 if the passage is somewhat related to the topic but not completely, \
+category 2 if passage presents something very important related to the entire topic but also has some extra \
+information and category 3 if the passage only and entirely refers to the topic. If none of the above satisfies \
+give it category 0.
+
+Query: {query}
+Passage: {passage}
+
+Split this problem into steps:
+Consider the underlying intent of the search.
+Measure how well the content matches a likely intent of the query (M).
+Measure how trustworthy the passage is (T).
+Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score \
+must be an integer value only.
+Do not provide any code in result. Provide each score in the format of: ##final score: score without providing \
+any reasoning."""
+
+FILTER_PROMPT = """A reader wrote this comment while reading a book:
+
+Comment: {query}
+
+Does the comment describe a specific plot of the book (an event, an action, what a character does or what \
+happens), or does it only express the reader's feeling or opinion (for example "This is so funny!" or \
+"I can't understand this")?
+Answer in the format: ##plot: yes (it describes a plot) or ##plot: no (it only expresses a feeling), without \
+providing any reasoning."""
+
+SCORE = re.compile(r"##\s*final score:[ \t]*([^\n]*)", re.IGNORECASE)
+PLOT = re.compile(r"##\s*plot:[ \t]*([^\n]*)", re.IGNORECASE)
+GRADES = (0, 1, 2, 3)
+TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+FATAL_STATUS = {401, 403, 404}
+MAX_RETRY_AFTER = 120.0
+
+
+class LLMInvalid(ValueError):
+    """A judge that cannot run as asked (no endpoint, a prompt without its fields); the message names the option."""
+
+
+class AnswerInvalid(ValueError):
+    """An answer that is not in the asked form; the message says what was wrong."""
+
+
+class Fatal(Exception):
+    """The endpoint refuses the judge itself (key, model, address): the job stops."""
+
+
+class Transient(Exception):
+    """A failure worth trying again (timeout, connection, 429, 5xx); `wait` is what the endpoint asked for."""
+
+    def __init__(self, message, wait=None):
+        super().__init__(message)
+        self.wait = wait
+
+
+# Answers -------------------------------------------------------------------------------------------------------
+
+
+def parse_grade(answer: str) -> int:
+    """The grade of an answer: exactly one `##final score: N`, N one of 0-3 and nothing else on its line."""
+    return _parse(answer, SCORE, "##final score: N", {str(g): g for g in GRADES})
+
+
+def parse_keep(answer: str) -> int:
+    """1 (the query describes a plot: keep it) or 0 (only a feeling: drop it), from `##plot: yes|no`."""
+    return _parse(answer, PLOT, "##plot: yes|no", {"yes": 1, "no": 0})
+
+
+def _parse(answer, pattern, form, values):
+    found = pattern.findall(answer or "")
+    if not found:
+        raise AnswerInvalid(f"no {form!r} in the answer")
+    if len(found) > 1:
+        raise AnswerInvalid(f"{len(found)} times {form!r} in the answer: which one?")
+    value = found[0].strip().lower()
+    if value not in values:
+        raise AnswerInvalid(f"{form!r}: {found[0].strip()[:40]!r} is not one of {', '.join(values)}")
+    return values[value]
+
+
+# The endpoint --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Endpoint:
+    """An OpenAI-compatible chat completions endpoint: base URL (…/v1), model, key, timeout."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    timeout: float = 60.0
+
+    def chat(self, prompt: str, temperature: float = 0.0) -> dict:
+        """One request: {"text", "tokens", "model"}; Transient or Fatal on failure (other HTTP errors: ValueError)."""
+        body = json.dumps({"model": self.model, "temperature": temperature,
+                           "messages": [{"role": "user", "content": prompt}]}).encode()
+        request = urllib.request.Request(self.base_url.rstrip("/") + "/chat/completions", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        if self.api_key:
+            request.add_header("Authorization", f"Bearer {self.api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                data = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace")
+            if exc.code in TRANSIENT_STATUS:
+                raise Transient(f"HTTP {exc.code}", _retry_after(exc.headers.get("Retry-After"))) from None
+            if exc.code in FATAL_STATUS:
+                raise Fatal(f"HTTP {exc.code} from {self.base_url}: {detail}") from None
+            raise ValueError(f"HTTP {exc.code}: {detail}") from None
+        except (TimeoutError, socket.timeout) as exc:
+            raise Transient(f"no answer within {self.timeout:g} s") from exc
+        except (urllib.error.URLError, ConnectionError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                raise Transient(f"no answer within {self.timeout:g} s") from exc
+            raise Transient(f"cannot reach {self.base_url}: {reason}") from exc
+        except ValueError as exc:
+            raise ValueError(f"the answer is not JSON: {exc}") from None
+        try:
+            text = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError("the answer has no choices[0].message.content") from None
+        usage = data.get("usage") or {}
+        tokens = usage.get("total_tokens")
+        if not isinstance(tokens, int):
+            tokens = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+        return {"text": text if isinstance(text, str) else json.dumps(text), "tokens": int(tokens or 0),
+                "model": str(data.get("model") or self.model)}
+
+
+def _retry_after(value):
+    try:
+        return min(MAX_RETRY_AFTER, max(0.0, float(value)))
+    except (TypeError, ValueError):
+        return None
+
+
+class RateLimit:
+    """At most `per_minute` requests a minute: each waits until its slot."""
+
+    def __init__(self, per_minute: float, clock=time.monotonic, sleep=time.sleep):
+        self.interval = 60.0 / per_minute if per_minute and per_minute > 0 else 0.0
+        self.clock, self.sleep = clock, sleep
+        self.next = 0.0
+
+    def wait(self):
+        now = self.clock()
+        if now < self.next:
+            self.sleep(self.next - now)
+            now = self.next
+        self.next = now + self.interval
+
+
+# Sources and jobs -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What to ask, where, and how much it may cost."""
+
+    pools: tuple = ()
+    topics: tuple = ()  # query filter: these topics (external ids), or the pools' topics
+    campaign_id: int | None = None
+    campaign_settings: dict | None = None
+    endpoint: str | None = None
+    model: str | None = None
+    filter_queries: bool = False
+    limit: int | None = None
+    max_requests: int | None = None
+    max_tokens: int | None = None
+    per_minute: float | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    backoff: float = 1.0
+    retry_errors: bool = False
+
+
+def prompt_for(request: JudgeRequest) -> str:
+    """The prompt template: the campaign's own (settings llm_prompt / llm_filter_prompt), else the default."""
+    key, default = ("llm_filter_prompt", FILTER_PROMPT) if request.filter_queries else ("llm_prompt", DEFAULT_PROMPT)
+    prompt = (request.campaign_settings or {}).get(key) or default
+    if not isinstance(prompt, str):
+        raise LLMInvalid(f"{key}: the campaign's prompt must be text")
+    needed = ("{query}",) if request.filter_queries else ("{query}", "{passage}")
+    missing = [field for field in needed if field not in prompt]
+    if missing:
+        raise LLMInvalid(f"{key}: the campaign's prompt has no {' or '.join(missing)}")
+    return prompt
+
+
+def create_job(request: JudgeRequest) -> MachineJob:
+    """The judge's source (found again when the same judge ran before) and a job for what it has not answered."""
+    base_url = request.endpoint or settings.LLM_JUDGE_BASE_URL
+    if not base_url:
+        raise LLMInvalid("endpoint: no LLM endpoint is configured (LLM_JUDGE_BASE_URL or --endpoint): nothing was sent")
+    if not base_url.startswith(("http://", "https://")):
+        raise LLMInvalid(f"endpoint: {base_url!r} is not an http(s) URL")
+    model = request.model or settings.LLM_JUDGE_MODEL
+    if not model:
+        raise LLMInvalid("model: no LLM model is configured (LLM_JUDGE_MODEL or --model)")
+    prompt = prompt_for(request)
+    kind = MachineLabelSource.Kind.QUERY_FILTER if request.filter_queries else MachineLabelSource.Kind.LLM
+    pools, topics = _scope(request)
+    collection = (pools[0].collection if pools else topics[0].collection)
+    identity = {"kind": kind, "endpoint": base_url.rstrip("/"), "model": model, "prompt": prompt, "temperature": 0.0,
+                "campaign": request.campaign_id, "collection": collection.pk}
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    source = MachineLabelSource.objects.filter(key=key).order_by("pk").first()
+    if source is None:
+        source = MachineLabelSource.objects.create(
+            name=f"{'query-filter' if request.filter_queries else 'llm'}:{model}"[:200], kind=kind,
+            collection=collection, campaign_id=request.campaign_id, key=key, model=model, checksum=key,
+            settings={"endpoint": identity["endpoint"], "prompt": prompt, "temperature": 0.0,
+                      "answer_form": "##plot: yes|no" if request.filter_queries else "##final score: N"},
+            grades=[0, 1] if request.filter_queries else list(GRADES), status=MachineLabelSource.Status.READY,
+        )
+    if request.retry_errors:
+        source.labels.failed().delete()
+    params = {
+        "pools": [p.pk for p in pools], "topics": [t.pk for t in topics], "limit": request.limit,
+        "max_requests": request.max_requests if request.max_requests is not None else settings.LLM_JUDGE_MAX_REQUESTS,
+        "max_tokens": request.max_tokens if request.max_tokens is not None else settings.LLM_JUDGE_MAX_TOKENS,
+        "per_minute": request.per_minute if request.per_minute is not None else settings.LLM_JUDGE_REQUESTS_PER_MINUTE,
+        "timeout": request.timeout if request.timeout is not None else settings.LLM_JUDGE_TIMEOUT,
+        "retries": request.retries if request.retries is not None else settings.LLM_JUDGE_RETRIES,
+        "backoff": request.backoff, "model": model,
+    }
+    job = MachineJob.objects.create(source=source, kind=MachineJob.Kind.FILTER if request.filter_queries
+                                    else MachineJob.Kind.LLM, params=params)
+    job.items_total = len(pending(job))
+    job.save(update_fields=["items_total"])
+    return job
+
+
+def _scope(request):
+    pools = list(Pool.objects.filter(name__in=request.pools))
+    missing = sorted(set(request.pools) - {p.name for p in pools})
+    if missing:
+        raise LLMInvalid(f"pool: no pool named {missing[0]!r}")
+    if len({p.collection_id for p in pools}) > 1:
+        raise LLMInvalid("pool: the pools are of several collections; judge one collection at a time")
+    topics = []
+    if request.topics:
+        rows = Topic.objects.filter(external_id__in=request.topics)
+        if pools:
+            rows = rows.filter(collection=pools[0].collection)
+        topics = list(rows)
+        missing = sorted(set(request.topics) - {t.external_id for t in topics})
+        if missing:
+            raise LLMInvalid(f"topics: no topic {missing[0]!r}")
+        if len({t.collection_id for t in topics}) > 1:
+            raise LLMInvalid("topics: the topics are of several collections; name a pool")
+    if not pools and not topics:
+        raise LLMInvalid("pool: name the pools (or, filtering queries, the topics) to judge")
+    if not request.filter_queries and not pools:
+        raise LLMInvalid("pool: relevance is judged on a pool's candidates: name the pools")
+    return pools, topics
+
+
+def pending(job: MachineJob) -> list:
+    """What the job still has to ask, in a fixed order: (topic id, passage id) pairs, or (topic id, None) for the
+    query filter; anything the source already answered (even with an error) is never asked again."""
+    source, params = job.source, job.params
+    answered = MachineLabel.objects.filter(source=source)
+    if job.kind == MachineJob.Kind.FILTER:
+        ids = params["topics"] or list(Topic.objects.filter(pools__pk__in=params["pools"]).values_list("pk", flat=True))
+        done = set(answered.filter(passage__isnull=True).values_list("topic_id", flat=True))
+        items = [(t, None) for t in sorted(set(ids)) if t not in done]
+    else:
+        rows = PoolCandidate.objects.filter(pool_id__in=params["pools"]).order_by("topic_id", "rank", "passage_id")
+        if params["topics"]:
+            rows = rows.filter(topic_id__in=params["topics"])
+        wanted = dict.fromkeys(rows.values_list("topic_id", "passage_id"))
+        done = set(answered.filter(passage__isnull=False).values_list("topic_id", "passage_id"))
+        items = [pair for pair in wanted if pair not in done]
+    return items[: params["limit"]] if params.get("limit") else items
+
+
+def spent(source) -> tuple:
+    """(requests, tokens) over every run of the source."""
+    totals = source.jobs.aggregate(requests=Sum("requests"), tokens=Sum("tokens"))
+    return totals["requests"] or 0, totals["tokens"] or 0
+
+
+def run(job_id: int, listener=None, *, sleep=time.sleep) -> dict:
+    """Ask for the job's pending items one by one, storing each answer as it comes; stops at the spend cap."""
+    job = claim(job_id)
+    if job is None:
+        return {"job": job_id, "status": "skipped"}
+    source, params = job.source, job.params
+    endpoint = Endpoint(source.settings["endpoint"], params["model"], settings.LLM_JUDGE_API_KEY, params["timeout"])
+    limiter = RateLimit(params["per_minute"], sleep=sleep)
+    progress = Progress(job, listener)
+    items = pending(job)
+    job.items_done = 0
+    progress.set_total(len(items))
+    before_requests, before_tokens = spent(source)
+    before_requests -= job.requests
+    before_tokens -= job.tokens
+    filtering = job.kind == MachineJob.Kind.FILTER
+    parse = parse_keep if filtering else parse_grade
+    prompt = source.settings["prompt"]
+    queries = {t.pk: t for t in Topic.objects.filter(pk__in={t for t, _ in items}).prefetch_related("facets")}
+    passages = {}
+    if not filtering:
+        from retrieval.models import Passage
+
+        passages = {p.pk: p for p in Passage.objects.filter(pk__in={p for _, p in items})}
+    try:
+        for topic_id, passage_id in items:
+            text = prompt.replace("{query}", texts_of.query_text(queries[topic_id]))
+            if passage_id is not None:
+                text = text.replace("{passage}", texts_of.passage_text(passages[passage_id]))
+            outcome = _ask(endpoint, text, job, params, limiter, progress, sleep,
+                           (before_requests, before_tokens))
+            if outcome is None:  # the spend cap
+                progress.write()
+                used_r, used_t = before_requests + job.requests, before_tokens + job.tokens
+                return _stopped(job, f"spend cap reached: {used_r:,} of {params['max_requests']:,} requests, "
+                                     f"{used_t:,} of {params['max_tokens']:,} tokens over every run of this judge; "
+                                     f"raise the cap and run again to go on")
+            label = MachineLabel(source=source, topic_id=topic_id, passage_id=passage_id, tokens=outcome.get("tokens"))
+            if "error" in outcome:
+                label.error, label.raw_answer = outcome["error"], outcome.get("text", "")
+            else:
+                label.raw_answer = outcome["text"]
+                try:
+                    label.grade = parse(outcome["text"])
+                    label.score = float(label.grade)
+                except AnswerInvalid as exc:
+                    label.error = f"unparseable answer: {exc}"
+                if not source.model_version:
+                    source.model_version = outcome["model"][:200]
+                    MachineLabelSource.objects.filter(pk=source.pk).update(model_version=source.model_version)
+            MachineLabel.objects.bulk_create([label], ignore_conflicts=True)
+            progress(1, errors=int(label.grade is None))
+    except Fatal as exc:
+        progress.write()
+        end(job, MachineJob.Status.FAILED, error=str(exc))
+        return {"job": job_id, "status": "failed", "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 — stored on the job; what was answered stays answered
+        progress.write()
+        end(job, MachineJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    progress.write()
+    end(job, MachineJob.Status.DONE, message=f"{job.items_done:,} answered, {job.errors:,} unreadable or refused")
+    return {"job": job_id, "status": "done", "answered": job.items_done, "errors": job.errors}
+
+
+def _stopped(job, message):
+    end(job, MachineJob.Status.STOPPED, message=message)
+    return {"job": job.pk, "status": "stopped", "message": message}
+
+
+def _ask(endpoint, text, job, params, limiter, progress, sleep, before) -> dict | None:
+    """One item's answer: {"text", "tokens", "model"}, or {"error", "tokens"} after the retries, or None at the cap."""
+    attempt, last = 0, ""
+    while True:
+        if (before[0] + job.requests >= params["max_requests"]
+                or before[1] + job.tokens >= params["max_tokens"]):
+            return None
+        limiter.wait()
+        try:
+            answer = endpoint.chat(text)
+        except Transient as exc:
+            progress(0, requests=1)
+            last = str(exc)
+            if attempt >= params["retries"]:
+                return {"error": f"gave up after {attempt + 1} tries: {last}", "tokens": None}
+            wait = exc.wait if exc.wait is not None else params["backoff"] * 2**attempt
+            sleep(min(MAX_RETRY_AFTER, wait))
+            attempt += 1
+            continue
+        except ValueError as exc:  # refused for this item (400, a malformed answer): an error, counted, not retried
+            progress(0, requests=1)
+            return {"error": str(exc), "tokens": None}
+        progress(0, requests=1, tokens=answer["tokens"])
+        return answer
