@@ -13,7 +13,7 @@ from assessments.models import Layer
 from assessments.services.judging import record_judgement
 from tests import factories
 from tests.security.conftest import ROLES
-from tests.security.test_url_matrix import TABLE, fill, read, request
+from tests.security.test_url_matrix import TABLE, fill, request
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +46,14 @@ def busy_world(world, people):
                      value="same", campaign_id=first.campaign_id)
     assert second.status == Assignment.Status.TODO and changes.progress(second).complete
     return world
+
+
+def read(response):
+    """The whole body. A streamed one is read to its end (its server-side cursor ends with it) but not closed:
+    closing sends request_finished, which closes the test's database connection on PostgreSQL."""
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return response.content
 
 
 GETS = [(route, role) for route, methods in TABLE.items() if "GET" in methods for role in ROLES]
