@@ -3,6 +3,7 @@
     page (autosave.js) ── POST a/<token>/save ──▶ views.assessor.save ──▶ save_change(assignment, data)
         change_envelope (change_id, client_time, client_seq, session_id, active_ms)
         KINDS[assignment.kind].change_key (the layer, the key and the value, checked for this unit)
+        prelabels: whether the page showed a machine label for the item (campaigns that show pre-labels)
         assessments.services.judging.record_judgement (stored once, history kept, campaign's own label)
         KINDS[assignment.kind].progress ──▶ status.after_change (in progress, or done when complete)
     ◀── {ok, duplicate, current, status, progress} (the page shows the server's progress)
@@ -17,7 +18,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
-from annotation.services import outline, plot, status
+from annotation.services import outline, plot, prelabels, status
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -64,9 +65,14 @@ def save_change(assignment, data) -> tuple:
     passage_ids = key.pop("_passage_ids", None)
     value = key.pop("_value", value)
     try:
+        shown = prelabels.of_assignment(assignment).was_shown(assignment.topic_id, key.get("passage"))
+    except prelabels.PrelabelsInvalid as exc:
+        raise ChangeInvalid("assignment", str(exc)) from exc
+    try:
         recorded = record_judgement(
             assessor=assignment.assessor, layer=layer, value=value, topic=assignment.topic,
-            source=JudgementChange.Source.WEB, campaign_id=assignment.campaign_id, **key, **envelope,
+            source=JudgementChange.Source.WEB, campaign_id=assignment.campaign_id, machine_shown=shown, **key,
+            **envelope,
         )
     except JudgementInvalid as exc:
         field, _, message = str(exc).partition(": ")

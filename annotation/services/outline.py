@@ -116,6 +116,13 @@ def outline_page(assignment, *, readonly=False) -> OutlinePage:
         "passages": [{"id": e.passage_id, "n": n} for n, e in enumerate(entries, start=1)],
         "labels": {key: {str(k): v for k, v in labels[key].items()} for key in labels},
     }
+    from annotation.services.plot import shown_machine_labels
+
+    machine = shown_machine_labels(assignment, ids)
+    if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
+        state["machine"] = {str(pid): label for pid, label in machine.items()}
+        for entry in entries:
+            entry.machine = machine.get(entry.passage_id)
     return OutlinePage(entries=entries, state=state, progress=progress_of(ids, labels))
 
 

@@ -212,12 +212,26 @@ def plot_page(assignment, *, readonly=False) -> dict:
         "candidates": [{"id": p.pk, "n": n} for n, p in enumerate(passages, start=1)],
         "labels": {k: {str(pid): v for pid, v in labels[k].items()} for k in labels},
     }
+    machine = shown_machine_labels(assignment, [p.pk for p in passages])
+    if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
+        state["machine"] = {str(pid): label for pid, label in machine.items()}
     return {
-        "candidates": [{"n": n, "passage": p, "paragraphs": c} for n, (p, c) in enumerate(zip(passages, contexts), start=1)],
+        "candidates": [{"n": n, "passage": p, "paragraphs": c, "machine": machine.get(p.pk)}
+                       for n, (p, c) in enumerate(zip(passages, contexts), start=1)],
         "scale": state["scale"],
         "state": state,
         "progress": _progress("plot", len(passages), labels["grades"]),
     }
+
+
+def shown_machine_labels(assignment, passage_ids) -> dict:
+    """The machine labels this assignment's page shows ({} unless its campaign turns pre-labels on)."""
+    from annotation.services import prelabels
+
+    try:
+        return prelabels.of_assignment(assignment).shown(assignment.topic_id, passage_ids)
+    except prelabels.PrelabelsInvalid as exc:
+        raise SettingsInvalid(str(exc)) from exc
 
 
 def study_page(assignment, kind, *, readonly=False) -> dict:
