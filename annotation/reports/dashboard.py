@@ -12,7 +12,9 @@ What it shows:
 - agreement per layer with confusion matrices, from annotation.reports.agreement.campaign_report;
 - review pass rates per assessor and per review;
 - time per judgement: the active time the pages send with each change (JudgementChange.active_ms,
-  idle time not counted): median and quartiles per assessor and the distribution over time bins.
+  idle time not counted): median and quartiles per assessor and the distribution over time bins;
+- machine labels, where a source labelled the campaign's topics: against the assessors and on the system
+  ranking (annotation.reports.machine), apart from the figures above.
 """
 
 import statistics
@@ -64,6 +66,7 @@ def dashboard(campaign) -> dict:
             _active_time(changes, names, order),
         ],
         "agreement": agreement(campaign),
+        "machine": _machine(campaign),
         "reviews": list(Review.objects.filter(assignment__campaign=campaign).exclude(status=Review.Status.OPEN)
                         .select_related("assignment__assessor", "assignment__topic", "assignment__run", "reviewer")
                         .order_by("-finished_at")[:100]),
@@ -296,6 +299,13 @@ def _active_time(changes, names, order):
                                *labels],
                       "rows": [[*row, *(counts.get(label, 0) for label in labels)] for row, (_, counts) in zip(table, rows)]}
     return chart
+
+
+def _machine(campaign) -> dict:
+    """Machine labels against the assessors (annotation.reports.machine), kept apart from every other figure."""
+    from annotation.reports.machine import machine_section
+
+    return machine_section(campaign)
 
 
 def agreement(campaign) -> dict:

@@ -6,6 +6,9 @@
 - annotator: train a text-pair classifier with k-fold cross-validation, and label pools with it;
 - llm: the OpenAI-compatible LLM judge and the query filter (seed 000 step 2);
 - jobs: progress, rate and time left of the background work;
-- compare: machine against human (κ, confusion, per topic), system rankings by human, machine and filled qrels;
-- prelabels: whether a campaign's page shows a machine label, and the blind calibration share.
+- compare: machine against human (κ, confusion, per topic), system rankings by human, machine and filled qrels,
+  the anchoring effect, an audit sample of disagreements.
+
+Whether a judging page shows a machine label is annotation.services.prelabels; the dashboard's section is
+annotation.reports.machine.
 """
