@@ -8,6 +8,9 @@ from assessments.models import (
     Facet,
     Judgement,
     JudgementChange,
+    MachineJob,
+    MachineLabel,
+    MachineLabelSource,
     Pool,
     PoolCandidate,
     Qrel,
@@ -309,3 +312,53 @@ class StudyItemAdmin(admin.ModelAdmin):
     raw_id_fields = ["topic", "answer", "retriever_choice", "passage", "passage2", "run"]
     filter_horizontal = ["candidates"]
     show_full_result_count = False
+
+
+class ReadOnly:
+    """Machine records are made by the commands and jobs, never by hand: viewable, not editable."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(MachineLabelSource)
+class MachineLabelSourceAdmin(ReadOnly, admin.ModelAdmin):
+    """Machine label sources (annotators, LLM judges): model, checksum, settings, training snapshot, figures."""
+
+    list_display = ["name", "kind", "model", "collection", "campaign_id", "status", "kappa", "created_at"]
+    list_filter = ["kind", "status", "collection"]
+    search_fields = ["name", "model"]
+    list_select_related = ["collection"]
+
+    @admin.display(description="cross-validation κ")
+    def kappa(self, obj):
+        value = (obj.metrics or {}).get("kappa")
+        return "–" if value is None else f"{value:.3f}"
+
+
+@admin.register(MachineLabel)
+class MachineLabelAdmin(ReadOnly, admin.ModelAdmin):
+    """Machine labels, with the raw answer and the error of an unreadable one."""
+
+    list_display = ["source", "topic", "passage", "grade", "score", "error", "in_training", "created_at"]
+    list_filter = ["source", "grade", "in_training"]
+    search_fields = ["topic__external_id", "passage__external_id", "error"]
+    list_select_related = ["source", "topic", "passage"]
+    raw_id_fields = ["topic", "passage"]
+    show_full_result_count = False
+
+
+@admin.register(MachineJob)
+class MachineJobAdmin(ReadOnly, admin.ModelAdmin):
+    """Training, labelling and LLM jobs: progress, time left, errors, spend."""
+
+    list_display = ["__str__", "status", "progress", "created_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["source"]
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        return obj.progress_line()
