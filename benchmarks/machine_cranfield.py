@@ -9,11 +9,11 @@ trec_eval reads it), and makes eight runs with build_pool (BM25 with five settin
 abstract alone, and the bundled all-MiniLM-L6-v2 encoder) pooled as the depth-k union. Then, with the manage.py
 commands the README shows:
 
-1. train_annotator --qrels cranfield --pool POOL --topics 1…N: the first N topics' pool candidates, graded by the
+1. train_annotator --qrels cranfield-qrels --pool POOL --topics 1…N: the first N topics' pool candidates, graded by the
    qrels (a candidate the qrels do not list is 0), are the human labels; k-fold cross-validation, then the
    classifier on all of them;
 2. machine_label: the other topics' candidates;
-3. machine_report --qrels cranfield --human-topics 1…N: the machine's labels against the qrels on the topics
+3. machine_report --qrels cranfield-qrels --human-topics 1…N: the machine's labels against the qrels on the topics
    it labelled (which it never saw), and the runs ranked by nDCG@10 with the full qrels, with the human share
    alone, with the machine's labels alone, and filled (human share + machine elsewhere).
 """
@@ -70,7 +70,7 @@ def main():
 
         started = time.perf_counter()
         out = io.StringIO()
-        call_command("train_annotator", "--qrels", "cranfield", "--pool", "cran-judge", "--topics", *humans,
+        call_command("train_annotator", "--qrels", "cranfield-qrels", "--pool", "cran-judge", "--topics", *humans,
                      "--model", args.model, "--folds", str(args.folds), "--epochs", str(args.epochs),
                      "--max-length", str(args.max_length), "--batch-size", str(args.batch_size),
                      "--learning-rate", str(args.learning_rate), "--format", "json", stdout=out)
@@ -85,7 +85,7 @@ def main():
         call_command("machine_label", "--annotator", str(figures["annotator"]), "--pool", "cran-judge", stdout=out)
         print(f"--- machine_label ({time.perf_counter() - started:.0f} s) ---\n{out.getvalue()}")
 
-        common = ["--source", str(figures["annotator"]), "--qrels", "cranfield", "--pool", "cran-judge",
+        common = ["--source", str(figures["annotator"]), "--qrels", "cranfield-qrels", "--pool", "cran-judge",
                   "--human-topics", *humans]
         text = io.StringIO()
         call_command("machine_report", *common, stdout=text)
