@@ -45,7 +45,19 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["collection", "name"]
-        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name")]
+        # A participant's run name is theirs within the campaign (track) it was submitted to, so that an upload
+        # never tells whether another team has a name; the organisers' own runs keep one name per collection.
+        # assessments.services.runs holds the rules that go with these.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "track", "owner", "name"], condition=models.Q(owner__isnull=False),
+                name="unique_run_name_per_owner_track",
+            ),
+            models.UniqueConstraint(
+                fields=["collection", "name"], condition=models.Q(owner__isnull=True), name="unique_run_name_unowned",
+            ),
+        ]
+        indexes = [models.Index(fields=["collection", "name"], name="run_collection_name")]
 
     def __str__(self):
         return self.name
