@@ -54,6 +54,7 @@ class AnnotatorRequest:
     max_examples: int | None = None
     seed: int = 0
     name: str = ""
+    owner_campaign_id: int | None = None  # the campaign it is made for (a qrel set trained from a campaign's page)
 
 
 def model_dir() -> Path:
@@ -93,7 +94,8 @@ def create_annotator(request: AnnotatorRequest) -> MachineJob:
     with transaction.atomic():
         source = MachineLabelSource.objects.create(
             name=request.name or "annotator", kind=MachineLabelSource.Kind.CLASSIFIER, collection=training.collection,
-            campaign_id=request.campaign_id, model=request.model or DEFAULT_MODEL,
+            campaign_id=request.campaign_id if request.campaign_id is not None else request.owner_campaign_id,
+            model=request.model or DEFAULT_MODEL,
             settings={**spec, "folds": request.folds, "probability_threshold": PROBABILITY_THRESHOLD,
                       "grade_threshold": request.grade_threshold, "max_examples": request.max_examples},
             training=training.snapshot(), grades=[0, 1],
@@ -165,7 +167,8 @@ def train(job_id: int, listener=None) -> dict:
         checksum = model.save(folder)
         metrics = {**mean_figures(folds), "folds": folds, "k": len(parts), "examples": len(pairs),
                    "positives": sum(labels), "probability_threshold": PROBABILITY_THRESHOLD,
-                   "human": human.human_kappa(source.campaign_id, source.collection,
+                   "human": human.human_kappa(source.campaign_id if source.training.get("from") == "campaign" else None,
+                                              source.collection,
                                               settings_["grade_threshold"]),
                    "device": str(model.device), "seconds": round(time.monotonic() - started, 1)}
         MachineLabelSource.objects.filter(pk=source.pk).update(

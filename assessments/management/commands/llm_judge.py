@@ -6,10 +6,10 @@ import json
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from assessments.machine import llm
 from assessments.machine.commands import progress_bar
-from assessments.machine.jobs import run_here_or_send
+from assessments.management.commands.train_annotator import flag
 from assessments.models import MachineJob
+from assessments.services import machine
 
 
 class Command(BaseCommand):
@@ -53,28 +53,23 @@ class Command(BaseCommand):
             campaign = apps.get_model("annotation", "Campaign").objects.filter(name=options["campaign"]).first()
             if campaign is None:
                 raise CommandError(f"nothing was sent: --campaign: no campaign named {options['campaign']!r}")
-        request = llm.JudgeRequest(
-            pools=tuple(options["pools"]), topics=tuple(options["topics"]), campaign_id=campaign and campaign.pk,
-            campaign_settings=campaign.settings if campaign and isinstance(campaign.settings, dict) else None,
-            endpoint=options["endpoint"], model=options["model"], filter_queries=options["filter_queries"],
-            limit=options["limit"], max_requests=options["max_requests"], max_tokens=options["max_tokens"],
-            per_minute=options["rate"], timeout=options["timeout"], retries=options["retries"],
-            retry_errors=options["retry_errors"],
-        )
         try:
-            job = llm.create_job(request)
-        except llm.LLMInvalid as exc:
-            field, _, message = str(exc).partition(": ")
-            raise CommandError(f"nothing was sent: --{field.replace('_', '-')}: {message}") from exc
-        from assessments.tasks import llm_judge
-
+            job = machine.judge(
+                pools=options["pools"], topics=options["topics"], campaign_id=campaign and campaign.pk,
+                campaign_settings=campaign.settings if campaign else None, endpoint=options["endpoint"],
+                model=options["model"], filter_queries=options["filter_queries"], limit=options["limit"],
+                max_requests=options["max_requests"], max_tokens=options["max_tokens"], per_minute=options["rate"],
+                timeout=options["timeout"], retries=options["retries"], retry_errors=options["retry_errors"],
+            )
+        except machine.MachineInvalid as exc:
+            raise CommandError(f"nothing was sent: {flag(exc)}") from exc
         bar = progress_bar(self, job.items_total, "asking", not options["no_progress"])
         try:
-            job = run_here_or_send(job, llm_judge, llm.run, bar=bar)
+            job = machine.run(job, bar)
         finally:
             if bar is not None:
                 bar.close()
-        summary = summarise(job)
+        summary = machine.judge_summary(job)
         if options["format"] == "json":
             self.stdout.write(json.dumps(summary, indent=1))
         else:
@@ -83,28 +78,6 @@ class Command(BaseCommand):
             raise CommandError(f"the judge stopped: {job.error}")
         if job.status == MachineJob.Status.STOPPED:
             self.stderr.write(job.message)
-
-
-def summarise(job) -> dict:
-    """What a run did and what the source holds now: answered, unreadable (with the first few), spend."""
-    source = job.source
-    labels = source.labels.all()
-    failed = labels.failed()
-    requests, tokens = llm.spent(source)
-    out = {"source": source.pk, "name": source.name, "kind": source.kind, "model": source.model,
-           "status": job.status, "message": job.message, "asked_now": job.items_done, "errors_now": job.errors,
-           "requests_now": job.requests, "tokens_now": job.tokens, "labels": labels.count(),
-           "unreadable": failed.count(), "requests": requests, "tokens": tokens,
-           "unreadable_examples": [{"topic": t, "passage": p, "error": e, "answer": a[:200]}
-                                   for t, p, e, a in failed.order_by("pk").values_list(
-                                       "topic__external_id", "passage__external_id", "error", "raw_answer")[:5]]}
-    if source.kind == "query_filter":
-        verdicts = labels.filter(passage__isnull=True, grade__isnull=False).order_by("topic__external_id")
-        out["keep"] = list(verdicts.filter(grade=1).values_list("topic__external_id", flat=True))
-        out["drop"] = list(verdicts.filter(grade=0).values_list("topic__external_id", flat=True))
-    else:
-        out["grades"] = {str(g): labels.filter(grade=g).count() for g in source.grades}
-    return out
 
 
 def text(summary) -> str:

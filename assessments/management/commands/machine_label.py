@@ -4,8 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessments.machine import annotator
 from assessments.machine.commands import progress_bar
-from assessments.machine.jobs import run_here_or_send
-from assessments.models import MachineJob, MachineLabelSource
+from assessments.management.commands.train_annotator import flag
+from assessments.models import MachineJob
+from assessments.services import machine
 
 
 class Command(BaseCommand):
@@ -24,25 +25,20 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
-        source = MachineLabelSource.objects.filter(pk=options["annotator"]).first()
-        if source is None:
-            raise CommandError(f"nothing was labelled: --annotator: no annotator {options['annotator']}")
         try:
-            job = annotator.create_labelling(source, options["pools"], include_judged=options["include_judged"],
-                                             batch_size=options["batch_size"])
-        except annotator.AnnotatorInvalid as exc:
-            field, _, message = str(exc).partition(": ")
-            raise CommandError(f"nothing was labelled: --{field}: {message}") from exc
-        from assessments.tasks import gpu_machine_label
-
+            job = machine.label(options["annotator"], options["pools"], include_judged=options["include_judged"],
+                                batch_size=options["batch_size"])
+        except machine.MachineInvalid as exc:
+            raise CommandError(f"nothing was labelled: {flag(exc)}") from exc
         bar = progress_bar(self, job.items_total, "labelling", not options["no_progress"])
         try:
-            job = run_here_or_send(job, gpu_machine_label, annotator.label, bar=bar)
+            job = machine.run(job, bar)
         finally:
             if bar is not None:
                 bar.close()
         if job.status != MachineJob.Status.DONE:
             raise CommandError(f"labelling stopped: {job.error or job.message}")
+        source = job.source
         total = source.labels.filter(passage__isnull=False).count()
         self.stdout.write(f"{job.items_done:,} candidates labelled by {source.name} (#{source.pk}); "
                           f"{total:,} labels from it in all.")

@@ -7,9 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessments.machine import annotator
 from assessments.machine.commands import campaign_id, number, progress_bar
-from assessments.machine.examples import ExamplesInvalid
-from assessments.machine.jobs import run_here_or_send
 from assessments.models import MachineJob
+from assessments.services import machine
 
 
 class Command(BaseCommand):
@@ -44,23 +43,20 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if bool(options["campaign"]) == bool(options["qrels"]):
             raise CommandError("nothing was trained: give --campaign NAME, or --qrels NAME --pool NAME")
-        request = annotator.AnnotatorRequest(
-            campaign_id=campaign_id(options["campaign"], "nothing was trained"), campaign_name=options["campaign"] or "",
-            qrel_set=options["qrels"], pool=options["pool"], topics=tuple(options["topics"]), model=options["model"],
-            folds=options["folds"], epochs=options["epochs"], max_length=options["max_length"],
-            batch_size=options["batch_size"], learning_rate=options["learning_rate"],
-            grade_threshold=options["threshold"], max_examples=options["max_examples"], seed=options["seed"],
-            name=options["name"] or "",
-        )
         try:
-            job = annotator.create_annotator(request)
-        except (annotator.AnnotatorInvalid, ExamplesInvalid) as exc:
+            job = machine.train(
+                campaign_id=campaign_id(options["campaign"], "nothing was trained"),
+                campaign_name=options["campaign"] or "", qrels=options["qrels"], pool=options["pool"],
+                topics=options["topics"], model=options["model"], folds=options["folds"], epochs=options["epochs"],
+                max_length=options["max_length"], batch_size=options["batch_size"],
+                learning_rate=options["learning_rate"], threshold=options["threshold"],
+                max_examples=options["max_examples"], seed=options["seed"], name=options["name"] or "",
+            )
+        except machine.MachineInvalid as exc:
             raise CommandError(f"nothing was trained: {flag(exc)}") from exc
-        from assessments.tasks import gpu_train_annotator
-
         bar = progress_bar(self, job.items_total, "training", not options["no_progress"])
         try:
-            job = run_here_or_send(job, gpu_train_annotator, annotator.train, bar=bar)
+            job = machine.run(job, bar)
         finally:
             if bar is not None:
                 bar.close()
@@ -77,8 +73,8 @@ class Command(BaseCommand):
 
 
 def flag(exc) -> str:
-    field, _, message = str(exc).partition(": ")
-    return f"--{field.replace('_', '-')}: {message}" if message and " " not in field else str(exc)
+    """A service error as the command line says it: the option as a flag."""
+    return f"--{exc.field.replace('_', '-')}: {exc.message}" if exc.field else exc.message
 
 
 def report(figures) -> str:
