@@ -195,8 +195,18 @@ def _progress(kind, total, labels) -> Progress:
 
 
 def plot_page(assignment, *, readonly=False) -> dict:
-    """Everything the plot labelling page needs: the candidates with their context, and `state` (plain data)."""
-    rows = candidates(assignment)
+    """Everything the plot labelling page needs: the candidates with their context, and `state` (plain data).
+
+    Where the campaign serves a judging order (annotation.services.judging_order), the page holds the candidates
+    this assessor graded, in the topic's sequence, then the one to judge now; otherwise every candidate, shuffled.
+    """
+    served = served_order(assignment)
+    if served is None:
+        rows = candidates(assignment)
+    else:
+        by_id = {c.passage_id: c for c in PoolCandidate.objects.filter(
+            pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id__in=served[0]).select_related("passage")}
+        rows = [by_id[pid] for pid in served[0]]
     passages = [c.passage for c in rows]
     contexts = with_context(passages, context_sentences(assignment))
     scale = plot_scale(assignment)
@@ -212,6 +222,10 @@ def plot_page(assignment, *, readonly=False) -> dict:
         "candidates": [{"id": p.pk, "n": n} for n, p in enumerate(passages, start=1)],
         "labels": {k: {str(pid): v for pid, v in labels[k].items()} for k in labels},
     }
+    progress = _progress("plot", len(passages), labels["grades"])
+    if served is not None:
+        state["ordered"] = _served_state(served[1], assignment, passages)
+        progress = _progress("plot", len(served[1].pool), labels["grades"])
     machine = shown_machine_labels(assignment, [p.pk for p in passages])
     if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
         state["machine"] = {str(pid): label for pid, label in machine.items()}
@@ -220,8 +234,29 @@ def plot_page(assignment, *, readonly=False) -> dict:
                        for n, (p, c) in enumerate(zip(passages, contexts), start=1)],
         "scale": state["scale"],
         "state": state,
-        "progress": _progress("plot", len(passages), labels["grades"]),
+        "progress": progress,
     }
+
+
+def served_order(assignment):
+    """(passage ids the page shows, the topic's state) where the campaign serves a judging order, else None."""
+    from annotation.services import judging_order
+
+    try:
+        return judging_order.served_candidates(assignment)
+    except judging_order.OrderSettingsInvalid as exc:
+        raise SettingsInvalid(str(exc)) from exc
+    except judging_order.ordering.OrderError as exc:
+        raise SettingsInvalid(f"judging_order: {exc}") from exc
+
+
+def _served_state(topic, assignment, passages) -> dict:
+    """What the page knows of the served order: the candidates in all, whether one is left to serve, and whether the
+    topic is stopped. Not the order's name, nor anything of a machine: the machine order's scores stay on the server."""
+    graded = topic.graded_by.get(assignment.assessor_id, set())
+    waiting = bool(passages) and passages[-1].pk not in graded
+    return {"total": len(topic.pool), "waiting": waiting,
+            "stopped": topic.stopped and not waiting, "reason": topic.why if topic.stopped else ""}
 
 
 def shown_machine_labels(assignment, passage_ids) -> dict:

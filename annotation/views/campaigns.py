@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.services import adjudication, review
 from annotation.reports.dashboard import dashboard as dashboard_data
+from annotation.reports.stopping import stopping as stopping_data
 from annotation.models import Campaign
 from annotation.reports.overview import campaign_overview
 from annotation.roles import is_organiser, is_reviewer
@@ -159,7 +160,7 @@ def dashboard(request, name):
     """The organiser's dashboard of one campaign: progress, labels, agreement, reviews, time per judgement."""
     campaign = get_object_or_404(Campaign, name=name)
     return render(request, "annotation/dashboard.html", {
-        "campaign": campaign, "data": dashboard_data(campaign),
+        "campaign": campaign, "data": dashboard_data(campaign), "stopping": stopping_data(campaign),
         "adjudication_url": reverse("annotation:adjudication", args=[campaign.name]),
         "has_qualification": campaign.campaign_topics.filter(qualification=True).exists(),
     })

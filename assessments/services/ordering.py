@@ -26,6 +26,9 @@ grade ≥ min_rel. Orders:
   statement, the topic itself is a relevant example (the pool's best rank features; its encoded text
   when embeddings are given, else no seed with embeddings). Until the model can be trained it follows
   reciprocal-rank fusion. The penalty (50, standardised features) was chosen on Cranfield's odd topics.
+- `machine` (live queue only, not in the simulator's ORDERS): candidates by a prior score each, highest
+  first (a machine label source's scores: annotation.services.judging_order), ties and candidates without
+  a score in depth order after those with one. Judgements do not change it.
 
 Every order's state after a list of judgements is the same however it is reached (replayed at once
 or one by one), so `next_candidate(pool, judgements, order)` is stateless and reproducible. A
@@ -48,7 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ORDERS = ("depth", "mtf", "maxmean", "active")
+ORDERS = ("depth", "mtf", "maxmean", "active")  # the simulator's orders
+LIVE_ORDERS = (*ORDERS, "machine")  # a campaign's queue may also follow a prior score (machine labels)
 RRF_K = 60
 MAX_COMPONENTS = 32  # principal components kept of per-candidate features (embeddings)
 FIRST_BATCHES = 10  # the active model is refitted after each of the first judgements, then every ~10% more
@@ -77,6 +81,7 @@ class TopicPool:
     ranks: np.ndarray
     features: np.ndarray | None = None
     seed: np.ndarray | None = None
+    prior: np.ndarray | None = None  # a score per candidate for `machine` (NaN: none)
     index: dict = field(init=False, repr=False)
     run_lists: list = field(init=False, repr=False)
     _cache: dict = field(init=False, repr=False, default_factory=dict)
@@ -94,6 +99,10 @@ class TopicPool:
             self.seed = np.asarray(self.seed, dtype=np.float64).ravel()
             if self.features is None or len(self.seed) != self.features.shape[1]:
                 raise OrderError("the seed needs features, and as many values as a candidate's")
+        if self.prior is not None:
+            self.prior = np.asarray(self.prior, dtype=np.float64).ravel()
+            if len(self.prior) != len(self.keys):
+                raise OrderError("the prior needs one score per candidate")
         # Each run's candidates, best first (a run's ranks within the pool are distinct).
         self.run_lists = []
         for r in range(len(self.runs)):
@@ -111,11 +120,12 @@ class TopicPool:
 
     @classmethod
     def from_rankings(cls, rankings: Mapping, depth: int | None = None, *, features: Mapping | None = None,
-                      order: Iterable | None = None, seed=None) -> "TopicPool":
+                      order: Iterable | None = None, seed=None, prior: Mapping | None = None) -> "TopicPool":
         """The depth-k pool of one topic from {run: [candidate, …] best first}.
 
         Depth order unless `order` (every candidate, e.g. a stored pool's order) is given: best rank in
-        any run, then more runs first, then candidate id. `features`: {candidate: vector}.
+        any run, then more runs first, then candidate id. `features`: {candidate: vector}; `prior`:
+        {candidate: score} for the `machine` order (candidates missing have none).
         """
         runs = list(rankings)
         found: dict[Hashable, list] = {}
@@ -136,7 +146,8 @@ class TopicPool:
             if missing:
                 raise OrderError(f"no features for {len(missing)} candidates (e.g. {', '.join(map(str, missing[:3]))})")
         rows = None if features is None else np.array([features[k] for k in keys], dtype=np.float64)
-        return cls(keys, runs, ranks, rows, seed)
+        scores = None if prior is None else np.array([prior.get(k, np.nan) for k in keys], dtype=np.float64)
+        return cls(keys, runs, ranks, rows, seed, scores)
 
     def rank_features(self) -> np.ndarray:
         """Per candidate: 1 − ln(rank) / ln(deepest + 1) for each run (0 when absent), the share of runs, and RRF."""
@@ -462,13 +473,34 @@ class ActiveLearning(Order):
         return self.ranking[self.at] if self.at < len(self.ranking) else None
 
 
-CLASSES = {cls.name: cls for cls in (DepthOrder, MoveToFront, MaxMean, ActiveLearning)}
+class PriorOrder(DepthOrder):
+    """The pool by its prior scores, highest first; candidates without one after, in depth order."""
+
+    name = "machine"
+
+    def __init__(self, pool, min_rel=1):
+        if pool.prior is None:
+            raise OrderError("the machine order needs a score per candidate (a machine label source)")
+        super().__init__(pool, min_rel)
+        if "prior_order" not in pool._cache:
+            scored = ~np.isnan(pool.prior)
+            key = np.where(scored, -pool.prior, 0.0)
+            pool._cache["prior_order"] = np.lexsort((np.arange(len(pool)), key, ~scored)).tolist()
+        self.ranking = pool._cache["prior_order"]
+
+    def next(self):
+        while self.at < len(self.ranking) and self.judged[self.ranking[self.at]]:
+            self.at += 1
+        return self.ranking[self.at] if self.at < len(self.ranking) else None
+
+
+CLASSES = {cls.name: cls for cls in (DepthOrder, MoveToFront, MaxMean, ActiveLearning, PriorOrder)}
 
 
 def make_order(name: str, pool: TopicPool, min_rel: int = 1) -> Order:
-    """An order by name (depth, mtf, maxmean, active) over `pool`."""
+    """An order by name (depth, mtf, maxmean, active, machine) over `pool`."""
     if name not in CLASSES:
-        raise OrderError(f"unknown judging order {name!r}; use one of {', '.join(ORDERS)}")
+        raise OrderError(f"unknown judging order {name!r}; use one of {', '.join(LIVE_ORDERS)}")
     return CLASSES[name](pool, min_rel)
 
 

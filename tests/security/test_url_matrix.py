@@ -53,6 +53,12 @@ TABLE = {
         "POST": ("/campaigns/new/", (302, 404, 404, 404, 400, 404, 400)),
     },
     "campaigns/<slug:name>/": {"GET": ("/campaigns/{campaign}/", (302, 404, 404, 404, 200, 404, 200))},
+    "campaigns/<slug:name>/judging-order/": {
+        "POST": ("/campaigns/{campaign}/judging-order/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/topic-stop/": {
+        "POST": ("/campaigns/{campaign}/topic-stop/", (302, 404, 404, 404, 400, 404, 400)),
+    },
     "campaigns/<slug:name>/data/": {
         "GET": ("/campaigns/{campaign}/data/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{campaign}/data/", (302, 404, 404, 404, 400, 404, 400)),

@@ -15,6 +15,7 @@
   var el = AS.el;
   var QUERY = S.query || "";
   var LAYERS = { plot_grade: true, plot_spans: true };
+  var ORDERED = S.ordered || null;
 
   // ----- the query's offsets: UTF-16 (the DOM) <-> code points (stored) -----------------------------------------
   var cpToU16 = [0];
@@ -143,7 +144,34 @@
     }
   }
 
-  function progress() { return AS.countDone(cands, function (c) { return graded(c.id); }); }
+  function progress() {
+    var pr = AS.countDone(cands, function (c) { return graded(c.id); });
+    if (ORDERED) {  // the page holds the candidates served so far; the unit has the topic's whole pool
+      pr.total = ORDERED.total;
+      pr.complete = pr.total > 0 && pr.done === pr.total;
+      pr.percent = pr.total ? Math.round(100 * pr.done / pr.total) : 0;
+    }
+    return pr;
+  }
+
+  // A served order (the campaign's judging order): past the last candidate here, the next one is the server's to
+  // choose from everyone's judgements, so once this page's changes are saved the page is loaded again.
+  var fetching = false;
+  function nextServed() {
+    var c = cur();
+    if (READONLY || fetching) return;
+    if (c && !graded(c.id)) { hint("Answer this candidate first; the next one is chosen from the answers so far."); return; }
+    if (ORDERED.stopped || (!ORDERED.waiting && c && graded(c.id) && cands.length >= ORDERED.total)) {
+      hint("Nothing more to judge on this topic" + (ORDERED.reason ? ": " + ORDERED.reason : "") + ".");
+      return;
+    }
+    fetching = true;
+    hint("Saving, then fetching the next candidate…");
+    (function wait() {
+      if (Object.keys(saver.pendingKeys()).length) { saver.pump(true); setTimeout(wait, 150); return; }
+      window.location.reload();
+    })();
+  }
 
   function renderProgress() {
     var pr = progress();
@@ -168,6 +196,10 @@
     var c = cur();
     c.el.focus({ preventScroll: true });
     saver.keepPosition(current);
+  }
+
+  function forward() {
+    if (ORDERED && current >= cands.length - 1) nextServed(); else setCurrent(current + 1);
   }
 
   function answer(raw) {
@@ -282,7 +314,7 @@
     var key = ev.key;
     var handled = true;
     switch (key) {
-      case "j": case "ArrowDown": setCurrent(current + 1); break;
+      case "j": case "ArrowDown": forward(); break;
       case "k": case "ArrowUp": setCurrent(current - 1); break;
       case "Home": setCurrent(0); break;
       case "End": setCurrent(cands.length - 1); break;
@@ -324,7 +356,7 @@
       if (c.dot) c.dot.addEventListener("click", function () { setCurrent(c.index); });
     });
     document.querySelectorAll(".cand-nav [data-action]").forEach(function (b) {
-      b.addEventListener("click", function () { setCurrent(current + (b.dataset.action === "next" ? 1 : -1)); });
+      b.addEventListener("click", function () { if (b.dataset.action === "next") forward(); else setCurrent(current - 1); });
     });
     if (!READONLY) {
       // A selection made with the mouse that starts or ends in the query marks that part of it.

@@ -2,15 +2,18 @@
 
 from django.contrib import messages
 from django.db.models import Count, Q
+from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import Assignment, Campaign, DataImport
 from annotation.reports.overview import campaign_overview
 from annotation.services.campaign_setup import SetupInvalid, new_campaign, plot_settings
 from annotation.services.data_imports import Upload
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
-from annotation.views.console.forms import CampaignForm
+from annotation.services.judging_order import OrderSettingsInvalid, set_topic_stop, settings_of
+from annotation.views.console.forms import CampaignForm, JudgingOrderForm
 from assessments.models import Pool, QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
@@ -45,6 +48,7 @@ def campaign_new(request):
             settings = plot_settings(mode=data["mode"], scale=data["plot_scale"],
                                      context_sentences=data["context_sentences"],
                                      choice_candidates=data["choice_candidates"])
+            settings.update(form.order_settings())
         upload = data.get("topic_file") if data["topics_from"] == CampaignForm.TOPICS_FILE else None
         campaign = new_campaign(
             name=data["name"], task=data["task"], title=data["title"], collection=data["collection"],
@@ -57,7 +61,7 @@ def campaign_new(request):
             review_sample_size=data["review_sample_size"], review_threshold=data["review_threshold"] / 100,
             settings=settings, max_runs=data["max_runs"], max_per_topic=data["max_per_topic"],
         )
-    except SetupInvalid as exc:
+    except (SetupInvalid, OrderSettingsInvalid) as exc:
         form.add_service_error(exc.field, exc.message)
     except ImportFailed as exc:
         problems, more = problems_of(exc), more_problems(exc)
@@ -74,7 +78,10 @@ def campaign_new(request):
 @organisers_only
 def campaign_home(request, name):
     """A campaign's home: progress, and the way to each of its parts (data, pools, people, work, results)."""
-    campaign = campaign_of(name)
+    return _home(request, campaign_of(name))
+
+
+def _home(request, campaign, order_form=None, status=200):
     line = next((x for x in campaign_overview() if x.campaign.pk == campaign.pk), None)
     track = getattr(campaign, "track", None)
     pools = list(campaign.pools.with_counts().order_by("name"))
@@ -94,4 +101,50 @@ def campaign_home(request, name):
         "campaign": campaign, "line": line, "track": track, "pools": pools, "steps": steps, "counts": counts,
         "imports": DataImport.objects.filter(campaign=campaign)[:5],
         "building": [p for p in pools if p.status in (Pool.Status.PENDING, Pool.Status.BUILDING)],
+        "order_form": order_form or _order_form(campaign),
+    }, status=status)
+
+
+def _order_form(campaign):
+    try:
+        current = settings_of(campaign)
+    except OrderSettingsInvalid:
+        return JudgingOrderForm()
+    return JudgingOrderForm(initial={
+        "judging_order": current.order, "judging_budget": current.budget, "machine_source": current.machine_source,
+        "target_recall": None if current.target_recall is None else round(current.target_recall * 100),
     })
+
+
+@require_POST
+@organisers_only
+def judging_order(request, name):
+    """Change a plot-labels campaign's judging order, target recall and budget (the queue follows at once)."""
+    campaign = campaign_of(name)
+    form = JudgingOrderForm(request.POST)
+    if form.is_valid():
+        try:
+            changed = form.order_settings()
+        except OrderSettingsInvalid as exc:
+            form.add_service_error(exc.field, exc.message)
+        else:
+            campaign.settings = {**(campaign.settings or {}), **changed}  # machine_source kept unless given
+            campaign.save(update_fields=["settings"])
+            messages.success(request, f"Judging order set: {changed['judging_order']}.")
+            return redirect("annotation:campaign_home", name=campaign.name)
+    return _home(request, campaign, order_form=form, status=400)
+
+
+@require_POST
+@organisers_only
+def topic_stop(request, name):
+    """The organiser's word on one topic: stop it, keep it going, or follow the estimate again."""
+    campaign = campaign_of(name)
+    topic = request.POST.get("topic", "")
+    try:
+        set_topic_stop(campaign, topic, request.POST.get("stop", ""))
+    except OrderSettingsInvalid as exc:
+        return HttpResponseBadRequest(f"{exc.field}: {exc.message}", content_type="text/plain")
+    messages.success(request, f"Topic {topic}: " + {"stop": "stopped", "go": "kept going"}.get(
+        request.POST.get("stop", ""), "follows the estimate again") + ".")
+    return redirect(reverse("annotation:dashboard", args=[campaign.name]) + "#stopping")

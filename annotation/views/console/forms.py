@@ -7,6 +7,7 @@ from django.core.validators import validate_slug
 from annotation.models import Campaign, DataImport
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
+from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
 from assessments.labels import DEFAULT_PLOT_SCALE
 from assessments.models import Pool
 from retrieval import fusion
@@ -45,7 +46,46 @@ class ServiceErrorsMixin:
         self.add_error(field if field in self.fields else None, message)
 
 
-class CampaignForm(ServiceErrorsMixin, forms.Form):
+class JudgingOrderFields(forms.Form):
+    """The judging order of a plot-labels campaign (annotation.services.judging_order), on the new-campaign form and
+    on a campaign's home."""
+
+    judging_order = forms.ChoiceField(
+        choices=[(o, ORDER_LABELS[o]) for o in ORDERS], initial=SHUFFLED, required=False, label="Judging order",
+        help_text="Plot labelling: serve each assessor the next candidate of this order, computed from everyone's "
+                  "judgements so far, or show every candidate shuffled.",
+    )
+    target_recall = forms.IntegerField(
+        min_value=1, max_value=100, required=False, label="Stop at estimated recall (%)",
+        help_text="A topic stops when its estimated recall (pessimistic end of the interval) reaches this "
+                  "(empty: never on the estimate).",
+    )
+    judging_budget = forms.IntegerField(min_value=1, required=False, label="Budget per topic",
+                                        help_text="A topic stops after this many judgements (empty: no budget).")
+    machine_source = forms.IntegerField(
+        min_value=1, required=False, label="Machine label source",
+        help_text="For the machine order: the id of the source whose scores order the queue (never shown).",
+    )
+
+    def order_settings(self) -> dict:
+        from annotation.services.judging_order import order_settings
+
+        data = self.cleaned_data
+        target = data.get("target_recall")
+        return order_settings(order=data.get("judging_order") or SHUFFLED,
+                              target_recall=None if target is None else target / 100,
+                              budget=data.get("judging_budget"), machine_source=data.get("machine_source"))
+
+
+class JudgingOrderForm(ServiceErrorsMixin, JudgingOrderFields):
+    """A campaign's judging order, edited on its home."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judging_order"].required = True
+
+
+class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
     """A new campaign: what is judged, which topics, how it is given out and checked."""
 
     TOPICS_ALL, TOPICS_PICK, TOPICS_FILE = "all", "pick", "file"

@@ -1,0 +1,272 @@
+"""A campaign's judging order: which candidate of a topic each assessor of a plot-labels campaign judges next, and
+when a topic stops (issue 17). The orders themselves are assessments.services.ordering's, the code
+`manage.py simulate_judging` replays: one home.
+
+The campaign's settings (checked by `settings_of`; the console's form writes them):
+
+- ``judging_order``: ``shuffled`` (default: every candidate on the page, in the assessor's own shuffled order,
+  as before), or a served order: ``depth`` (the pool's order), ``mtf`` (Move-to-Front), ``maxmean``
+  (Losada et al.'s bandit), ``active`` (continuous active learning on rank features) or ``machine`` (by the
+  scores of the machine label source ``machine_source``; the scores order the queue but are never shown, and
+  never counted as judgements);
+- ``target_recall`` (0-1) and ``judging_budget`` (judgements per topic): a topic stops when its estimated recall,
+  taken at the interval's pessimistic end, reaches the target, or at the budget (ordering.decide_stop);
+- ``judging_min_rel``: a plot grade at or above it counts as relevant (default 1);
+- ``topic_stops``: the organiser's word on a topic, {topic external id: "stop" | "go"}, over the estimate's.
+
+How the order is served. Every human plot grade of this campaign on a topic (all assessors, cleared ones left out,
+adjudicated ones and machine labels never) makes the topic's *sequence*: its candidates in the order they were
+first graded; a candidate's grade is the upper median of its assessors' grades. The order is replayed over that
+sequence (ordering.replay) and gives the next candidate nobody has graded. An assessor is served the sequence's
+candidates they have not graded yet, in sequence order (with overlap they follow the others), then the order's
+next one, unless the topic is stopped. Everything is computed on read: a GET writes nothing, and the one thing
+stored is each grade, by the save path.
+
+A stored pool never changes once built, so each process keeps the last topics' TopicPool (with the active
+model's features and kept rankings): a page asks the database for the topic's grades only.
+"""
+
+import statistics
+import threading
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
+
+from annotation.services.errors import ServiceError
+from assessments.models import CandidateSource, Judgement, Layer, MachineLabel, PoolCandidate
+from assessments.services import ordering
+
+SHUFFLED = "shuffled"
+ORDERS = (SHUFFLED, *ordering.LIVE_ORDERS)
+ORDER_LABELS = {
+    SHUFFLED: "Shuffled per assessor, every candidate on the page (no served order)",
+    "depth": "Depth: the pool's order",
+    "mtf": "Move-to-Front (Cormack et al.)",
+    "maxmean": "MaxMean bandit (Losada et al.; TREC 2017 Common Core)",
+    "active": "Continuous active learning (a model trained on the judgements so far)",
+    "machine": "Machine scores: by a machine label source's scores (never shown to assessors)",
+}
+STOP, GO = "stop", "go"
+POOLS_KEPT = 64
+
+
+class OrderSettingsInvalid(ServiceError):
+    """A judging-order setting that cannot be used; `field` names it."""
+
+
+@dataclass(frozen=True)
+class OrderSettings:
+    order: str = SHUFFLED
+    target_recall: float | None = None
+    budget: int | None = None
+    min_rel: int = 1
+    machine_source: int | None = None
+    stops: dict = None
+
+    @property
+    def served(self) -> bool:
+        """Whether the queue serves an order (else the page shows every candidate, shuffled)."""
+        return self.order != SHUFFLED
+
+
+def settings_of(campaign) -> OrderSettings:
+    """The campaign's judging-order settings, checked (OrderSettingsInvalid names the setting)."""
+    raw = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
+    return check_settings(raw)
+
+
+def check_settings(raw: dict) -> OrderSettings:
+    order = raw.get("judging_order", SHUFFLED) or SHUFFLED
+    if order not in ORDERS:
+        raise OrderSettingsInvalid("judging_order", f"{order!r} is not one of {', '.join(ORDERS)}")
+    target = raw.get("target_recall")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1):
+        raise OrderSettingsInvalid("target_recall", "a share above 0 and at most 1 (e.g. 0.9), or empty")
+    budget = raw.get("judging_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise OrderSettingsInvalid("judging_budget", "a whole number of judgements per topic, 1 or more, or empty")
+    min_rel = raw.get("judging_min_rel", 1)
+    if isinstance(min_rel, bool) or not isinstance(min_rel, int) or min_rel < 1:
+        raise OrderSettingsInvalid("judging_min_rel", "a whole grade, 1 or more")
+    source = raw.get("machine_source")
+    if order == "machine" and (isinstance(source, bool) or not isinstance(source, int)):
+        raise OrderSettingsInvalid("machine_source", "the machine order needs a machine label source (its id)")
+    stops = raw.get("topic_stops") or {}
+    if not isinstance(stops, dict) or any(v not in (STOP, GO) for v in stops.values()):
+        raise OrderSettingsInvalid("topic_stops", 'expected {topic: "stop" or "go"}')
+    return OrderSettings(order, None if target is None else float(target), budget, min_rel,
+                         source if isinstance(source, int) and not isinstance(source, bool) else None, dict(stops))
+
+
+def order_settings(*, order=SHUFFLED, target_recall=None, budget=None, min_rel=1, machine_source=None) -> dict:
+    """The settings dict of a judging order (what the console's forms store), checked."""
+    raw = {"judging_order": order or SHUFFLED, "target_recall": target_recall, "judging_budget": budget,
+           "judging_min_rel": min_rel}
+    if machine_source is not None:
+        raw["machine_source"] = machine_source
+    if raw["judging_order"] == "machine" and machine_source is not None:
+        from assessments.models import MachineLabelSource
+
+        if not MachineLabelSource.objects.filter(pk=machine_source).exists():
+            raise OrderSettingsInvalid("machine_source", f"no machine label source {machine_source}")
+    check_settings(raw)
+    return raw
+
+
+# --- a topic's pool, kept per process -----------------------------------------------------------------------
+
+_pools: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+
+
+def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
+    """The stored pool's candidates of one topic (passage ids in the pool's order, each run's rank) as a TopicPool;
+    with `machine_source`, that source's scores as the prior (its grade where it has no score)."""
+    key = (pool.pk, pool.built_at, topic_id, machine_source)
+    with _lock:
+        found = _pools.get(key)
+        if found is not None:
+            _pools.move_to_end(key)
+            return found
+    keys = list(PoolCandidate.objects.filter(pool_id=pool.pk, topic_id=topic_id).order_by("rank")
+                .values_list("passage_id", flat=True))
+    rankings = defaultdict(list)
+    for run_id, passage_id in (CandidateSource.objects.filter(candidate__pool_id=pool.pk, candidate__topic_id=topic_id)
+                               .order_by("run_id", "rank").values_list("run_id", "candidate__passage_id")):
+        rankings[run_id].append(passage_id)
+    if not rankings:  # a pool without provenance (e.g. made by hand): one ranking, the pool's order
+        rankings["pool"] = keys
+    prior = None
+    if machine_source is not None:
+        prior = {}
+        for pid, grade, score in MachineLabel.objects.filter(
+            source_id=machine_source, topic_id=topic_id, passage_id__in=keys, grade__isnull=False,
+        ).values_list("passage_id", "grade", "score"):
+            prior[pid] = float(score if score is not None else grade)
+    built = ordering.TopicPool.from_rankings(dict(rankings), None, order=keys, prior=prior)
+    with _lock:
+        _pools[key] = built
+        while len(_pools) > POOLS_KEPT:
+            _pools.popitem(last=False)
+    return built
+
+
+def topic_grades(campaign_id, topic_id, passage_ids=None) -> tuple[dict, dict]:
+    """The campaign's human plot grades of a topic: ({passage: grade} in the order first graded, the grade the upper
+    median of its assessors'), {assessor id: set of passages they graded}."""
+    rows = Judgement.objects.in_campaign(campaign_id).filter(
+        topic_id=topic_id, layer=Layer.PLOT_GRADE, adjudicated=False, value__isnull=False,
+    )
+    if passage_ids is not None:
+        rows = rows.filter(passage_id__in=passage_ids)
+    grades, by = {}, defaultdict(set)
+    for assessor_id, passage_id, grade in rows.order_by("pk").values_list("assessor_id", "passage_id", "grade"):
+        grades.setdefault(passage_id, []).append(grade)
+        by[assessor_id].add(passage_id)
+    return {pid: statistics.median_high([g for g in gs if g is not None] or [None])
+            for pid, gs in grades.items()}, by
+
+
+# --- the state of a topic --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """One topic of a pool in a campaign: the sequence graded so far, the order's next, the estimate and the stop."""
+
+    settings: OrderSettings
+    pool: ordering.TopicPool
+    sequence: list  # passage ids in the order first graded
+    grades: dict  # {passage: grade}
+    graded_by: dict  # {assessor id: set of passages}
+    following: int | None  # the order's next candidate nobody has graded
+    estimate: ordering.Estimate
+    decision: ordering.Decision
+    override: str | None
+
+    @property
+    def stopped(self) -> bool:
+        if self.override == STOP:
+            return True
+        if self.override == GO:
+            return self.estimate.unjudged == 0
+        return self.decision.stop
+
+    @property
+    def why(self) -> str:
+        if self.override == STOP:
+            return "stopped by the organiser"
+        if self.override == GO:
+            return "kept going by the organiser" + ("" if self.estimate.unjudged else "; every candidate is judged")
+        return self.decision.reason
+
+    def found_curve(self) -> list[int]:
+        """Relevant found after each judgement of the sequence."""
+        found, out = 0, []
+        for pid in self.sequence:
+            grade = self.grades[pid]
+            found += grade is not None and grade >= self.settings.min_rel
+            out.append(found)
+        return out
+
+    def serve(self, assessor_id) -> tuple[list, int | None]:
+        """(the sequence's candidates this assessor graded, in sequence order; the candidate to serve them now)."""
+        mine = self.graded_by.get(assessor_id, set())
+        done = [pid for pid in self.sequence if pid in mine]
+        behind = next((pid for pid in self.sequence if pid not in mine), None)
+        if behind is not None:
+            return done, behind
+        return done, None if self.stopped else self.following
+
+
+def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None, topic_external_id=None) -> TopicState:
+    """The state of one topic now (reading only)."""
+    settings = settings or settings_of(campaign)
+    tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order == "machine" else None)
+    grades, by = topic_grades(campaign.pk, topic_id, None)
+    grades = {pid: g for pid, g in grades.items() if pid in tpool.index}
+    by = {a: {pid for pid in pids if pid in tpool.index} for a, pids in by.items()}
+    name = settings.order if settings.served else "depth"
+    with ordering.single_threaded():
+        following_i = ordering.replay(ordering.make_order(name, tpool, settings.min_rel), grades).next()
+        estimate = ordering.estimate_remaining(tpool, grades, settings.min_rel)
+    decision = ordering.decide_stop(estimate, target_recall=settings.target_recall, budget=settings.budget)
+    if topic_external_id is None:
+        from assessments.models import Topic
+
+        topic_external_id = Topic.objects.filter(pk=topic_id).values_list("external_id", flat=True).first()
+    return TopicState(settings, tpool, list(grades), grades, by,
+                      None if following_i is None else tpool.keys[following_i], estimate, decision,
+                      settings.stops.get(topic_external_id))
+
+
+def served_candidates(assignment) -> tuple[list, TopicState] | None:
+    """For a plot-labels unit of a campaign with a served order: the passage ids its page shows (those the assessor
+    graded, in the sequence's order, then the one to judge now, if any) and the topic's state; None when the
+    campaign shows every candidate (shuffled)."""
+    campaign = assignment.campaign if assignment.campaign_id else None
+    settings = settings_of(campaign)
+    if not settings.served or assignment.pool_id is None:
+        return None
+    state = topic_state(campaign, assignment.pool, assignment.topic_id, settings, assignment.topic.external_id)
+    done, now = state.serve(assignment.assessor_id)
+    return done + ([now] if now is not None else []), state
+
+
+def set_topic_stop(campaign, topic_external_id, word) -> None:
+    """The organiser's word on a topic: "stop", "go", or "" (back to the estimate's). Stored in the settings."""
+    if word not in (STOP, GO, ""):
+        raise OrderSettingsInvalid("stop", 'expected "stop", "go" or "" (follow the estimate)')
+    from annotation.models import Assignment
+
+    if not isinstance(topic_external_id, str) or not Assignment.objects.filter(
+            campaign=campaign, topic__external_id=topic_external_id).exists():
+        raise OrderSettingsInvalid("topic", "not a topic of this campaign's units")
+    settings = dict(campaign.settings or {})
+    stops = dict(settings.get("topic_stops") or {})
+    if word:
+        stops[topic_external_id] = word
+    else:
+        stops.pop(topic_external_id, None)
+    settings["topic_stops"] = stops
+    campaign.settings = settings
+    campaign.save(update_fields=["settings"])

@@ -1,0 +1,216 @@
+"""The live queue serves the campaign's judging order (issue 17): plot-labels pages show the candidates graded so far
+and the order's next, computed from everyone's judgements with the simulator's own code; topics stop at a budget or a
+target recall, and the organiser can override; machine scores order the queue without reaching the page."""
+
+import json
+import uuid
+from itertools import count
+
+import pytest
+from django.urls import reverse
+
+from annotation.roles import Role, ensure_groups
+from annotation.services import judging_order
+from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, PoolCandidate
+from assessments.services import ordering
+from tests import factories
+from tests.annotation import plot_setup as ps
+
+pytestmark = pytest.mark.django_db
+SEQ = count(1)
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A sample query and six chunks pooled from two runs by hand: run A ranks p0, p2, p4 and run B p1, p3, p5."""
+    topic = ps.load_query(tmp_path, lines=ps.EXCERPT)
+    pool, picked = ps.plot_pool(topic, size=6)
+    runs = {"A": picked[0::2], "B": picked[1::2]}
+    for name, ranking in runs.items():
+        run = factories.run(topic.collection, name)
+        for rank, passage in enumerate(ranking, start=1):
+            CandidateSource.objects.create(candidate=PoolCandidate.objects.get(pool=pool, passage=passage), run=run,
+                                           rank=rank)
+    return topic, pool, picked, runs
+
+
+def make(world, order, username="judge", camp=None, **settings):
+    topic, pool, picked, _ = world
+    camp = camp or ps.campaign(judging_order=order, **settings)
+    return ps.assign(factories.user(username), topic, pool, camp)
+
+
+def served(client, assignment):
+    """The passage ids the assessor's page holds, in order, and its served-order state."""
+    client.force_login(assignment.assessor)
+    response = client.get(reverse("annotation:outline", args=[assignment.token]))
+    assert response.status_code == 200, response.content
+    state = response.context["state"]
+    return [c["id"] for c in state["candidates"]], state.get("ordered")
+
+
+def grade(client, assignment, passage, value):
+    client.force_login(assignment.assessor)
+    body = {"change_id": str(uuid.uuid4()), "client_time": "2024-05-01T12:00:00.000Z", "client_seq": next(SEQ),
+            "session_id": "tab", "active_ms": 900, "layer": "plot_grade", "passage": passage.pk, "value": value}
+    response = client.post(reverse("annotation:save", args=[assignment.token]), json.dumps(body),
+                           content_type="application/json")
+    assert response.status_code == 200, response.content
+
+
+def by_hand(runs, grades, order):
+    """The simulator's next candidate for the same rankings and grades (ordering.next_candidate, no database)."""
+    pool = ordering.TopicPool.from_rankings({name: [p.pk for p in ranking] for name, ranking in runs.items()})
+    return ordering.next_candidate(pool, {p.pk: g for p, g in grades}, order)
+
+
+def test_move_to_front_is_served_as_worked_out_by_hand(client, world):
+    _, _, p, runs = world
+    a = make(world, "mtf")
+    assert served(client, a)[0] == [p[0].pk]  # run A has the turn: its best
+    grade(client, a, p[0], 0)  # not relevant: A loses a point, B's turn
+    assert served(client, a)[0] == [p[0].pk, p[1].pk]
+    grade(client, a, p[1], 2)  # relevant: B keeps the turn
+    ids, state = served(client, a)
+    assert ids == [p[0].pk, p[1].pk, p[3].pk]  # depth order would give p2
+    assert ids[-1] == by_hand(runs, [(p[0], 0), (p[1], 2)], "mtf")
+    assert state["total"] == 6 and state["waiting"] and not state["stopped"]
+
+
+@pytest.mark.parametrize("order", ["depth", "maxmean", "active"])
+def test_every_order_serves_what_the_simulator_would_choose(client, world, order):
+    _, _, p, runs = world
+    a = make(world, order)
+    made = []
+    for value in (0, 2, 0, 1):
+        ids, _ = served(client, a)
+        expected = by_hand(runs, made, order)
+        assert ids[-1] == expected
+        passage = next(x for x in p if x.pk == expected)
+        grade(client, a, passage, value)
+        made.append((passage, value))
+    assert served(client, a)[0][:-1] == [x.pk for x, _ in made]
+
+
+def test_with_overlap_the_second_assessor_follows_the_sequence_then_the_order(client, world):
+    _, _, p, runs = world
+    first = make(world, "mtf", "ada")
+    second = make(world, "mtf", "bo", camp=first.campaign)
+    grade(client, first, p[0], 0)
+    grade(client, first, p[1], 2)
+    assert served(client, second)[0] == [p[0].pk]  # behind: the sequence's first
+    grade(client, second, p[0], 0)
+    assert served(client, second)[0] == [p[0].pk, p[1].pk]
+    grade(client, second, p[1], 2)
+    assert served(client, second)[0][-1] == p[3].pk == by_hand(runs, [(p[0], 0), (p[1], 2)], "mtf")
+
+
+def test_opening_the_page_writes_nothing(client, world):
+    a = make(world, "active")
+    grade(client, a, world[2][0], 2)
+    before = factories.db_snapshot()
+    served(client, a)
+    served(client, a)
+    assert factories.db_snapshot() == before
+
+
+def test_a_budget_stops_the_topic_and_the_organiser_can_override_it(client, world):
+    _, _, p, _ = world
+    a = make(world, "depth", judging_budget=2)
+    grade(client, a, p[0], 2)
+    grade(client, a, p[1], 0)
+    ids, state = served(client, a)
+    assert ids == [p[0].pk, p[1].pk] and state["stopped"] and "budget of 2" in state["reason"]
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    url = reverse("annotation:console_topic_stop", args=[a.campaign.name])
+    client.force_login(organiser)
+    assert client.post(url, {"topic": a.topic.external_id, "stop": "go"}).status_code == 302
+    assert served(client, a)[0] == [p[0].pk, p[1].pk, p[2].pk]
+    client.force_login(organiser)
+    client.post(url, {"topic": a.topic.external_id, "stop": "stop"})
+    grade(client, a, p[2], 0)
+    assert served(client, a)[1]["stopped"]
+    client.force_login(organiser)
+    assert client.post(url, {"topic": "nope", "stop": "go"}).status_code == 400
+    assert client.post(url, {"topic": a.topic.external_id, "stop": "maybe"}).status_code == 400
+    client.force_login(a.assessor)
+    assert client.post(url, {"topic": a.topic.external_id, "stop": "go"}).status_code == 404
+
+
+def test_a_target_recall_stops_once_the_pessimistic_estimate_reaches_it(client, world):
+    _, _, p, _ = world
+    a = make(world, "depth", target_recall=0.5)
+    for passage, value in zip(p, (2, 0, 0, 0, 0)):
+        grade(client, a, passage, value)
+    state = judging_order.topic_state(a.campaign, a.pool, a.topic_id)
+    assert state.estimate.found == 1 and state.estimate.judged == 5
+    assert state.stopped == (state.estimate.recall_low >= 0.5)
+
+
+def test_the_machine_order_follows_the_scores_and_never_shows_them(client, world):
+    topic, _, p, _ = world
+    source = MachineLabelSource.objects.create(name="annotator", kind="classifier", collection=topic.collection,
+                                               model="minilm", grades=[0, 1], status="ready")
+    scores = {p[4]: 0.9731, p[2]: 0.8642, p[5]: 0.7553}
+    for passage, score in scores.items():
+        MachineLabel.objects.create(source=source, topic=topic, passage=passage, grade=1, score=score)
+    a = make(world, "machine", machine_source=source.pk)
+    assert served(client, a)[0] == [p[4].pk]
+    grade(client, a, p[4], 0)
+    grade(client, a, p[2], 0)
+    ids, state = served(client, a)
+    assert ids == [p[4].pk, p[2].pk, p[5].pk]
+    client.force_login(a.assessor)
+    html = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    assert "0.9731" not in html and "0.8642" not in html and "machine" not in json.dumps(state)
+    grade(client, a, p[5], 0)
+    assert served(client, a)[0][-1] == p[0].pk  # unscored ones after, in depth order
+    # the machine's labels are not judgements: the topic's sequence holds the three human grades only
+    assert judging_order.topic_state(a.campaign, a.pool, a.topic_id).estimate.judged == 3
+
+
+@pytest.mark.parametrize("raw,field", [
+    ({"judging_order": "random"}, "judging_order"), ({"target_recall": 1.5}, "target_recall"),
+    ({"judging_budget": 0}, "judging_budget"), ({"judging_budget": True}, "judging_budget"),
+    ({"judging_order": "machine"}, "machine_source"), ({"topic_stops": {"t": "later"}}, "topic_stops"),
+    ({"judging_min_rel": 0}, "judging_min_rel"),
+])
+def test_bad_settings_name_their_field(raw, field):
+    with pytest.raises(judging_order.OrderSettingsInvalid) as caught:
+        judging_order.check_settings(raw)
+    assert caught.value.field == field
+
+
+def test_a_bad_setting_is_a_409_page_not_a_500(client, world):
+    a = make(world, "sideways")
+    client.force_login(a.assessor)
+    response = client.get(reverse("annotation:outline", args=[a.token]))
+    assert response.status_code == 409 and b"judging_order" in response.content
+
+
+def test_the_organiser_sets_the_order_on_the_campaign_home_and_the_dashboard_shows_the_topic(client, world):
+    _, _, p, _ = world
+    a = make(world, "shuffled")
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    url = reverse("annotation:console_judging_order", args=[a.campaign.name])
+    response = client.post(url, {"judging_order": "maxmean", "target_recall": "90", "judging_budget": "40"})
+    assert response.status_code == 302
+    a.campaign.refresh_from_db()
+    assert a.campaign.settings["judging_order"] == "maxmean"
+    assert (a.campaign.settings["target_recall"], a.campaign.settings["judging_budget"]) == (0.9, 40)
+    bad = client.post(url, {"judging_order": "machine"})
+    assert bad.status_code == 400 and "machine" in bad.content.decode()
+    home = client.get(reverse("annotation:campaign_home", args=[a.campaign.name])).content.decode()
+    assert 'id="judging-order-now">maxmean' in home
+    grade(client, a, p[0], 2)
+    grade(client, a, p[1], 0)
+    client.force_login(organiser)
+    page = client.get(reverse("annotation:dashboard", args=[a.campaign.name]))
+    topics = page.context["stopping"]["topics"]
+    assert [(t["topic"], t["judged"], t["found"]) for t in topics] == [(a.topic.external_id, 2, 1)]
+    chart = page.context["stopping"]["charts"][0]
+    assert chart["table"]["rows"] == [["1", 1], ["2", 1]]
+    assert 'id="stopping-table"' in page.content.decode()
