@@ -3,7 +3,7 @@
 from django.urls import path
 
 from annotation.views import assessor as views, campaigns as campaign_views, studies as study_views
-from annotation.views.console import campaigns as console, data, people, pools, results, work
+from annotation.views.console import campaigns as console, data, machine, people, pools, results, work
 
 app_name = "annotation"
 
@@ -25,6 +25,8 @@ urlpatterns = [
     path("campaigns/<slug:name>/pools/", pools.pools_page, name="console_pools"),
     path("campaigns/<slug:name>/pools/<slug:pool>/status/", pools.pool_status, name="console_pool_status"),
     path("campaigns/<slug:name>/work/", work.work_page, name="console_work"),
+    path("campaigns/<slug:name>/machine/", machine.machine_page, name="console_machine"),
+    path("campaigns/<slug:name>/machine/jobs/<int:job>/status/", machine.job_status, name="console_machine_job"),
     path("campaigns/<slug:name>/results/", results.results_page, name="console_results"),
     path("campaigns/<slug:name>/results/<slug:what>/", results.download, name="console_download"),
     path("data/", data.site_data, name="console_site_data"),

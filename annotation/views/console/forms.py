@@ -10,6 +10,7 @@ from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAUL
 from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
 from assessments.labels import DEFAULT_PLOT_SCALE
 from assessments.models import Pool
+from assessments.services.runs import run_labels
 from retrieval import fusion
 
 
@@ -247,7 +248,8 @@ class PoolForm(ServiceErrorsMixin, forms.Form):
 
     def __init__(self, *args, runs=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["runs"].choices = [(str(r.pk), r.name) for r in runs]
+        labels = run_labels(runs)  # owner/name where teams share a name (assessments.services.runs)
+        self.fields["runs"].choices = [(str(r.pk), labels[r.pk]) for r in runs]
 
     def clean(self):
         data = super().clean()
@@ -305,3 +307,98 @@ class AssignForm(ServiceErrorsMixin, forms.Form):
     def __init__(self, *args, assessors=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["assessors"].choices = [(u.username, u.username) for u in assessors]
+
+
+# Machine assistance (/campaigns/<name>/machine/): the options of train_annotator, machine_label and llm_judge.
+
+
+class TrainAnnotatorForm(ServiceErrorsMixin, forms.Form):
+    """An auto-annotator: what it learns from, the base model, the cross-validation and the training."""
+
+    learn_from = forms.ChoiceField(
+        choices=[("campaign", "This campaign's judgements (majority over its assessors)"),
+                 ("qrels", "A qrel set over one of the campaign's pools (a candidate it does not list is 0)")],
+        initial="campaign", widget=forms.RadioSelect, label="Learn from",
+    )
+    qrels = forms.ChoiceField(required=False, label="Qrel set", help_text="With a qrel set: its name.")
+    pool = forms.ChoiceField(required=False, help_text="With a qrel set: the candidates to learn from.")
+    topics = forms.CharField(required=False, label="Only these topics",
+                             help_text="Topic ids (empty: all), e.g. the share people judged.")
+    model_choice = forms.ChoiceField(
+        choices=[("minilm", "The bundled all-MiniLM-L6-v2"), ("other", "Another Hugging Face model")],
+        initial="minilm", widget=forms.RadioSelect, label="Base model",
+    )
+    model_name = forms.CharField(required=False, max_length=300, label="Model name or folder",
+                                 help_text="A Hugging Face encoder or cross-encoder: organisation/model, or a folder "
+                                           "on the workers holding one.")
+    folds = forms.IntegerField(min_value=2, max_value=20, initial=5, label="Folds (k)",
+                               help_text="Measured by k-fold cross-validation before it labels anything.")
+    epochs = forms.IntegerField(min_value=1, max_value=50, initial=1)
+    max_length = forms.IntegerField(min_value=8, max_value=512, initial=256, label="Tokens per pair")
+    batch_size = forms.IntegerField(min_value=1, max_value=512, initial=16, label="Batch size")
+    learning_rate = forms.FloatField(min_value=1e-8, max_value=0.5, initial=3e-5, label="Learning rate")
+    threshold = forms.IntegerField(min_value=0, max_value=10, initial=1, label="Relevant from grade",
+                                   help_text="A human grade at least this is relevant.")
+    max_examples = forms.IntegerField(min_value=2, required=False, label="At most this many labels",
+                                      help_text="A sample of the labels, for a quick run (empty: all).")
+    name = forms.CharField(required=False, max_length=200, help_text="Default annotator-ID.")
+
+    def __init__(self, *args, qrel_sets=(), pools=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["qrels"].choices = [("", "–")] + [(n, n) for n in qrel_sets]
+        self.fields["pool"].choices = [("", "–")] + [(n, n) for n in pools]
+
+    def clean(self):
+        data = super().clean()
+        data["topic_ids"] = _lines(data.get("topics"))
+        if data.get("model_choice") == "other" and not (data.get("model_name") or "").strip():
+            self.add_error("model_name", "name the model, or choose the bundled one")
+        data["model"] = (data.get("model_name") or "").strip() if data.get("model_choice") == "other" else "minilm"
+        if data.get("learn_from") == "qrels":
+            for field in ("qrels", "pool"):
+                if not data.get(field):
+                    self.add_error(field, "choose one to learn from a qrel set")
+        return data
+
+
+class MachineLabelForm(ServiceErrorsMixin, forms.Form):
+    """A trained annotator labels the unjudged candidates of chosen pools."""
+
+    annotator = forms.TypedChoiceField(coerce=int, help_text="One of this campaign's trained annotators.")
+    pools = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    include_judged = forms.BooleanField(required=False, label="Label the candidates people judged too",
+                                        help_text="To compare with them; the pairs it was trained on are flagged.")
+
+    def __init__(self, *args, annotators=(), pools=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["annotator"].choices = [(s.pk, f"{s.name} (#{s.pk})") for s in annotators]
+        self.fields["pools"].choices = [(n, n) for n in pools]
+
+
+class LlmJudgeForm(ServiceErrorsMixin, forms.Form):
+    """The LLM judge on chosen pools (or its query filter), within a spend cap."""
+
+    pools = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    filter_queries = forms.BooleanField(required=False, label="Filter the queries instead",
+                                        help_text="Keep the queries that describe a plot, drop those that only "
+                                                  "express a feeling (seed 000 step 2).")
+    limit = forms.IntegerField(min_value=1, required=False, help_text="Ask at most this many items now (empty: all).")
+    max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
+                                      help_text="Over every run of this judge (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
+    max_tokens = forms.IntegerField(min_value=1, required=False, label="Spend cap: tokens",
+                                    help_text="Over every run of this judge (empty: the site's LLM_JUDGE_MAX_TOKENS).")
+    retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
+
+    def __init__(self, *args, pools=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pools"].choices = [(n, n) for n in pools]
+
+
+class LlmPromptForm(ServiceErrorsMixin, forms.Form):
+    """The campaign's own prompt for the LLM judge (or its query filter)."""
+
+    which = forms.ChoiceField(choices=[("llm_prompt", "relevance"), ("llm_filter_prompt", "query filter")],
+                              widget=forms.HiddenInput)
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), required=False, strip=False,
+                             help_text="{query} and {passage} are replaced by the topic and the passage; the answer "
+                                       "must end in the form the prompt asks for (##final score: N, or ##plot: yes|no).")

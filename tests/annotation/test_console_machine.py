@@ -1,0 +1,154 @@
+"""The console's Machine assistance page through the test client: train an annotator on the campaign's labels (a
+tiny BERT on CPU), see its k-fold figures beside the human–human κ, label a pool with it, follow the jobs, edit
+the LLM prompt, and be refused what the commands refuse; other campaigns' pools, annotators and jobs stay out."""
+
+import pytest
+from django.contrib.auth.models import Group
+
+from annotation.models import Campaign
+from annotation.roles import Role, ensure_groups
+from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool
+from assessments.machine import llm
+from tests import factories
+from tests.assessments.test_train_annotator import campaign, tiny  # noqa: F401 — the fixtures: three topics, two assessors
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/campaigns/aero-judging/machine/"
+
+
+@pytest.fixture(autouse=True)
+def model_dir(settings, tmp_path):
+    settings.MACHINE_MODEL_DIR = tmp_path / "annotators"
+
+
+@pytest.fixture
+def organiser(client):
+    ensure_groups()
+    user = factories.user("boss", is_staff=True)
+    user.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def world(campaign):  # noqa: F811
+    campaign.pools.add(Pool.objects.get(name="aero-pool"))
+    return campaign
+
+
+def train_form(tiny, **overrides):  # noqa: F811
+    return {"action": "train", "learn_from": "campaign", "model_choice": "other", "model_name": tiny, "folds": 3,
+            "epochs": 1, "max_length": 16, "batch_size": 8, "learning_rate": 3e-5, "threshold": 1, **overrides}
+
+
+def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, organiser, world, tiny,  # noqa: F811
+                                                                         django_capture_on_commit_callbacks):
+    page = client.get(PAGE)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Human–human Cohen's κ of this campaign's labels now" in html and "0.667" in html  # 15 of 18, chance 1/2
+    assert "No LLM endpoint is configured" in html and 'id="start-judging" disabled' in html
+    assert "Anchoring" in html and "None yet: train one below." in html
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(PAGE, train_form(tiny))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    source = MachineLabelSource.objects.get()
+    job = source.jobs.get()
+    assert response["Location"] == f"{PAGE}#job-{job.pk}"
+    assert source.campaign_id == world.pk and source.status == "ready" and job.status == "done"
+    assert len(source.metrics["folds"]) == 3
+
+    html = client.get(PAGE).content.decode()
+    row = html[html.index(f'id="source-{source.pk}"'):]
+    row = row[: row.index("</tr>")]
+    assert f"{source.metrics['kappa']:.3f}" in row and "0.667" in row  # its κ beside the human–human κ
+    assert "3-fold cross-validation, fold by fold" in html and f"Train and cross-validate #{job.pk}" in html
+
+    status = client.get(f"{PAGE}jobs/{job.pk}/status/").json()
+    assert status["finished"] and status["status"] == "done"
+    assert status["progress"]["done"] == status["progress"]["total"] > 0 and "done" in status["progress"]["desc"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(PAGE, {"action": "label", "annotator": source.pk, "pools": ["aero-pool"]})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    labelling = MachineJob.objects.get(kind="label")
+    assert labelling.status == "done" and labelling.items_done == 6
+    assert MachineLabel.objects.filter(source=source).count() == 6  # the unjudged candidates only
+
+
+def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(client, organiser, world, tiny):  # noqa: F811
+    response = client.post(PAGE, train_form(tiny))  # not committed here: the job waits, queued
+    assert response.status_code == 302
+    job = MachineJob.objects.get()
+    MachineJob.objects.filter(pk=job.pk).update(status="running", items_done=30, items_total=90, rate=2.0)
+    html = client.get(PAGE).content.decode()
+    assert f'data-status-url="{PAGE}jobs/{job.pk}/status/"' in html
+    status = client.get(f"{PAGE}jobs/{job.pk}/status/").json()
+    assert status["finished"] is False and status["eta_seconds"] == 30.0
+    assert "30/90" in status["progress"]["desc"] and "ETA 0:00:30" in status["progress"]["desc"]
+
+
+@pytest.mark.parametrize("overrides, field, message", [
+    ({"folds": 1}, "folds", "Ensure this value is greater than or equal to 2."),
+    ({"model_name": "/nowhere/model"}, "model_name", "is not a folder holding a Hugging Face model"),
+    ({"model_name": "not a name!"}, "model_name", "give minilm, a model folder, or a Hugging Face name"),
+    ({"threshold": 3}, None, "0 relevant and 18 non-relevant labels"),
+    ({"learn_from": "qrels"}, "qrels", "choose one to learn from a qrel set"),
+])
+def test_the_page_refuses_what_the_command_refuses_and_starts_nothing(client, organiser, world, tiny, overrides,  # noqa: F811
+                                                                       field, message):
+    response = client.post(PAGE, train_form(tiny, **overrides))
+    assert response.status_code == 400
+    form = response.context["forms"]["train"]
+    errors = form.errors.get(field or "__all__") or form.errors.get("model_name") or form.errors.get("__all__")
+    assert any(message in e for e in errors), form.errors
+    assert not MachineLabelSource.objects.exists() and not MachineJob.objects.exists()
+
+
+def test_another_campaigns_pool_annotator_and_job_are_out_of_reach(client, organiser, world, tiny,  # noqa: F811
+                                                                     django_capture_on_commit_callbacks):
+    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    theirs = MachineLabelSource.objects.create(name="theirs", kind="classifier", collection=Pool.objects.get(
+        name="aero-pool").collection, campaign_id=other.pk, status="ready", grades=[0, 1])
+    their_job = MachineJob.objects.create(source=theirs, kind="label")
+    response = client.post(PAGE, {"action": "label", "annotator": theirs.pk, "pools": ["aero-pool"]})
+    assert response.status_code == 400 and "annotator" in response.context["forms"]["label"].errors
+    assert client.get(f"{PAGE}jobs/{their_job.pk}/status/").status_code == 404
+    Pool.objects.create(name="not-ours", collection=theirs.collection)
+    response = client.post(PAGE, train_form(tiny, learn_from="qrels", qrels="x", pool="not-ours"))
+    assert response.status_code == 400  # not a choice: the campaign's pools only
+    assert MachineJob.objects.count() == 1
+
+
+def test_the_llm_prompt_is_the_campaigns_own_once_saved_and_checked_like_the_commands(client, organiser, world):
+    page = client.get(PAGE).content.decode()
+    assert "##final score: score" in page and "(the default)" in page
+    response = client.post(PAGE, {"action": "prompt", "which": "llm_prompt", "prompt": "Grade {query} only."})
+    assert response.status_code == 400
+    assert "has no {passage}" in " ".join(response.context["prompts"][0]["form"].errors["prompt"])
+    prompt = "Query: {query}\nPassage: {passage}\nAnswer ##final score: N (0-3)."
+    response = client.post(PAGE, {"action": "prompt", "which": "llm_prompt", "prompt": prompt})
+    assert response.status_code == 302
+    world.refresh_from_db()
+    assert world.settings["llm_prompt"] == prompt
+    assert llm.prompt_for(llm.JudgeRequest(campaign_settings=world.settings)) == prompt
+    assert "(this campaign's own)" in client.get(PAGE).content.decode()
+    client.post(PAGE, {"action": "prompt", "which": "llm_prompt", "prompt": "", "reset": "1"})
+    world.refresh_from_db()
+    assert "llm_prompt" not in world.settings
+
+
+def test_the_llm_judge_sends_nothing_when_no_endpoint_is_configured(client, organiser, world, settings):
+    settings.LLM_JUDGE_BASE_URL = ""
+    response = client.post(PAGE, {"action": "judge", "pools": ["aero-pool"]})
+    assert response.status_code == 400
+    assert "no LLM endpoint is configured" in " ".join(response.context["forms"]["judge"].errors["__all__"])
+    assert not MachineJob.objects.exists()
+
+
+def test_people_who_are_not_organisers_get_404(client, world):
+    client.force_login(factories.user("alice-2"))
+    assert client.get(PAGE).status_code == 404
+    assert client.post(PAGE, {"action": "label"}).status_code == 404
