@@ -32,7 +32,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 from annotation.services.errors import ServiceError
-from assessments.models import CandidateSource, Judgement, Layer, MachineLabel, PoolCandidate
+from assessments.models import CandidateSource, Judgement, Layer, PoolCandidate
 from assessments.services import ordering
 
 SHUFFLED = "shuffled"
@@ -120,7 +120,7 @@ _lock = threading.Lock()
 
 def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
     """The stored pool's candidates of one topic (passage ids in the pool's order, each run's rank) as a TopicPool;
-    with `machine_source`, that source's scores as the prior (its grade where it has no score)."""
+    with `machine_source`, that source's scores as the prior (assessments.services.machine.pool_scores)."""
     key = (pool.pk, pool.built_at, topic_id, machine_source)
     with _lock:
         found = _pools.get(key)
@@ -136,12 +136,10 @@ def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
     if not rankings:  # a pool without provenance (e.g. made by hand): one ranking, the pool's order
         rankings["pool"] = keys
     prior = None
-    if machine_source is not None:
-        prior = {}
-        for pid, grade, score in MachineLabel.objects.filter(
-            source_id=machine_source, topic_id=topic_id, passage_id__in=keys, grade__isnull=False,
-        ).values_list("passage_id", "grade", "score"):
-            prior[pid] = float(score if score is not None else grade)
+    if machine_source is not None:  # the one reading of a source's scores on a pool (issue 18's service)
+        from assessments.services.machine import pool_scores
+
+        prior = {pid: float(score) for (_, pid), score in pool_scores(machine_source, pool.pk, [topic_id]).items()}
     built = ordering.TopicPool.from_rankings(dict(rankings), None, order=keys, prior=prior)
     with _lock:
         _pools[key] = built
