@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from assessments.models import Judgement, Layer, Pool, Run, RunEntry, StudyItem, Topic
+from assessments.services.runs import RunLookupError, find_run, matching
 from retrieval.models import Book, Passage
 
 DEFAULT_CHOICES = 20  # seed 000 §5.3: 1 ground truth + 19 negatives
@@ -381,8 +382,12 @@ def resolve_pool_and_run(pool_name, run_name=None):
         raise StudyError(f"--pool: no pool named {pool_name!r}")
     run = None
     if run_name:
-        run = Run.objects.filter(collection=pool.collection, name=run_name).first()
-        if run is None:
-            names = ", ".join(Run.objects.filter(collection=pool.collection).values_list("name", flat=True)[:20])
+        in_collection = Run.objects.filter(collection=pool.collection)
+        if not matching(in_collection, run_name).exists():
+            names = ", ".join(in_collection.values_list("name", flat=True)[:20])
             raise StudyError(f"--run: collection {pool.collection.name!r} has no run {run_name!r} (runs: {names or 'none'})")
+        try:
+            run = find_run(run_name, in_collection, field="--run")
+        except RunLookupError as exc:
+            raise StudyError(str(exc)) from None
     return pool, run

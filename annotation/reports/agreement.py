@@ -17,7 +17,8 @@ from assessments.agreement.spans import span_figures
 from assessments.agreement.statistics import NOTES as FIGURE_NOTES
 from assessments.agreement.statistics import figures
 from assessments.evaluation import parse_measure
-from assessments.models import Judgement, RunEntry, StudyItem, Topic
+from assessments.models import Judgement, Run, RunEntry, StudyItem, Topic
+from assessments.services.runs import run_labels
 
 LAYERS = layers_of.LAYERS
 RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10"}
@@ -155,9 +156,10 @@ def _stability(campaign, graded, topic_names):
         Assignment.objects.filter(campaign=campaign, run__isnull=False).values_list("run_id", flat=True))
     run_ids.discard(None)
     entries = RunEntry.objects.filter(run_id__in=run_ids, topic_id__in=list(topic_names)).order_by("run_id", "rank")
+    labels = run_labels(Run.objects.filter(pk__in=run_ids).select_related("owner"))  # teams may share a name
     runs = {}
-    for run_name, topic_id, passage_id in entries.values_list("run__name", "topic_id", "passage_id").iterator(10_000):
-        runs.setdefault(run_name, {}).setdefault(topic_id, []).append(passage_id)
+    for run_id, topic_id, passage_id in entries.values_list("run_id", "topic_id", "passage_id").iterator(10_000):
+        runs.setdefault(labels[run_id], {}).setdefault(topic_id, []).append(passage_id)
     ratings = graded[layer]
     if runs:
         qrels = layers_of.graded_qrels(ratings)

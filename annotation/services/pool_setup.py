@@ -16,6 +16,7 @@ from django.db import transaction
 from annotation.models import Track
 from annotation.services.errors import ServiceError
 from assessments.models import Pool, Run, RunEntry
+from assessments.services.runs import run_labels
 from retrieval import specs as retriever_specs
 
 
@@ -136,7 +137,7 @@ def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topic
     if not runs:
         return result
     _, run_rows, chosen = _chosen(campaign, runs, topics, only_ranked)
-    names = {r.pk: r.name for r in run_rows}
+    names = run_labels(run_rows)  # owner/name where teams share a name
     tops = defaultdict(lambda: defaultdict(set))  # topic -> run -> passages
     rows = RunEntry.objects.filter(run__in=run_rows, topic__in=chosen, rank__lte=depth).values_list(
         "topic_id", "run_id", "passage_id")
@@ -153,7 +154,7 @@ def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topic
     for run in run_rows:
         within = sum(len(tops[t][run.pk]) for t in tops)
         unique = sum(1 for t in tops for p in tops[t][run.pk] if owners[t][p] == 1)
-        result.runs.append((run.name, within, unique))
+        result.runs.append((names[run.pk], within, unique))
     for a, b in combinations(run_rows, 2):
         scores = []
         for by_run in tops.values():

@@ -4,8 +4,9 @@ The campaign's task decides the format: outline campaigns take TREC CAR Y3 submi
 JSON line; the importer holds `tqa2:` pages to the Y3 rules), plot and ad hoc campaigns TREC
 six-column runs. On top of the importers' checks an upload must name only the campaign's topics and
 documents the collection already has (an upload never adds passages or topics), give a topic at
-most the track's number of passages, and use a run name the collection does not have yet. The run
-is stored with its owner, source UPLOADED and track = the campaign's name.
+most the track's number of passages, and use a run name the uploader has not yet used in the campaign
+(assessments.services.runs: other teams' names are never looked at, so an answer tells nothing of
+them). The run is stored with its owner, source UPLOADED and track = the campaign's name.
 """
 
 import io
@@ -20,6 +21,7 @@ from assessments.importers.car import Y3_MAX_PARAGRAPHS, import_articles, parse_
 from assessments.importers.trec import ids_by_external_id, import_parsed_run
 from assessments.importers.trec_files import RunReader
 from assessments.models import CandidateSource, Run, Topic
+from assessments.services.runs import name_scope
 from retrieval.ingest import ImportFailed, InputTooLarge, Problem, Problems, text_batches
 
 TREC_MAX_PER_TOPIC = 1000  # TREC's usual depth for submitted runs
@@ -164,7 +166,8 @@ def _store_articles(articles, problems, track, fields) -> Run:
         articles, [problems], track.collection.name, create_topics=False, create_passages=False, extend_runs=False,
         run_fields=fields,
     )
-    return Run.objects.get(collection=track.collection, name=articles[0].run_id)
+    scope = {"owner": fields["owner"], "track": fields["track"]}
+    return name_scope(track.collection, **scope).get(name=articles[0].run_id)
 
 
 def delete_run(run) -> None:

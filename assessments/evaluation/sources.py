@@ -10,6 +10,7 @@ from assessments.evaluation.report import Report, RunScores
 from assessments.importers.trec import read_qrels, read_run
 from assessments.importers.trec_files import segments
 from assessments.models import PoolCandidate, Qrel, RunEntry, Topic
+from assessments.services.runs import run_labels
 from retrieval.ingest import Problems
 from retrieval.models import Passage
 
@@ -93,8 +94,11 @@ def stored_ranking(run, topics=None) -> dict:
 def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=False, qrels=None) -> Report:
     """Evaluate stored runs against a stored qrel set, or the given `qrels` (over `topics` only, when given).
 
-    N-RODCG is scored against the plot topics' ground truth whatever the qrels.
+    N-RODCG is scored against the plot topics' ground truth whatever the qrels. Each run is reported under its
+    name, or `owner/name` where several of `runs` share the name (assessments.services.runs.run_labels).
     """
+    runs = list(runs)
+    labels = run_labels(runs)
     if qrels is None:
         qrels = stored_qrels(qrel_set) if qrel_set is not None else {}
     if topics is not None:
@@ -114,7 +118,7 @@ def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=Fa
         if plot_measures:
             for topic, values in plot_scores(run, plot_measures, topics, only_run_topics=only_run_topics).items():
                 per_topic.setdefault(topic, {}).update(values)
-        report.runs.append(RunScores(run.name, per_topic))
+        report.runs.append(RunScores(labels[run.pk], per_topic))
     return report
 
 
@@ -159,7 +163,10 @@ def ground_truth_qrels(topics) -> dict:
 
 
 def pool_coverage(pool, runs, qrels, depth) -> dict:
-    """{run name: (Judged@depth over the qrels, share of the run's top-depth in the pool)}, averaged over the pool's topics."""
+    """{run label (as evaluate_stored names it): (Judged@depth over the qrels, share of the run's top-depth in the
+    pool)}, averaged over the pool's topics."""
+    runs = list(runs)
+    labels = run_labels(runs)
     topics = list(pool.topics.all())
     in_pool = defaultdict(set)
     for topic, passage in PoolCandidate.objects.filter(pool=pool).values_list("topic__external_id", "passage__external_id"):
@@ -170,7 +177,7 @@ def pool_coverage(pool, runs, qrels, depth) -> dict:
         ranking = stored_ranking(run, topics)
         judged = [topic_value(judged_at, docs, qrels.get(topic, {})) for topic, docs in ranking.items()]
         pooled = [sum(1 for d in docs[:depth] if d in in_pool[t]) / len(docs[:depth]) for t, docs in ranking.items() if docs]
-        coverage[run.name] = (
+        coverage[labels[run.pk]] = (
             sum(judged) / len(judged) if judged else 0.0,
             sum(pooled) / len(pooled) if pooled else 0.0,
         )

@@ -37,6 +37,7 @@ from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_s
     parse_score,
 )
 from assessments.models import Qrel, QrelSet, Run, RunEntry, Topic
+from assessments.services.runs import name_taken_message, taken_names
 from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, hidden_characters
 from retrieval.models import Collection, Passage
 
@@ -392,10 +393,10 @@ def import_parsed_run(
         problems.add(f"run name {run_name!r}: {hidden_characters(run_name)}", field="name")
 
     collection = find_collection(collection_name, create_missing, problems)
-    if collection is not None and run_name and Run.objects.filter(collection=collection, name=run_name).exists():
-        problems.add(
-            f"collection {collection.name!r} already has a run named {run_name!r} (give another --name)", field="name"
-        )
+    scope = {"owner": (run_fields or {}).get("owner"), "track": (run_fields or {}).get("track", "")}
+    if collection is not None and run_name and taken_names(collection, [run_name], **scope):
+        hint = " (give another --name)" if scope["owner"] is None else ""  # a command's import, not an upload
+        problems.add(name_taken_message(collection, run_name, **scope) + hint, field="name")
     refs = resolve_references(
         collection, parsed.first_lines(parsed.qids), parsed.first_lines(parsed.docids), create_missing, problems,
         topic_field="qid", doc_field="docid",

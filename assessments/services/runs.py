@@ -11,6 +11,8 @@ refused, naming the field, with the choices.
 
 from collections import Counter
 
+from django.db.models import Q
+
 from assessments.models import Run
 
 
@@ -37,6 +39,13 @@ def taken_names(collection, names, *, owner=None, track="") -> set[str]:
     return set(
         name_scope(collection, owner=owner, track=track).filter(name__in=set(names)).values_list("name", flat=True)
     )
+
+
+def name_taken_message(collection, name, *, owner=None, track="") -> str:
+    """Why `name` cannot be a new run's, in words that speak only of the scope's own runs."""
+    if owner is None:
+        return f"collection {collection.name!r} already has a run named {name!r}"
+    return f"you already have a run named {name!r}" + (f" in campaign {track!r}" if track else "")
 
 
 def qualified_name(run) -> str:
@@ -73,12 +82,16 @@ def find_run(name, runs=None, *, field="run") -> Run:
     return find_runs([name], runs, field=field)[0]
 
 
-def _matches(runs, given) -> list[Run]:
-    matches = list(runs.filter(name=given)[:50])
+def matching(runs, given):
+    """The runs among `runs` (a queryset) that `given` (a name or `owner/name`) may mean."""
     owner, slash, name = given.partition("/")
     if slash and owner and name:
-        matches += [run for run in runs.filter(owner__username=owner, name=name)[:50] if run not in matches]
-    return matches
+        return runs.filter(Q(name=given) | Q(owner__username=owner, name=name))
+    return runs.filter(name=given)
+
+
+def _matches(runs, given) -> list[Run]:
+    return list(matching(runs, given).order_by("pk")[:50])
 
 
 def _choice(run, matches) -> str:

@@ -116,10 +116,11 @@ def test_a_trec_run_sent_to_an_outline_campaign_is_rejected(outline, team_a):
     assert problem(body, 1, None).startswith("invalid JSON")
 
 
-def test_a_run_name_the_collection_already_has_is_rejected(outline, team_a, client_as):
-    assert upload(client_as("participant_b"), "car-y3", page()).status_code == 201
+def test_a_run_name_the_uploader_already_has_in_the_campaign_is_rejected(outline, team_a, client_as):
+    assert upload(client_as("participant_b"), "car-y3", page()).status_code == 201  # another team's: no matter
+    assert upload(team_a, "car-y3", page()).status_code == 201
     body = rejected(team_a, "car-y3", page())
-    assert problem(body, 1, "run_id") == "collection 'car' already has a run named 'teamA-1'"
+    assert problem(body, 1, "run_id") == "you already have a run named 'teamA-1' in campaign 'car-y3'"
 
 
 def test_a_binary_file_is_rejected(outline, team_a):

@@ -91,10 +91,11 @@ def test_more_documents_for_a_topic_than_the_track_allows_are_rejected(adhoc, te
     assert problem(body, 3, "docid") == "topic '301' has more than 2 documents, the most the track allows"
 
 
-def test_a_run_name_the_collection_already_has_is_rejected(adhoc, team_a, client_as):
-    assert upload(client_as("participant_b"), "adhoc", GOOD).status_code == 201
+def test_a_run_name_the_uploader_already_has_in_the_campaign_is_rejected(adhoc, team_a, client_as):
+    assert upload(client_as("participant_b"), "adhoc", GOOD).status_code == 201  # another team's: no matter
+    assert upload(team_a, "adhoc", GOOD).status_code == 201
     body = rejected(team_a, "adhoc", GOOD)
-    assert problem(body, None, "name") == "collection 'web' already has a run named 'teamA'"
+    assert problem(body, None, "name") == "you already have a run named 'teamA' in campaign 'adhoc'"
 
 
 def test_broken_gzip_is_rejected(adhoc, team_a):

@@ -22,6 +22,7 @@ from assessments.importers.trec import (
     refused,
 )
 from assessments.models import Facet, Run, RunEntry, Topic
+from assessments.services.runs import name_scope, name_taken_message, taken_names
 from retrieval.ingest import ImportFailed, Problems, hidden_characters, json_type, parse_json_lines, read_text
 from retrieval.models import Collection, Passage
 
@@ -372,11 +373,15 @@ def passage_texts(collection, para_ids) -> dict[str, str]:
     return found
 
 
-def check_articles(articles, collection, collection_name, create_topics, *, create_passages=True, extend_runs=True):
+def check_articles(
+    articles, collection, collection_name, create_topics, *, create_passages=True, extend_runs=True, scope=None
+):
     """Cross-page and database checks; returns (new topics {squid: article}, passages to create {id: text}).
 
     Without `create_passages` a paragraph the collection lacks is an unknown document even with a para_body;
-    without `extend_runs` a run_id that already names a run of the collection is a problem.
+    without `extend_runs` a run_id that already names a run of the collection is a problem. Run names are
+    looked up among the runs of `scope` ({owner, track}: assessments.services.runs.name_scope; the
+    organisers' own runs by default), never among other teams'.
     """
     # One article per run and topic, and one text per paragraph id, across all files.
     first_article, bodies = {}, {}
@@ -451,19 +456,18 @@ def check_articles(articles, collection, collection_name, create_topics, *, crea
     new_passages = {pid: text for pid, (text, _, _) in bodies.items() if pid not in stored}
 
     # Runs already holding an article for a topic (or, without extend_runs, runs that exist at all).
+    scope = scope or {}
     if collection is not None and not extend_runs:
-        existing = set(
-            Run.objects.filter(collection=collection, name__in={a.run_id for a in articles})
-            .values_list("name", flat=True)
-        )
+        existing = taken_names(collection, {a.run_id for a in articles}, **scope)
         for article in articles:
             if article.run_id in existing:
                 existing.discard(article.run_id)  # said once per run
-                article.add(f"collection {collection_name!r} already has a run named {article.run_id!r}", "run_id")
+                article.add(name_taken_message(collection, article.run_id, **scope), "run_id")
     elif collection is not None:
         run_ids = {a.run_id for a in articles}
         taken = set(
-            RunEntry.objects.filter(run__collection=collection, run__name__in=run_ids, topic__external_id__in=squids)
+            RunEntry.objects.filter(run__in=name_scope(collection, **scope), run__name__in=run_ids,
+                                    topic__external_id__in=squids)
             .values_list("run__name", "topic__external_id")
             .distinct()
         )
@@ -483,6 +487,11 @@ def import_car_runs(
         collectors.append(problems)
         articles.extend(read_articles(path, problems, progress))
     return import_articles(articles, collectors, collection_name, create_topics=create_topics, progress=progress)
+
+
+def _scope(run_fields):
+    """The name scope (owner, track) of the runs that `run_fields` make."""
+    return {"owner": (run_fields or {}).get("owner"), "track": (run_fields or {}).get("track", "")}
 
 
 def import_articles(
@@ -506,7 +515,7 @@ def import_articles(
             collection = find_collection(collection_name, general)
             new_topics, new_passages = check_articles(
                 articles, collection, collection_name, create_topics,
-                create_passages=create_passages, extend_runs=extend_runs,
+                create_passages=create_passages, extend_runs=extend_runs, scope=_scope(run_fields),
             )
             raise_if_any(general, *collectors)
 
@@ -544,7 +553,9 @@ def import_articles(
             for article in articles:
                 if article.run_id in runs:
                     continue
-                run = Run.objects.filter(collection=collection, name=article.run_id).first() if extend_runs else None
+                run = None
+                if extend_runs:
+                    run = name_scope(collection, **_scope(run_fields)).filter(name=article.run_id).first()
                 if run is None:
                     fields = {"source": Run.Source.IMPORTED, "source_file": article.source, **(run_fields or {})}
                     run = Run.objects.create(collection=collection, name=article.run_id, **fields)

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessments.models import Pool, Run, Topic
 from assessments.services.pooling import PoolError, define_pool, pool_jobs
+from assessments.services.runs import RunLookupError, find_runs, matching
 from retrieval import fusion
 from retrieval.models import Collection
 
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="Pool name (a slug); an existing pool takes these inputs.")
         parser.add_argument("--collection", help="Collection name (needed when it cannot be told from the runs).")
         parser.add_argument("--topics", nargs="+", default=[], metavar="ID", help="Topic ids (default: all).")
-        parser.add_argument("--runs", nargs="+", default=[], metavar="NAME", help="Stored runs to pool.")
+        parser.add_argument(
+            "--runs", nargs="+", default=[], metavar="NAME", help="Stored runs to pool (OWNER/NAME where teams share a name)."
+        )
         parser.add_argument(
             "--retrievers", nargs="+", default=[], metavar="SPEC",
             help="bm25[:k1=…,b=…], dense[:MODEL][,pooling=…,query_prefix=…,index=flat|ivf|hnsw], rerank:MODEL",
@@ -86,7 +89,9 @@ class Command(BaseCommand):
                 raise CommandError(f"no collection named {opts['collection']!r}")
             return found
         if opts["runs"]:
-            ids = set(Run.objects.filter(name__in=opts["runs"]).values_list("collection_id", flat=True))
+            ids = set()
+            for name in opts["runs"]:
+                ids.update(matching(Run.objects.all(), name).values_list("collection_id", flat=True))
             if len(ids) == 1:
                 return Collection.objects.get(pk=ids.pop())
             if len(ids) > 1:
@@ -110,11 +115,14 @@ class Command(BaseCommand):
         return [found[i] for i in dict.fromkeys(ids)]
 
     def runs(self, collection, names):
-        found = {r.name: r for r in Run.objects.filter(collection=collection, name__in=names)}
-        missing = [n for n in names if n not in found]
+        in_collection = Run.objects.filter(collection=collection)
+        missing = [n for n in names if not matching(in_collection, n).exists()]
         if missing:
             raise CommandError(f"collection {collection.name!r} has no runs {', '.join(missing[:10])}")
-        return [found[n] for n in dict.fromkeys(names)]
+        try:
+            return find_runs(names, in_collection, field="--runs")
+        except RunLookupError as exc:
+            raise CommandError(str(exc)) from None
 
     def progress_shown(self, enabled):
         """While building in this process, the workers' progress lines go to stderr."""

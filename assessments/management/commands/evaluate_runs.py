@@ -15,6 +15,7 @@ from assessments.evaluation.sources import (
     stored_qrels,
 )
 from assessments.models import Pool, QrelSet, Run, Topic
+from assessments.services.runs import RunLookupError, find_runs, matching
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 
@@ -46,7 +47,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pool", help="Evaluate the pool's runs (its inputs and the retriever runs it made).")
-        parser.add_argument("--runs", nargs="+", default=[], metavar="NAME", help="Stored runs.")
+        parser.add_argument(
+            "--runs", nargs="+", default=[], metavar="NAME",
+            help="Stored runs: names, or OWNER/NAME where several teams use a name (results show them so).",
+        )
         parser.add_argument("--collection", help="Collection of the runs (when run names are ambiguous).")
         parser.add_argument("--qrel-set", help="Stored qrel set (default: the collection's only one).")
         parser.add_argument("--qrels", metavar="FILE", help="A TREC qrels file (with --run).")
@@ -105,11 +109,13 @@ class Command(BaseCommand):
             topics = list(pool.topics.all())
         elif opts["runs"]:
             collection = self.collection(opts)
-            found = {r.name: r for r in Run.objects.filter(collection=collection, name__in=opts["runs"])}
-            missing = [n for n in opts["runs"] if n not in found]
+            missing = [n for n in opts["runs"] if not matching(Run.objects.filter(collection=collection), n).exists()]
             if missing:
                 raise CommandError(f"collection {collection.name!r} has no runs {', '.join(missing)}")
-            runs = [found[n] for n in dict.fromkeys(opts["runs"])]
+            try:
+                runs = find_runs(opts["runs"], Run.objects.filter(collection=collection), field="--runs")
+            except RunLookupError as exc:
+                raise CommandError(str(exc)) from None
         else:
             raise CommandError("name --runs, a --pool, or files (--qrels FILE --run FILE…)")
         needed = any(m.name != "N-RODCG" for m in measures) or pool
@@ -148,7 +154,9 @@ class Command(BaseCommand):
             if found is None:
                 raise CommandError(f"no collection named {opts['collection']!r}")
             return found
-        ids = set(Run.objects.filter(name__in=opts["runs"]).values_list("collection_id", flat=True))
+        ids = set()
+        for name in opts["runs"]:
+            ids.update(matching(Run.objects.all(), name).values_list("collection_id", flat=True))
         if len(ids) == 1:
             return Collection.objects.get(pk=ids.pop())
         if not ids:

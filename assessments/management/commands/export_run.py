@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.models import Run, RunEntry
+from assessments.services.runs import RunLookupError, find_run
 
 
 class Command(BaseCommand):
@@ -15,21 +16,17 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name", help="Run name.")
+        parser.add_argument("name", help="Run name, or OWNER/NAME where several teams use the name.")
         parser.add_argument("--out", required=True, metavar="FILE", help="File to write ('-' for standard output).")
         parser.add_argument("--collection", help="Collection of the run (when the name is in several).")
         parser.add_argument("--tag", help="Run tag for column 6 (default: the run's name).")
 
     def handle(self, *args, name, out, collection, tag, **options):
-        runs = Run.objects.filter(name=name)
-        if collection:
-            runs = runs.filter(collection__name=collection)
-        runs = list(runs[:2])
-        if not runs:
-            raise CommandError(f"no run named {name!r}" + (f" in collection {collection!r}" if collection else ""))
-        if len(runs) > 1:
-            raise CommandError(f"run {name!r} exists in several collections: name one with --collection")
-        run = runs[0]
+        runs = Run.objects.filter(collection__name=collection) if collection else None
+        try:
+            run = find_run(name, runs, field="name")
+        except RunLookupError as exc:
+            raise CommandError(str(exc) + (f" in collection {collection!r}" if collection else "")) from None
         tag = tag or run.name
         if any(c.isspace() for c in tag):
             raise CommandError("the tag may not contain spaces")

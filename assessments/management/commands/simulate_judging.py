@@ -11,6 +11,7 @@ from assessments.exporters.common import ExportFailed
 from assessments.evaluation.sources import read_qrels_file, read_run_file, stored_qrels, stored_ranking
 from assessments.models import QrelSet, Run
 from assessments.services.ordering import ORDERS, OrderError
+from assessments.services.runs import RunLookupError, find_run, matching
 from assessments.services.simulation import BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate
 from assessments.services.simulation_plot import write_plot
 from retrieval.ingest import ImportFailed, progress
@@ -123,15 +124,14 @@ class Command(BaseCommand):
             if path.is_file():
                 name, ranking = read_run_file(path)
             else:
-                stored = Run.objects.filter(name=item)
-                if collection:
-                    stored = stored.filter(collection__name=collection)
-                stored = list(stored[:2])
-                if not stored:
+                stored = Run.objects.filter(collection__name=collection) if collection else Run.objects.all()
+                if not matching(stored, item).exists():
                     raise CommandError(f"--runs: {item!r} is neither a file nor a stored run")
-                if len(stored) > 1:
-                    raise CommandError(f"--runs: several collections have a run {item!r}; name one with --collection")
-                name, ranking = item, stored_ranking(stored[0])
+                try:
+                    run = find_run(item, stored, field="--runs")
+                except RunLookupError as exc:
+                    raise CommandError(f"{exc} (or name the collection with --collection)") from None
+                name, ranking = item, stored_ranking(run)
             if name in runs:
                 name = f"{name}:{path.name if path.is_file() else item}"
             if name in runs:
