@@ -7,6 +7,7 @@ from rest_framework.permissions import AllowAny
 from annotation.api.agreement import CampaignAgreement
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
+from annotation.api.machine import MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartTraining
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
@@ -21,6 +22,11 @@ endpoints = [
     path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
     path("campaigns/<str:name>/agreement/", CampaignAgreement.as_view(), name="api-campaign-agreement"),
+    path("campaigns/<str:name>/machine/", MachineOverview.as_view(), name="api-campaign-machine"),
+    path("campaigns/<str:name>/machine/jobs/<str:id>/", MachineJobDetail.as_view(), name="api-campaign-machine-job"),
+    path("campaigns/<str:name>/machine/train/", StartTraining.as_view(), name="api-campaign-machine-train"),
+    path("campaigns/<str:name>/machine/label/", StartLabelling.as_view(), name="api-campaign-machine-label"),
+    path("campaigns/<str:name>/machine/judge/", StartJudging.as_view(), name="api-campaign-machine-judge"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
     path("runs/<str:pk>/evaluation/", RunEvaluation.as_view(), name="api-run-evaluation"),

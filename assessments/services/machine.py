@@ -31,7 +31,7 @@ from assessments.machine import annotator, llm
 from assessments.machine import examples as human
 from assessments.machine.jobs import FINISHED, run_here_or_send
 from assessments.machine.metrics import FIGURES
-from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate
+from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
 
 BUNDLED_MODEL = annotator.DEFAULT_MODEL
 HUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$")
@@ -191,6 +191,12 @@ def judge(*, pools=(), topics=(), campaign_id=None, campaign_settings=None, endp
         campaign_id = within
         if pools or not filter_queries:
             _check_pools(pools, within)
+        if topics:
+            own = set(Topic.objects.filter(Q(pools__campaigns__pk=within) | Q(tracks__campaign_id=within))
+                      .filter(external_id__in=topics).values_list("external_id", flat=True))
+            other = [t for t in topics if t not in own]
+            if other:
+                raise MachineInvalid("topics", f"{other[0][:100]!r} is not a topic of this campaign")
     for option, value in (("limit", limit), ("max_requests", max_requests), ("max_tokens", max_tokens),
                           ("retries", retries)):
         _bounded(option, value, optional=True)

@@ -14,7 +14,7 @@ from annotation.models import Assignment, Campaign, DataImport
 from annotation.services.review import open_review
 from annotation.roles import Role
 from annotation.services.submissions import upload_run
-from assessments.models import Topic
+from assessments.models import MachineJob, MachineLabelSource, Topic
 from retrieval.models import Collection
 from tests import factories
 
@@ -59,8 +59,11 @@ def world(people):
     free = upload_run(campaign=adhoc, owner=people["participant"], data=b"301 Q0 d2 1 1 free\n")
     pool = create_pool(campaign=adhoc, name="p1", runs=[pooled.pk])
     data_import = DataImport.objects.create(kind=DataImport.Kind.QRELS, campaign=adhoc, file_names=["q.txt"])
+    annotator = MachineLabelSource.objects.create(name="annotator-1", kind="classifier", collection=web,
+                                                  campaign_id=adhoc.pk, status="ready", grades=[0, 1])
+    machine_job = MachineJob.objects.create(source=annotator, kind="label", status="running", items_total=4)
     return {
-        "data_import": data_import.pk,
+        "data_import": data_import.pk, "machine_job": machine_job.pk,
         "token": mine.token, "other_token": theirs.token, "assignment": mine, "outline_campaign": outline,
         "campaign": adhoc.name, "run": free.pk, "pool": pool.name, "topic": topic, "passages": passages,
         "outline": outline.name, "review": review.pk,

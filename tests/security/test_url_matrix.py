@@ -74,6 +74,13 @@ TABLE = {
         "GET": ("/campaigns/{campaign}/work/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{campaign}/work/", (302, 404, 404, 404, 400, 404, 400)),
     },
+    "campaigns/<slug:name>/machine/": {
+        "GET": ("/campaigns/{campaign}/machine/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/{campaign}/machine/", (302, 404, 404, 404, 400, 404, 400)),
+    },
+    "campaigns/<slug:name>/machine/jobs/<int:job>/status/": {
+        "GET": ("/campaigns/{campaign}/machine/jobs/{machine_job}/status/", (302, 404, 404, 404, 200, 404, 200)),
+    },
     "campaigns/<slug:name>/results/": {"GET": ("/campaigns/{campaign}/results/", (302, 404, 404, 404, 200, 404, 200))},
     "campaigns/<slug:name>/results/<slug:what>/": {
         "GET": ("/campaigns/{campaign}/results/qrels/", (302, 404, 404, 404, 200, 404, 200)),
@@ -115,6 +122,23 @@ TABLE = {
     },
     "api/campaigns/<str:name>/agreement/": {
         "GET": ("/api/campaigns/{campaign}/agreement/", (401, 403, 403, 403, 200, 403, 200)),
+    },
+    "api/campaigns/<str:name>/machine/": {
+        "GET": ("/api/campaigns/{campaign}/machine/", (401, 403, 403, 403, 200, 403, 200)),
+    },
+    "api/campaigns/<str:name>/machine/jobs/<str:id>/": {
+        "GET": ("/api/campaigns/{campaign}/machine/jobs/{machine_job}/", (401, 403, 403, 403, 200, 403, 200)),
+    },
+    # Starting machine work: an empty body names nothing to train on (the campaign has no labels), no annotator,
+    # no pool: 400 for organisers.
+    "api/campaigns/<str:name>/machine/train/": {
+        "POST": ("/api/campaigns/{campaign}/machine/train/", (401, 403, 403, 403, 400, 403, 400)),
+    },
+    "api/campaigns/<str:name>/machine/label/": {
+        "POST": ("/api/campaigns/{campaign}/machine/label/", (401, 403, 403, 403, 400, 403, 400)),
+    },
+    "api/campaigns/<str:name>/machine/judge/": {
+        "POST": ("/api/campaigns/{campaign}/machine/judge/", (401, 403, 403, 403, 400, 403, 400)),
     },
     "api/runs/": {"GET": ("/api/runs/", (401, 403, 403, 403, 200, 200, 200))},
     "api/runs/<str:pk>/": {

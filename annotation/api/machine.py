@@ -1,0 +1,255 @@
+"""Machine assistance (organisers): a campaign's machine label sources with their figures and jobs; start training
+an auto-annotator, labelling pools with it, or the LLM judge; follow a job.
+
+Thin over assessments.services.machine, the service manage.py train_annotator, machine_label and llm_judge and
+the console's Machine assistance page call: the same options, bounds and refusals. Everything is scoped to the
+campaign in the URL (a campaign token reaches its own campaign only): its pools, its annotators, its jobs. The
+work runs in the background (202 with the job; GET the job for its progress).
+"""
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.common import visible_campaigns
+from annotation.api.permissions import IsOrganiser
+from assessments.services import machine
+
+TEXT = 200
+MANY = 1000
+
+
+class MachineJobSerializer(serializers.Serializer):
+    """A machine job: what it does, how far it is, its spend, the time left, and why it stopped or failed."""
+
+    id = serializers.IntegerField()
+    kind = serializers.CharField(help_text="train, label, llm or filter.")
+    kind_label = serializers.CharField()
+    status = serializers.CharField(help_text="queued, running, done, stopped (a limit: run again to go on) or failed.")
+    label = serializers.CharField()
+    finished = serializers.BooleanField()
+    source = serializers.IntegerField(help_text="The machine label source it trains or labels for.")
+    source_name = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    errors = serializers.IntegerField(help_text="Items whose answer could not be read or was refused.")
+    requests = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    rate = serializers.FloatField(allow_null=True, help_text="Items per second.")
+    eta_seconds = serializers.FloatField(allow_null=True, help_text="Seconds left at the current rate.")
+    message = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_blank=True)
+    line = serializers.CharField(help_text="All of it in one line for people.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class MachineSourceSerializer(serializers.Serializer):
+    """A machine label source (an annotator or an LLM judge) and what it is worth against people."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="classifier, llm or query_filter.")
+    kind_label = serializers.CharField()
+    status = serializers.CharField()
+    error = serializers.CharField(allow_blank=True)
+    model = serializers.CharField()
+    model_version = serializers.CharField(allow_blank=True)
+    checksum = serializers.CharField(allow_blank=True)
+    grades = serializers.ListField(child=serializers.IntegerField())
+    campaign = serializers.IntegerField(allow_null=True)
+    snapshot = serializers.CharField(allow_null=True, help_text="Id of the human labels it was trained on.")
+    training_labels = serializers.IntegerField(allow_null=True)
+    cross_validation = serializers.JSONField(
+        allow_null=True, help_text="precision, recall, f1, auc, kappa (the mean over folds), folds, k.")
+    human_kappa = serializers.FloatField(allow_null=True, help_text="The human–human κ its κ is read beside.")
+    labels = serializers.IntegerField()
+    unreadable = serializers.IntegerField()
+    requests = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    settings = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class MachineOverviewSerializer(serializers.Serializer):
+    campaign = serializers.CharField()
+    human_kappa = serializers.JSONField(help_text="The campaign's human–human κ now: kappa, pairs, reason.")
+    llm = serializers.JSONField(help_text="The site's LLM judge: configured, endpoint, model (never the key).")
+    sources = MachineSourceSerializer(many=True)
+    jobs = MachineJobSerializer(many=True)
+
+
+class TrainRequestSerializer(serializers.Serializer):
+    learn_from = serializers.ChoiceField(choices=["campaign", "qrels"], default="campaign",
+                                         help_text="The campaign's judgements, or a qrel set over one of its pools.")
+    qrels = serializers.CharField(required=False, max_length=TEXT, help_text="With learn_from qrels: the qrel set.")
+    pool = serializers.CharField(required=False, max_length=TEXT, help_text="With learn_from qrels: the pool.")
+    topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
+    model = serializers.CharField(default=machine.BUNDLED_MODEL, max_length=300,
+                                  help_text="minilm (bundled), a Hugging Face name, or a model folder on the workers.")
+    folds = serializers.IntegerField(min_value=2, max_value=20, default=5)
+    epochs = serializers.IntegerField(min_value=1, max_value=50, default=1)
+    max_length = serializers.IntegerField(min_value=8, max_value=512, default=256)
+    batch_size = serializers.IntegerField(min_value=1, max_value=512, default=16)
+    learning_rate = serializers.FloatField(min_value=1e-8, max_value=0.5, default=3e-5)
+    threshold = serializers.IntegerField(min_value=0, max_value=10, default=1)
+    max_examples = serializers.IntegerField(min_value=2, max_value=10_000_000, required=False, allow_null=True)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=TEXT)
+
+
+class LabelRequestSerializer(serializers.Serializer):
+    annotator = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="One of the campaign's annotators.")
+    pools = serializers.ListField(child=serializers.CharField(max_length=TEXT), min_length=1, max_length=MANY)
+    include_judged = serializers.BooleanField(default=False)
+    batch_size = serializers.IntegerField(min_value=1, max_value=10_000, default=256)
+
+
+class JudgeRequestSerializer(serializers.Serializer):
+    pools = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY, default=list)
+    topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
+    filter_queries = serializers.BooleanField(default=False, help_text="Keep or drop the queries (seed 000 step 2).")
+    limit = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True)
+    max_requests = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False, allow_null=True)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False, allow_null=True)
+    retry_errors = serializers.BooleanField(default=False)
+
+
+def _campaign(request, name):
+    return get_object_or_404(visible_campaigns(request), name=name)
+
+
+def _refused(exc):
+    return Response({"detail": exc.message, "field": exc.field}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _started(job):
+    machine.send(job)
+    return Response(MachineJobSerializer(machine.job_status(job)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class MachineOverview(APIView):
+    """A campaign's machine label sources with their figures (k-fold against people beside the human–human κ,
+    labels, unreadable answers, spend) and its latest jobs.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(summary="List a campaign's machine label sources and jobs",
+                   responses={200: MachineOverviewSerializer})
+    def get(self, request, name):
+        campaign = _campaign(request, name)
+        data = {
+            "campaign": campaign.name, "human_kappa": machine.campaign_human_kappa(campaign.pk),
+            "llm": machine.llm_configured(),
+            "sources": [machine.source_summary(s) for s in machine.campaign_sources(campaign.pk)],
+            "jobs": [machine.job_status(j) for j in machine.campaign_jobs(campaign.pk)[:50]],
+        }
+        return Response(MachineOverviewSerializer(data).data)
+
+
+class MachineJobDetail(APIView):
+    """One machine job of the campaign: progress, spend, time left, and its error.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(summary="Get a machine job", responses={200: MachineJobSerializer})
+    def get(self, request, name, id):
+        campaign = _campaign(request, name)
+        if not str(id).isdigit() or len(str(id)) > 12:
+            raise Http404("No such job.")
+        job = get_object_or_404(machine.campaign_jobs(campaign.pk), pk=int(id))
+        return Response(MachineJobSerializer(machine.job_status(job)).data)
+
+
+class StartTraining(APIView):
+    """Train an auto-annotator on the campaign's labels (or a qrel set over one of its pools): k-fold
+    cross-validation first, then the classifier, in the background on the gpu queue (the CPU where none).
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Train an auto-annotator", request=TrainRequestSerializer,
+                   responses={202: MachineJobSerializer})
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        form = TrainRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        from_campaign = data["learn_from"] == "campaign"
+        try:
+            job = machine.train(
+                campaign_id=campaign.pk if from_campaign else None, campaign_name=campaign.name,
+                qrels=None if from_campaign else data.get("qrels", ""), pool=data.get("pool"), topics=data["topics"],
+                model=data["model"], folds=data["folds"], epochs=data["epochs"], max_length=data["max_length"],
+                batch_size=data["batch_size"], learning_rate=data["learning_rate"], threshold=data["threshold"],
+                max_examples=data.get("max_examples"), name=data.get("name", ""), within=campaign.pk,
+            )
+        except machine.MachineInvalid as exc:
+            return _refused(exc)
+        return _started(job)
+
+
+class StartLabelling(APIView):
+    """Label the unjudged candidates of the campaign's pools with one of its trained annotators, in batches stored
+    as they are made (a stopped job goes on where it stopped).
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Label pools with an annotator", request=LabelRequestSerializer,
+                   responses={202: MachineJobSerializer})
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        form = LabelRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            job = machine.label(data["annotator"], data["pools"], include_judged=data["include_judged"],
+                                batch_size=data["batch_size"], within=campaign.pk)
+        except machine.MachineInvalid as exc:
+            return _refused(exc)
+        return _started(job)
+
+
+class StartJudging(APIView):
+    """Ask the site's LLM judge (LLM_JUDGE_BASE_URL and LLM_JUDGE_MODEL; nothing is sent without them) to grade the
+    campaign's pools 0-3 with the campaign's prompt, or to keep or drop its queries; within the spend cap, and
+    never asking twice what it has an answer to.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Ask the LLM judge", request=JudgeRequestSerializer, responses={202: MachineJobSerializer})
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        form = JudgeRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            job = machine.judge(
+                pools=data["pools"], topics=data["topics"], campaign_settings=campaign.settings,
+                filter_queries=data["filter_queries"], limit=data.get("limit"), max_requests=data.get("max_requests"),
+                max_tokens=data.get("max_tokens"), retry_errors=data["retry_errors"], within=campaign.pk,
+            )
+        except machine.MachineInvalid as exc:
+            return _refused(exc)
+        return _started(job)
