@@ -216,8 +216,10 @@ class TopicState:
         return done, None if self.stopped else self.following
 
 
-def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None, topic_external_id=None) -> TopicState:
-    """The state of one topic now (reading only)."""
+def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None, topic_external_id=None, *,
+                estimate: bool = True) -> TopicState:
+    """The state of one topic now (reading only). Without `estimate` the model of the stopping estimate is fitted
+    only when a target recall needs it (the queue's case); counts are always there."""
     settings = settings or settings_of(campaign)
     tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order == "machine" else None)
     grades, by = topic_grades(campaign.pk, topic_id, None)
@@ -226,14 +228,18 @@ def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None,
     name = settings.order if settings.served else "depth"
     with ordering.single_threaded():
         following_i = ordering.replay(ordering.make_order(name, tpool, settings.min_rel), grades).next()
-        estimate = ordering.estimate_remaining(tpool, grades, settings.min_rel)
-    decision = ordering.decide_stop(estimate, target_recall=settings.target_recall, budget=settings.budget)
+        if estimate or settings.target_recall is not None:
+            figures = ordering.estimate_remaining(tpool, grades, settings.min_rel)
+        else:
+            found = sum(1 for g in grades.values() if g is not None and g >= settings.min_rel)
+            figures = ordering.Estimate(len(grades), len(tpool) - len(grades), found, None, reason="not asked for")
+    decision = ordering.decide_stop(figures, target_recall=settings.target_recall, budget=settings.budget)
     if topic_external_id is None:
         from assessments.models import Topic
 
         topic_external_id = Topic.objects.filter(pk=topic_id).values_list("external_id", flat=True).first()
     return TopicState(settings, tpool, list(grades), grades, by,
-                      None if following_i is None else tpool.keys[following_i], estimate, decision,
+                      None if following_i is None else tpool.keys[following_i], figures, decision,
                       settings.stops.get(topic_external_id))
 
 
@@ -245,7 +251,8 @@ def served_candidates(assignment) -> tuple[list, TopicState] | None:
     settings = settings_of(campaign)
     if not settings.served or assignment.pool_id is None:
         return None
-    state = topic_state(campaign, assignment.pool, assignment.topic_id, settings, assignment.topic.external_id)
+    state = topic_state(campaign, assignment.pool, assignment.topic_id, settings, assignment.topic.external_id,
+                        estimate=False)
     done, now = state.serve(assignment.assessor_id)
     return done + ([now] if now is not None else []), state
 
