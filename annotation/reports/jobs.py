@@ -1,4 +1,4 @@
-"""Background work an organiser should know about: imports, pool builds and retrieval jobs running or failed."""
+"""Background work an organiser should know about: imports, pool builds, retrieval and machine jobs running or failed."""
 
 from datetime import timedelta
 
@@ -39,9 +39,28 @@ def background_work() -> dict:
     for job in jobs.filter(status=Job.Status.FAILED, updated_at__gte=since)[:SHOWN]:
         failed.append({"what": str(job), "state": "Failed", "detail": (job.error or "").splitlines()[0][:200]
                        if job.error else "", "url_name": "admin:retrieval_job_change", "args": [job.pk]})
+    _machine_jobs(running, failed, since)
     for entry in running + failed:
         entry["url"] = reverse(entry.pop("url_name"), args=entry.pop("args"))
     return {"running": running, "failed": failed}
+
+
+def _machine_jobs(running, failed, since):
+    """Training, labelling and LLM jobs (assessments.services.machine), linked to their campaign's Machine page."""
+    from annotation.models import Campaign
+    from assessments.models import MachineJob
+
+    jobs = MachineJob.objects.select_related("source")
+    busy = list(jobs.filter(status__in=[MachineJob.Status.QUEUED, MachineJob.Status.RUNNING])[:SHOWN])
+    broken = list(jobs.filter(status=MachineJob.Status.FAILED, finished_at__gte=since)[:SHOWN])
+    names = dict(Campaign.objects.filter(pk__in={j.source.campaign_id for j in busy + broken}).values_list("pk", "name"))
+    for job, into in [(j, running) for j in busy] + [(j, failed) for j in broken]:
+        entry = {"what": f"{job.get_kind_display()} #{job.pk}: {job.source.name}", "state": job.get_status_display(),
+                 "detail": job.progress_line()[:200], "url_name": "admin:assessments_machinejob_change",
+                 "args": [job.pk]}
+        if job.source.campaign_id in names:
+            entry.update(url_name="annotation:console_machine", args=[names[job.source.campaign_id]])
+        into.append(entry)
 
 
 def _pool(pool) -> dict:

@@ -88,6 +88,8 @@ def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(c
     status = client.get(f"{PAGE}jobs/{job.pk}/status/").json()
     assert status["finished"] is False and status["eta_seconds"] == 30.0
     assert "30/90" in status["progress"]["desc"] and "ETA 0:00:30" in status["progress"]["desc"]
+    overview = client.get("/campaigns/").content.decode()  # the organisers' list of background work
+    assert f"Train and cross-validate #{job.pk}: annotator-" in overview and f'href="{PAGE}"' in overview
 
 
 @pytest.mark.parametrize("overrides, field, message", [
