@@ -6,3 +6,15 @@ class AssessmentsConfig(AppConfig):
 
     name = "assessments"
     verbose_name = "Test collection"
+
+    def ready(self):
+        from django.db.models.signals import post_delete, post_save
+
+        from assessments.models import Facet
+        from assessments.services.judging import forget_topic_facets
+
+        def forget(sender, instance, **kwargs):
+            forget_topic_facets(instance.topic_id)
+
+        post_save.connect(forget, sender=Facet, dispatch_uid="assessments.forget_topic_facets.save", weak=False)
+        post_delete.connect(forget, sender=Facet, dispatch_uid="assessments.forget_topic_facets.delete", weak=False)

@@ -176,7 +176,11 @@ if CACHE_URL:
         "LOCATION": CACHE_URL,
         "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "",  # several sites on one Redis database keep apart
     }}
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # a session read per request, from the cache
+if CACHE_URL or DEBUG:
+    # Sessions read from the cache (written through to the database): no session query per request. Only with a
+    # cache every process shares (a per-process cache would keep a signed-out session alive in the other
+    # processes), or in development and the tests (one process; the local-memory cache).
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Server-Timing header with each response's database time (the load benchmark turns it on).
 SERVER_TIMING = env_bool("DJANGO_SERVER_TIMING", False)
 # Where deleting a campaign leaves its export (manage.py delete_campaign, the admin's delete).

@@ -6,13 +6,17 @@ passage judged in one run's article is judged in every article of the topic that
 
 from dataclasses import dataclass
 
+from django.core.cache import cache
+
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.models import Judgement, Layer, RunEntry, SpecialFacet
+from retrieval.models import Passage
 
 OUTLINE_LAYERS = (Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
 PROGRESS_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
 MAX_NOTES = 20_000
+ARTICLE_CACHE_SECONDS = 24 * 3600
 
 
 # Reading ---------------------------------------------------------------------------------------------------------
@@ -24,6 +28,23 @@ def article(assignment, *, text=True) -> list[RunEntry]:
     if not text:
         entries = entries.only("rank", "passage_id", "passage__id")
     return list(entries.order_by("rank"))
+
+
+def article_ids(assignment) -> list[int]:
+    """The article's passage ids in order, kept in the shared cache per assignment (a save reads no run entries).
+
+    An article is written once, with its run (entries for a run and topic are never added to or changed
+    afterwards; deleting the run deletes the assignment), so the entry is right as long as the assignment points at
+    the same run and topic: both are part of what is cached and checked.
+    """
+    key = f"pj:article:{assignment.token}"
+    cached = cache.get(key)
+    if cached is not None and cached[:2] == [assignment.run_id, assignment.topic_id]:
+        return cached[2]
+    ids = [e.passage_id for e in article(assignment, text=False)]
+    if ids:  # an article not written yet is not cached
+        cache.set(key, [assignment.run_id, assignment.topic_id, ids], ARTICLE_CACHE_SECONDS)
+    return ids
 
 
 def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=OUTLINE_LAYERS) -> dict:
@@ -74,7 +95,7 @@ def progress_of(passage_ids, labels) -> Progress:
 
 def progress(assignment, passage_ids=None) -> Progress:
     """The outline unit's progress now (`passage_ids`: the article's, when the caller has them)."""
-    ids = passage_ids if passage_ids is not None else [e.passage_id for e in article(assignment, text=False)]
+    ids = passage_ids if passage_ids is not None else article_ids(assignment)
     labels = current_labels(
         assignment.assessor_id, assignment.topic_id, ids, campaign_id=assignment.campaign_id, layers=PROGRESS_LAYERS,
     )
@@ -135,17 +156,19 @@ def change_key(assignment, data, layer, value) -> dict:
         raise ChangeInvalid("layer", f"expected one of {', '.join(OUTLINE_LAYERS)}")
     if layer == Layer.NOTES and isinstance(value, str) and len(value) > MAX_NOTES:
         raise ChangeInvalid("value", f"notes are limited to {MAX_NOTES:,} characters")
-    entries = {e.passage_id: e for e in article(assignment, text=False)}
-    passage = _article_passage(entries, data.get("passage"), "passage")
+    ids = article_ids(assignment)
+    known = set(ids)
+    passage = _article_passage(known, data.get("passage"), "passage")
     passage2 = None
     if layer == Layer.TRANSITION:
-        passage2 = _article_passage(entries, data.get("passage2"), "passage2")
+        passage2 = _article_passage(known, data.get("passage2"), "passage2")
     elif data.get("passage2") is not None:
         raise ChangeInvalid("passage2", f"a {layer} change is about one passage")
-    return {"passage": passage, "passage2": passage2, "run_ids": [assignment.run.name], "_passage_ids": list(entries)}
+    return {"passage": passage, "passage2": passage2, "run_ids": [assignment.run.name], "_passage_ids": ids}
 
 
-def _article_passage(entries, raw, field):
-    if not isinstance(raw, int) or isinstance(raw, bool) or raw not in entries:
+def _article_passage(known, raw, field):
+    """The passage (by its id: nothing else of it is read) when it is in the article."""
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw not in known:
         raise ChangeInvalid(field, "not a passage of this article")
-    return entries[raw].passage
+    return Passage(pk=raw)

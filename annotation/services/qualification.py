@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from annotation.models import Assignment, Campaign, CampaignTopic, QualificationResult
 from annotation.services.status import send_back
@@ -93,11 +94,25 @@ def locked_campaign_ids(user) -> set[int]:
 
 
 def is_locked(assignment) -> bool:
-    """Whether this formal assignment waits for its assessor's qualification."""
+    """Whether this formal assignment waits for its assessor's qualification (read with the assignment when it was
+    annotated with locked_annotation())."""
+    if hasattr(assignment, "qualification_locked"):
+        return bool(assignment.qualification_locked)
     return (
         not assignment.qualification and assignment.campaign_id is not None
         and assignment.campaign_id in locked_campaign_ids(assignment.assessor)
     )
+
+
+def locked_annotation():
+    """is_locked as an annotation for Assignment querysets (`.annotate(qualification_locked=locked_annotation())`):
+    a formal unit of a campaign with qualification topics whose assessor has not passed it. Read with the
+    assignment itself, so a save asks nothing more."""
+    needs = Exists(CampaignTopic.objects.filter(campaign_id=OuterRef("campaign_id"), qualification=True))
+    passed = Exists(QualificationResult.objects.filter(
+        campaign_id=OuterRef("campaign_id"), assessor_id=OuterRef("assessor_id"), passed=True))
+    return ExpressionWrapper(Q(qualification=False, campaign__isnull=False) & needs & ~passed,
+                             output_field=BooleanField())
 
 
 def notices(user) -> list[dict]:

@@ -14,7 +14,8 @@
 - Becoming done scores a qualification attempt or opens a review (annotation.services.review.on_assignment_done).
 """
 
-from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Assignment
@@ -76,15 +77,21 @@ def send_back(assignments):
 
 
 def _move(assignment, status):
-    """Move an assignment to `status` (conditional UPDATEs: nothing changes when it is there already)."""
+    """Move an assignment to `status`: one conditional UPDATE (nothing changes when it is there already), which also
+    sets started_at where it is empty; the assignment in hand is brought up to date without reading it again."""
     now = timezone.now()
-    with transaction.atomic():
-        changed = Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(
-            status=status, finished_at=now if status == Status.DONE else None
-        )
+    fields = {"status": status, "finished_at": now if status == Status.DONE else None}
+    if status != Status.TODO:
+        fields["started_at"] = Coalesce(F("started_at"), Value(now))
+    changed = Assignment.objects.filter(pk=assignment.pk).exclude(status=status).update(**fields)
+    if changed:
+        assignment.status, assignment.finished_at = status, fields["finished_at"]
+        if status != Status.TODO:
+            assignment.started_at = assignment.started_at or now
+    else:  # there already (another request moved it): as it is now
         if status != Status.TODO:
             Assignment.objects.filter(pk=assignment.pk, started_at__isnull=True).update(started_at=now)
-    assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
+        assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
     if changed and status == Status.DONE:
         from annotation.services.review import on_assignment_done  # scores a qualification or opens a review
 

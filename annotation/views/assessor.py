@@ -47,7 +47,7 @@ def _own_assignment(request, token):
     """The assignment with this token if it is the user's own; 404 for anyone else."""
     try:
         assignment = Assignment.objects.select_related("topic", "run", "campaign").annotate(
-            open_siblings=changes.open_sibling_articles(),
+            open_siblings=changes.open_sibling_articles(), qualification_locked=qualification.locked_annotation(),
         ).get(token=token, assessor=request.user)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None

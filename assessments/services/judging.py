@@ -3,14 +3,18 @@
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from datetime import timezone as dt_timezone
 
-from django.db import IntegrityError, transaction
+from django.core.cache import cache
+from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from assessments.models import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition
 from assessments.models.judgements import RELEVANCE_GRADE
 
 RATING_MIN, RATING_MAX = 1, 10
+FACETS_CACHE_SECONDS = 3600
 
 
 class JudgementInvalid(ValueError):
@@ -67,13 +71,15 @@ def _notes(value, topic):
 def _facet(value, topic, allow_legacy=False):
     if not isinstance(value, list):
         raise JudgementInvalid("value: a facet judgement is a list of {facet, relevance}")
-    known = set(topic.facets.order_by().values_list("heading_id", flat=True)) | set(SpecialFacet.values)
+    known = topic_facet_ids(topic) | set(SpecialFacet.values)
     seen = set()
     for i, entry in enumerate(value):
         if not isinstance(entry, dict) or set(entry) != {"facet", "relevance"}:
             raise JudgementInvalid(f"value[{i}]: expected {{facet, relevance}}")
         if not isinstance(entry["facet"], str) or not isinstance(entry["relevance"], str):
             raise JudgementInvalid(f"value[{i}]: facet and relevance are text")
+        if entry["facet"] not in known:  # not in the cached set: read the topic's facets again before refusing
+            known = topic_facet_ids(topic, fresh=True) | set(SpecialFacet.values)
         if entry["facet"] not in known:
             raise JudgementInvalid(f"value[{i}].facet: {entry['facet']!r} is not a facet of topic {topic.external_id}")
         _check_label(entry["relevance"], Relevance, allow_legacy, f"value[{i}].relevance")
@@ -82,6 +88,25 @@ def _facet(value, topic, allow_legacy=False):
         seen.add(entry["facet"])
     grades = (RELEVANCE_GRADE.get(Relevance(e["relevance"])) for e in value)
     return max((g for g in grades if g is not None), default=None)
+
+
+def topic_facet_ids(topic, *, fresh=False) -> set:
+    """The heading ids of the topic's facets, kept in the shared cache (a facet's save or delete clears it:
+    forget_topic_facets); `fresh` reads them from the database. The cached entry carries the topic's creation
+    time, so a recreated database never takes another's."""
+    key, stamp = f"pj:facets:{topic.pk}", str(getattr(topic, "created_at", ""))
+    if not fresh:
+        cached = cache.get(key)
+        if cached is not None and cached[0] == stamp:
+            return set(cached[1])
+    ids = list(topic.facets.order_by().values_list("heading_id", flat=True))
+    cache.set(key, (stamp, ids), FACETS_CACHE_SECONDS)
+    return set(ids)
+
+
+def forget_topic_facets(topic_id):
+    """Clear the cached facets of a topic (Facet's post_save and post_delete signals call it)."""
+    cache.delete(f"pj:facets:{topic_id}")
 
 
 def _removal(value, topic):
@@ -193,50 +218,104 @@ def record_judgement(
         client_time = min(client_time, now)
     run_ids = sorted({str(r) for r in run_ids})
     key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item, campaign_id)
-
-    for attempt in range(3):
-        existing = _existing_change(change_id, assessor)
-        if existing:
-            return existing
-        try:
-            return _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-                          client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id,
-                          machine_shown)
-        except IntegrityError:
-            # A concurrent request stored this change, or created the judgement row first: look again.
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-@transaction.atomic
-def _store(assessor, key, layer, topic, passage, passage2, item, value, grade,
-           client_time, client_seq, session_id, run_ids, change_id, source, active_ms, campaign_id,
-           machine_shown=None) -> Recorded:
-    judgement, created = Judgement.objects.select_for_update().get_or_create(
-        assessor=assessor,
-        key=key,
-        defaults=dict(
-            layer=layer, topic=topic, passage=passage, passage2=passage2, item=item, campaign_id=campaign_id,
-            value=value, grade=grade, client_time=client_time, client_seq=client_seq, run_ids=run_ids,
-            adjudicated=source == JudgementChange.Source.ADJUDICATION,
-        ),
+    row = dict(
+        assessor_id=assessor.pk, layer=layer, topic_id=topic and topic.pk, passage_id=passage and passage.pk,
+        passage2_id=passage2 and passage2.pk, item=item, campaign_id=campaign_id, key=key, value=value, grade=grade,
+        run_ids=run_ids, adjudicated=source == JudgementChange.Source.ADJUDICATION, latest_change_id=None,
+        client_time=client_time, client_seq=client_seq, updated_at=now,
     )
-    change = JudgementChange.objects.create(
-        change_id=change_id, judgement=judgement, assessor=assessor, layer=layer, value=value,
-        client_time=client_time, client_seq=client_seq, session_id=session_id, run_ids=run_ids, source=source,
+    change_row = dict(
+        change_id=change_id, assessor_id=assessor.pk, layer=layer, value=value, client_time=client_time,
+        client_seq=client_seq, received_at=now, session_id=session_id, run_ids=run_ids, source=source,
         active_ms=active_ms, machine_shown=machine_shown,
     )
-    is_latest = created or (client_time, client_seq) >= (judgement.client_time, judgement.client_seq)
-    fields = ["run_ids", "updated_at"]
-    judgement.run_ids = sorted(set(judgement.run_ids) | set(run_ids))
-    if is_latest:
-        judgement.value, judgement.grade = value, grade
-        judgement.client_time, judgement.client_seq = client_time, client_seq
-        judgement.latest_change = change
-        fields += ["value", "grade", "client_time", "client_seq", "latest_change"]
-    judgement.save(update_fields=fields)
+    recorded = _store(row, change_row)
+    return recorded or _existing_change(change_id, assessor)
+
+
+def _store(row, change_row) -> Recorded | None:
+    """Three statements in one transaction (the caller's, when it has one: no savepoint):
+
+    1. INSERT the judgement ON CONFLICT (assessor, key) DO UPDATE (a no-op that locks the row), RETURNING its
+       current value, clock and runs;
+    2. INSERT the change ON CONFLICT (change_id) DO NOTHING RETURNING its id (no row: the change is stored already);
+    3. UPDATE the judgement: the runs, and the value, grade, clock and latest change when this change is the
+       assessor's latest by (client_time, client_seq).
+
+    Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
+    """
+    with transaction.atomic(savepoint=False):
+        current = _upsert_judgement(row)
+        change_id = _insert_change(dict(change_row, judgement_id=current["id"]))
+        if change_id is None:
+            if current["latest_change_id"] is None:  # made by step 1 for a change that is not new: not kept
+                Judgement.objects.filter(pk=current["id"], latest_change__isnull=True).delete()
+            return None
+        is_latest = (row["client_time"], row["client_seq"]) >= (current["client_time"], current["client_seq"])
+        fields = dict(run_ids=sorted(set(current["run_ids"] or ()) | set(row["run_ids"])), updated_at=row["updated_at"])
+        if is_latest:
+            fields.update(value=row["value"], grade=row["grade"], client_time=row["client_time"],
+                          client_seq=row["client_seq"], latest_change_id=change_id)
+        Judgement.objects.filter(pk=current["id"]).update(**fields)
+    state = {**row, **{k: current[k] for k in ("value", "grade", "client_time", "client_seq", "adjudicated",
+                                               "latest_change_id")}, **fields}
+    judgement = Judgement(pk=current["id"], **state)
+    change = JudgementChange(pk=change_id, **dict(change_row, judgement_id=current["id"]))
     return Recorded(judgement=judgement, change=change, duplicate=False, current=is_latest)
+
+
+_RETURNED = ("id", "value", "grade", "client_time", "client_seq", "run_ids", "adjudicated", "latest_change_id")
+
+
+def _upsert_judgement(row) -> dict:
+    """INSERT … ON CONFLICT (assessor_id, key) DO UPDATE … RETURNING the row's current state (PostgreSQL and SQLite)."""
+    table, columns, params = _insert_parts(Judgement, row)
+    ops = connection.ops
+    sql = (
+        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(params))}) "
+        f"ON CONFLICT ({ops.quote_name('assessor_id')}, {ops.quote_name('key')}) "
+        f"DO UPDATE SET {ops.quote_name('updated_at')} = {table}.{ops.quote_name('updated_at')} "
+        f"RETURNING {', '.join(ops.quote_name(c) for c in _RETURNED)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        values = cursor.fetchone()
+    current = dict(zip(_RETURNED, values, strict=True))
+    for name in ("value", "run_ids"):
+        current[name] = Judgement._meta.get_field(name).from_db_value(current[name], None, connection)
+    current["client_time"] = _datetime(current["client_time"])
+    current["adjudicated"] = bool(current["adjudicated"])
+    return current
+
+
+def _insert_change(row) -> int | None:
+    """INSERT … ON CONFLICT (change_id) DO NOTHING RETURNING id: the new change's id, or None when it is stored."""
+    table, columns, params = _insert_parts(JudgementChange, row)
+    sql = (
+        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(params))}) "
+        f"ON CONFLICT ({connection.ops.quote_name('change_id')}) DO NOTHING RETURNING {connection.ops.quote_name('id')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchone()
+    return found[0] if found else None
+
+
+def _insert_parts(model, row):
+    """The quoted table, the quoted column list and the parameters (prepared by each field) of an INSERT of `row`."""
+    fields = [model._meta.get_field(name) for name in row]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    params = [f.get_db_prep_save(row[f.attname if f.attname in row else f.name], connection) for f in fields]
+    return connection.ops.quote_name(model._meta.db_table), columns, params
+
+
+def _datetime(value):
+    """A datetime column's value as the ORM gives it (SQLite returns text in UTC)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, dt_timezone.utc)
+    return value
 
 
 def _existing_change(change_id, assessor) -> Recorded | None:

@@ -1,8 +1,11 @@
 """Queries per save and per page load of a 20-passage article are bounded (the load benchmark's hot paths).
 
-A save reads the session, the user, the assignment, the article's passage ids, the topic's facets, whether
-the change is stored already, then writes the change and the judgement (one transaction) and reads the
-progress back. Counts do not grow with the article's length or the number of judgements.
+A save reads the user and the assignment (with its qualification lock and open sibling articles); the session,
+the article's passage ids and the topic's facets come from the cache. It writes the judgement (INSERT … ON
+CONFLICT), the change (INSERT … ON CONFLICT DO NOTHING: a resent change is stored once) and the judgement's
+current value (one transaction, no savepoint), and reads the progress back: 6 statements. The save that
+completes the article also moves the status (one UPDATE) and reads it back. Counts do not grow with the
+article's length or the number of judgements.
 """
 
 import json
@@ -13,12 +16,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Campaign
+from assessments.models import Judgement, JudgementChange
 from tests import factories
 
-# 7 reads; SELECT … FOR UPDATE, (a new key: SAVEPOINT, INSERT judgement, RELEASE), INSERT change, UPDATE judgement
-# inside the transaction (its BEGIN/COMMIT are savepoints in a test); then the progress.
-SAVE_QUERIES = 15
+# user, assignment; INSERT judgement ON CONFLICT, INSERT change ON CONFLICT, UPDATE judgement; the progress.
+SAVE_QUERIES = 6
+# … and the status: one UPDATE, and the assignment read back after review / qualification had their say.
+COMPLETING_SAVE_QUERIES = 10
 PAGE_QUERIES = 8
 
 
@@ -32,12 +37,14 @@ def long_article(db):
     return Assignment.objects.create(assessor=user, topic=topic, run=run), passages
 
 
-def save(client, assignment, passage, seq):
+def save(client, assignment, passage, seq, *, passage2=None):
     body = {
         "change_id": str(uuid.uuid4()), "layer": "facet", "passage": passage.pk,
         "value": [{"facet": "tqa2:L_0001/T_1", "relevance": "must"}],
         "client_time": "2024-05-01T12:00:00.000Z", "client_seq": seq, "session_id": "page-1",
     }
+    if passage2 is not None:
+        body.update(layer="transition", passage2=passage2.pk, value="same")
     return client.post(reverse("annotation:save", args=[assignment.token]), json.dumps(body),
                        content_type="application/json")
 
@@ -67,3 +74,50 @@ def test_the_page_of_a_20_passage_article_takes_a_bounded_number_of_queries(clie
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200
     assert len(queries) <= PAGE_QUERIES, "\n".join(q["sql"][:120] for q in queries.captured_queries)
+
+
+def _complete_in_queries(client, assignment, passages):
+    """Judge the whole article; the number of statements of the save that completes it."""
+    client.force_login(assignment.assessor)
+    seq = 0
+    for passage in passages:
+        assert save(client, assignment, passage, seq).status_code == 200
+        seq += 1
+    for a, b in zip(passages[:-2], passages[1:-1]):
+        assert save(client, assignment, a, seq, passage2=b).status_code == 200
+        seq += 1
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.IN_PROGRESS
+    with CaptureQueriesContext(connection) as queries:
+        answer = save(client, assignment, passages[-2], seq, passage2=passages[-1])
+    assert answer.status_code == 200 and answer.json()["status"] == Assignment.Status.DONE
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.DONE and assignment.finished_at and assignment.started_at
+    return queries
+
+
+@pytest.mark.django_db
+def test_the_save_that_completes_an_article_takes_a_bounded_number_of_queries(client, long_article):
+    assignment, passages = long_article
+    queries = _complete_in_queries(client, assignment, passages)
+    assert len(queries) <= COMPLETING_SAVE_QUERIES, "\n".join(q["sql"][:120] for q in queries.captured_queries)
+
+
+@pytest.mark.django_db
+def test_a_campaign_save_takes_the_same_number_of_queries(client, long_article):
+    """In a campaign the save also asks whether qualification locks the unit: in the assignment's own query."""
+    assignment, passages = long_article
+    campaign = Campaign.objects.create(name="bounded", task=Campaign.Task.OUTLINE, review_sample_size=0)
+    Assignment.objects.filter(pk=assignment.pk).update(campaign=campaign)
+    assignment.refresh_from_db()
+    client.force_login(assignment.assessor)
+    counts = []
+    for seq, passage in enumerate(passages[:8]):
+        with CaptureQueriesContext(connection) as queries:
+            assert save(client, assignment, passage, seq).status_code == 200
+        counts.append(len(queries))
+    assert max(counts[1:]) <= SAVE_QUERIES, "\n".join(q["sql"][:120] for q in queries.captured_queries)
+    assert Judgement.objects.filter(campaign_id=campaign.pk).count() == 8
+    assert JudgementChange.objects.filter(judgement__campaign_id=campaign.pk).count() == 8
+    queries = _complete_in_queries(client, assignment, passages)
+    assert len(queries) <= COMPLETING_SAVE_QUERIES, "\n".join(q["sql"][:120] for q in queries.captured_queries)
