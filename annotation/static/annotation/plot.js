@@ -388,7 +388,8 @@
   if (!READONLY) applyOutbox();
   wire();
   renderAll();
-  if (cands.length) setCurrent(saver.position(cands.length, function (i) { return !graded(cands[i].id); }));
+  if (cands.length && ORDERED && ORDERED.waiting) setCurrent(cands.length - 1);  // the candidate served now
+  else if (cands.length) setCurrent(saver.position(cands.length, function (i) { return !graded(cands[i].id); }));
   saver.pump(true);  // send what earlier pages left in the outbox first
   window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, labels: L };
   document.body.dataset.ready = "plot";
