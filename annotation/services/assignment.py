@@ -63,18 +63,23 @@ class Assigned:
     topics: int = 0
     units: int = 0
     load: dict = field(default_factory=dict)  # username -> formal units held in the campaign
+    extra_created: int = 0  # of them, likely-relevant candidates for extra assessors (triage)
 
     def summary(self):
         loads = ", ".join(f"{name} {count}" for name, count in sorted(self.load.items()))
+        extra = f", {self.extra_created:,} of likely-relevant candidates for extra assessors" if self.extra_created else ""
         return (
-            f"{self.created:,} assignments new ({self.qualification_created:,} of them qualification) over "
+            f"{self.created:,} assignments new ({self.qualification_created:,} of them qualification{extra}) over "
             f"{self.topics:,} topics and {self.units:,} units; units per assessor: {loads or 'none'}."
         )
 
 
 def campaign_units(campaign) -> dict[int, list[Unit]]:
-    """The campaign's work units grouped by topic id, each topic's units in a stable order (run or pool id)."""
-    pools = list(campaign.pools.all())
+    """The campaign's work units grouped by topic id, each topic's units in a stable order (run or pool id).
+    Triage pools (annotation.services.triage: likely-relevant candidates for extra assessors) are not among them."""
+    from annotation.services.triage import is_triage_pool
+
+    pools = [p for p in campaign.pools.all() if not is_triage_pool(p)]
     units = defaultdict(list)
     if campaign.task == Campaign.Task.OUTLINE:
         seen = set()
@@ -98,15 +103,21 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
 
 def assign_campaign(
     campaign, assessors, *, pools=(), overlap=None, topic_overlap=None, qualification_topics=(), qualification_gold=None,
-    seed=0, progress=None,
+    seed=0, progress=None, likely=None,
 ) -> Assigned:
     """Give the campaign's units to `assessors` (usernames) with overlap; returns what was done.
 
     `overlap` (k, stored on the campaign), `topic_overlap` ({topic external id: k, 0 for everyone}, stored
     as CampaignTopic rows), `qualification_topics` (external ids) and `qualification_gold` (a QrelSet name)
     change the campaign's settings first and `pools` are added to it; left out, the stored settings apply. `progress(done, total)` is
-    called after each topic. Raises AssignmentError naming the option at fault; nothing is written then.
+    called after each topic. `likely` (triage.LikelyRelevant) gives the candidates a machine label source scores at
+    least its threshold to `extra` more assessors each (annotation.services.triage). Raises AssignmentError (or
+    TriageInvalid) naming the option at fault; nothing is written then.
     """
+    from annotation.services import triage
+
+    if likely is not None:
+        triage.check_likely(campaign, likely)
     users = _users(assessors)
     given = campaign
     with transaction.atomic():
@@ -131,14 +142,17 @@ def assign_campaign(
                 f"topics {', '.join(map(repr, missing))}"
             )
 
+        triage_pools = triage.triage_pools(campaign, likely) if likely is not None else []
+        triage_ids = set(campaign.pools.filter(params__has_key=triage.TRIAGE_KEY).values_list("pk", flat=True))
         existing = defaultdict(set)  # topic -> assessor ids with a unit of it in the campaign
+        extra_only = defaultdict(set)  # topic -> assessor ids holding only triage units of it
         held = set()  # (assessor id, unit)
         load = defaultdict(int)
         for a in Assignment.objects.filter(campaign=campaign).values("assessor_id", "topic_id", "run_id", "pool_id", "qualification"):
             unit = Unit(a["topic_id"], run_id=a["run_id"], pool_id=a["pool_id"])
             held.add((a["assessor_id"], unit))
             if not a["qualification"]:
-                existing[a["topic_id"]].add(a["assessor_id"])
+                (extra_only if a["pool_id"] in triage_ids else existing)[a["topic_id"]].add(a["assessor_id"])
                 load[a["assessor_id"]] += 1
         judged = defaultdict(set)
         named = {u.pk for u in users}
@@ -171,6 +185,7 @@ def assign_campaign(
 
         result = Assigned(topics=len(units), units=sum(len(u) for u in units.values()))
         order = sorted(units, key=lambda tid: (tid not in qualifying, topic_ids[tid]))
+        topic_people = defaultdict(set)  # topic -> the assessors who judge all of its units
         for done, topic_id in enumerate(order, start=1):
             topic_units = units[topic_id]
             if topic_id in qualifying:
@@ -179,7 +194,8 @@ def assign_campaign(
                         give(user.pk, unit, True)
             else:
                 k = _overlap_of(campaign, settings.get(topic_id), len(users))
-                keepers = existing[topic_id] | judged[topic_id]
+                # an assessor asked only about the likely-relevant candidates of a topic is not its keeper
+                keepers = existing[topic_id] | (judged[topic_id] - (extra_only[topic_id] - existing[topic_id]))
                 chosen = sorted(keepers)
                 candidates = sorted((u.pk for u in users if u.pk not in keepers), key=lambda pk: (load[pk], tiebreak[pk]))
                 chosen += candidates[: max(0, k - len(keepers))]
@@ -188,8 +204,19 @@ def assign_campaign(
                     for unit in topic_units:
                         give(assessor_id, unit, False)
                     load[assessor_id] += len(new) - before
+                topic_people[topic_id] = set(chosen)
             if progress:
                 progress(done, len(order))
+        for pool in triage_pools:  # likely-relevant candidates: `extra` assessors beyond the topic's own
+            for topic_id in sorted(set(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", flat=True))):
+                unit = Unit(topic_id, pool_id=pool.pk)
+                holders = {a for a, u in held if u == unit}
+                others = sorted((u.pk for u in users if u.pk not in topic_people[topic_id] | existing[topic_id]
+                                 and u.pk not in holders), key=lambda pk: (load[pk], tiebreak[pk]))
+                for assessor_id in others[: max(0, likely.extra - len(holders))]:
+                    give(assessor_id, unit, False)
+                    load[assessor_id] += 1
+                    result.extra_created += 1
         Assignment.objects.bulk_create(new, batch_size=1000)
         result.created = len(new)
         result.qualification_created = sum(1 for a in new if a.qualification)

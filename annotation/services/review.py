@@ -170,7 +170,10 @@ def review_queue(user, *, finished=50) -> ReviewQueue:
 
 
 def review_items(review) -> list[dict]:
-    """The review's items for the page: {"item", "labels": [what the assessor said, as text], "notes"}."""
+    """The review's items for the page: {"item", "labels": [what the assessor said, as text], "notes", "reason"
+    (why an audit sampled it: the machine's label, for the reviewer only)}."""
+    from annotation.services.triage import audit_reason
+
     topic = review.assignment.topic
     names = dict(Facet.objects.filter(topic=topic).values_list("heading_id", "heading"))
     names.update({f.value: f.label for f in SpecialFacet})
@@ -200,7 +203,8 @@ def review_items(review) -> list[dict]:
             said.append(f"grade {labels['plot_grade']}")
         for start, end in labels.get("plot_spans") or []:
             said.append(f"span “{topic.text[start:end]}”")
-        shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or ""})
+        shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
+                      "reason": audit_reason(labels)})
     return shown
 
 

@@ -1,9 +1,11 @@
 """manage.py assign_campaign CAMPAIGN --assessors U1 U2 ... [--overlap K] [--topic-overlap T=K ...]
-[--qualification-topics T ...] [--qualification-gold QRELSET] [--pool P ...] [--seed S]"""
+[--qualification-topics T ...] [--qualification-gold QRELSET] [--pool P ...] [--seed S]
+[--likely-source ID [--likely-threshold SCORE] [--likely-extra N]]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.assignment import AssignmentError, assign_campaign, parse_topic_overlap
+from annotation.services.triage import LikelyRelevant
 from annotation.models import Campaign
 from assessments.models import Pool
 
@@ -32,6 +34,13 @@ class Command(BaseCommand):
         parser.add_argument("--pool", nargs="+", action="extend", default=[], metavar="P",
                             help="Add these pools to the campaign first.")
         parser.add_argument("--seed", type=int, default=0, help="Seed of the tie-breaking order (default 0).")
+        parser.add_argument("--likely-source", type=int, metavar="ID",
+                            help="Triage: candidates this machine label source scores at least --likely-threshold go "
+                            "to --likely-extra more assessors (pool-based campaigns; annotation/services/triage.py).")
+        parser.add_argument("--likely-threshold", type=float, default=0.5, metavar="SCORE",
+                            help="With --likely-source: a classifier's probability or an LLM's grade (default 0.5).")
+        parser.add_argument("--likely-extra", type=int, default=1, metavar="N",
+                            help="With --likely-source: extra assessors for each such candidate (default 1).")
         parser.add_argument("--no-progress", action="store_true", help="Do not print progress.")
 
     def handle(self, *args, **options):
@@ -49,12 +58,16 @@ class Command(BaseCommand):
             if not options["no_progress"] and (done == total or done % max(1, total // 10) == 0):
                 self.stdout.write(f"  {done:,}/{total:,} topics")
 
+        likely = None
+        if options["likely_source"] is not None:
+            likely = LikelyRelevant(options["likely_source"], options["likely_threshold"], options["likely_extra"])
         try:
             result = assign_campaign(
                 campaign, options["assessors"], pools=pools, overlap=options["overlap"],
                 topic_overlap=parse_topic_overlap(options["topic_overlap"]),
                 qualification_topics=options["qualification_topics"],
                 qualification_gold=options["qualification_gold"], seed=options["seed"], progress=progress,
+                likely=likely,
             )
         except AssignmentError as exc:
             raise CommandError(f"nothing was assigned: {exc.as_flag()}") from exc
