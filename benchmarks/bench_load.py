@@ -1,6 +1,7 @@
 """Load: many assessors judging at once against the production setup; saves/s and p50/p95/p99 of saves and pages.
 
     .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--workers 4] [--threads 4]
+        [--fill 100000]
         [--pg postgres://postgres@127.0.0.1:5432] [--database pj_load] [--redis redis://127.0.0.1:6379/12]
 
 Starts everything itself, on loopback only: a fresh PostgreSQL database (dropped and made again), the CAR Y3
@@ -64,6 +65,8 @@ def main(argv=None):
                         help="ALTER DATABASE … SET for the benchmark's database only (a diagnostic, e.g. "
                              "synchronous_commit=off to see what commits' fsync cost).")
     parser.add_argument("--no-celery", action="store_true", help="Do not start a Celery worker.")
+    parser.add_argument("--fill", type=int, default=0, metavar="JUDGEMENTS",
+                        help="First fill the database with this many judgements of other rounds (benchmarks/scale.py).")
     parser.add_argument("--pause-ms", type=float, nargs=2, default=(20, 80), help="Pause between changes, min max.")
     parser.add_argument("--smoke", action="store_true",
                         help="A tiny run for the test suite: SQLite in a temporary folder, 1 worker, no Celery.")
@@ -89,6 +92,10 @@ def main(argv=None):
         tokens = prepare(env, max(args.levels))
         print(f"data: {len(tokens)} assessors with a {ARTICLE_LENGTH}-passage article each "
               f"({time.perf_counter() - started:.1f} s)", flush=True)
+        if args.fill and not args.smoke:  # a full database: history of other rounds (benchmarks/scale.py)
+            output = run([PYTHON, str(ROOT / "benchmarks" / "scale.py"), "--fill-only", "--sizes", str(args.fill),
+                          "--pg", args.pg, "--database", args.database, "--redis", args.redis], env)
+            print(f"data: {output.strip().splitlines()[-1]} (benchmarks/scale.py rounds)", flush=True)
         # Production mode serves the collected, hashed static files (WhiteNoise), as deploy/run-production.sh does.
         subprocess.run([str(BIN / "python"), str(ROOT / "manage.py"), "collectstatic", "--noinput", "-v", "0"],
                        env=env, check=True, cwd=ROOT)
