@@ -191,3 +191,39 @@ def test_the_audit_command_and_its_refusals(judged):
         call_command("machine_audit", "tri", "--source", "999", stdout=StringIO())
     with pytest.raises(CommandError, match="--size"):
         call_command("machine_audit", "tri", "--source", str(source.pk), "--size", "0", stdout=StringIO())
+
+
+# The console ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def boss(client):
+    user = factories.user("boss", is_staff=True)
+    user.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(user)
+    return user
+
+
+def test_the_work_page_offers_the_triage_option_and_refuses_a_bad_one(world, boss, client):
+    camp, pool, source, topics = world
+    page = client.get("/campaigns/tri/work/").content.decode()
+    assert "More assessors for likely-relevant candidates" in page and f"annotator-x (#{source.pk})" in page
+    form = {"action": "assign", "assessors": NAMES, "overlap": 1, "seed": 0, "likely_source": source.pk,
+            "likely_threshold": 0.5, "likely_extra": 1}
+    response = client.post("/campaigns/tri/work/", {**form, "likely_threshold": "nan"})
+    assert response.status_code == 400 and "likely_threshold" in response.context["form"].errors
+    assert not Assignment.objects.exists()
+    response = client.post("/campaigns/tri/work/", form)
+    assert response.status_code == 302
+    assert Assignment.objects.filter(pool__name=f"tri-pool-likely-{source.pk}").count() == 2
+
+
+def test_the_machine_page_sends_an_audit_sample_to_review(judged, boss, client):
+    camp, pool, source, topics, reviewer = judged
+    response = client.post("/campaigns/tri/machine/", {"action": "audit", "machine_source": source.pk, "size": 2,
+                                                        "seed": 0})
+    assert response.status_code == 302
+    assert sum(r.items.count() for r in Review.objects.all()) == 2
+    response = client.post("/campaigns/tri/machine/", {"action": "audit", "machine_source": source.pk, "size": 0,
+                                                        "seed": 0})
+    assert response.status_code == 400 and "size" in response.context["forms"]["audit"].errors

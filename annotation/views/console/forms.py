@@ -303,10 +303,29 @@ class AssignForm(ServiceErrorsMixin, forms.Form):
                                           help_text="The assessors who share the work.")
     overlap = forms.IntegerField(min_value=1, max_value=50, help_text="Assessors per topic (k).")
     seed = forms.IntegerField(initial=0, help_text="Ties in load are broken in an order drawn from it.")
+    likely_source = forms.TypedChoiceField(
+        coerce=int, required=False, empty_value=None, label="More assessors for likely-relevant candidates",
+        help_text="Triage (plot and ad hoc campaigns): the candidates this machine label source scores at least the "
+                  "threshold also go to extra assessors, who see only those candidates and never a score.")
+    likely_threshold = forms.FloatField(initial=0.5, required=False, label="Score at least",
+                                        help_text="A classifier's probability of relevant, or an LLM's grade 0–3.")
+    likely_extra = forms.IntegerField(min_value=1, max_value=20, initial=1, required=False, label="Extra assessors")
 
-    def __init__(self, *args, assessors=(), **kwargs):
+    def __init__(self, *args, assessors=(), sources=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["assessors"].choices = [(u.username, u.username) for u in assessors]
+        self.fields["likely_source"].choices = [("", "– (no triage)")] + [(s.pk, f"{s.name} (#{s.pk})") for s in sources]
+
+    def likely(self):
+        """The triage option (annotation.services.triage.LikelyRelevant), or None."""
+        from annotation.services.triage import LikelyRelevant
+
+        data = self.cleaned_data
+        if data.get("likely_source") is None:
+            return None
+        threshold = data.get("likely_threshold")
+        return LikelyRelevant(data["likely_source"], 0.5 if threshold is None else threshold,
+                              data.get("likely_extra") or 1)
 
 
 # Machine assistance (/campaigns/<name>/machine/): the options of train_annotator, machine_label and llm_judge.
@@ -392,6 +411,18 @@ class LlmJudgeForm(ServiceErrorsMixin, forms.Form):
     def __init__(self, *args, pools=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["pools"].choices = [(n, n) for n in pools]
+
+
+class AuditForm(ServiceErrorsMixin, forms.Form):
+    """A sample of the human labels a machine disagrees with goes to review (annotation.services.triage)."""
+
+    machine_source = forms.TypedChoiceField(coerce=int, label="Machine label source")
+    size = forms.IntegerField(min_value=1, max_value=1000, initial=20, help_text="Human labels to sample.")
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+
+    def __init__(self, *args, sources=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["machine_source"].choices = [(s.pk, f"{s.name} (#{s.pk})") for s in sources]
 
 
 class LlmPromptForm(ServiceErrorsMixin, forms.Form):

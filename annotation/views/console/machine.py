@@ -14,7 +14,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.views.console.common import campaign_of, organisers_only
-from annotation.views.console.forms import LlmJudgeForm, LlmPromptForm, MachineLabelForm, TrainAnnotatorForm
+from annotation.services.triage import TriageInvalid, audit_review
+from annotation.views.console.forms import AuditForm, LlmJudgeForm, LlmPromptForm, MachineLabelForm, TrainAnnotatorForm
 from assessments.models import MachineLabelSource, QrelSet
 from assessments.services import machine
 
@@ -30,8 +31,10 @@ def _choices(campaign):
         qrel_sets = qrel_sets | QrelSet.objects.filter(collection=track.collection)
     annotators = [s for s in machine.campaign_sources(campaign.pk)
                   if s.kind == MachineLabelSource.Kind.CLASSIFIER and s.status == MachineLabelSource.Status.READY]
+    labelled = [s for s in machine.campaign_sources(campaign.pk)
+                if s.kind in (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM) and s.label_count]
     return {"pools": pools, "qrel_sets": sorted(set(qrel_sets.values_list("name", flat=True))),
-            "annotators": annotators}
+            "annotators": annotators, "labelled": labelled}
 
 
 def _forms(campaign, choices, bound=None):
@@ -41,6 +44,7 @@ def _forms(campaign, choices, bound=None):
         "train": TrainAnnotatorForm(qrel_sets=choices["qrel_sets"], pools=choices["pools"]),
         "label": MachineLabelForm(annotators=choices["annotators"], pools=choices["pools"]),
         "judge": LlmJudgeForm(pools=choices["pools"]),
+        "audit": AuditForm(sources=choices["labelled"]),
     }
     prompts = []
     for key, title, filtering in PROMPTS:
@@ -91,6 +95,9 @@ def machine_page(request, name):
     elif action == "judge":
         form = LlmJudgeForm(request.POST, pools=choices["pools"])
         start = _judge
+    elif action == "audit":
+        form = AuditForm(request.POST, sources=choices["labelled"])
+        return _audit(request, campaign, form, choices)
     elif action == "prompt":
         which = request.POST.get("which", "")
         if which not in {key for key, _, _ in PROMPTS}:
@@ -133,6 +140,23 @@ def _judge(campaign, data):
         limit=data["limit"], max_requests=data["max_requests"], max_tokens=data["max_tokens"],
         retry_errors=data["retry_errors"], within=campaign.pk,
     )
+
+
+def _audit(request, campaign, form, choices):
+    """A sample of the human labels the machine disagrees with goes to review (the reviewers' queue)."""
+    if not form.is_valid():
+        return _render(request, campaign, bound=("audit", form), status=400, choices=choices)
+    data = form.cleaned_data
+    try:
+        done = audit_review(campaign, data["machine_source"], size=data["size"], seed=data["seed"])
+    except TriageInvalid as exc:
+        form.add_service_error(exc.field, exc.message)
+        return _render(request, campaign, bound=("audit", form), status=400, choices=choices)
+    reviews = len(done["reviews"])
+    messages.success(request, f"{done['disagreeing']:,} human labels disagree with the machine, {done['eligible']:,} "
+                              f"in batches that are done: {done['sampled']:,} sampled into {reviews} review"
+                              f"{'s' if reviews != 1 else ''} for the reviewers.")
+    return redirect(reverse("annotation:console_machine", args=[campaign.name]) + "#audit-form")
 
 
 def _prompt(request, campaign, form, choices):

@@ -18,13 +18,20 @@ def _assessors():
     return list(get_user_model().objects.filter(is_active=True, groups__name=Role.ASSESSOR).order_by("username"))
 
 
+def _sources(campaign):
+    """The machine label sources triage may use: the campaign's own annotators and LLM judges."""
+    from assessments.services.machine import campaign_sources
+
+    return [s for s in campaign_sources(campaign.pk) if s.kind in ("classifier", "llm") and s.status == "ready"]
+
+
 def _render(request, campaign, form=None, status=200, error=None):
     assessors = _assessors()
     units = campaign_units(campaign)
     return render(request, "annotation/console/work.html", {
         "campaign": campaign, "tab": "work", "error": error, "loads": loads(campaign), "held": held_topics(campaign),
-        "form": form or AssignForm(assessors=assessors, initial={"overlap": campaign.overlap, "seed": 0,
-                                                                  "assessors": [u.username for u in assessors]}),
+        "form": form or AssignForm(assessors=assessors, sources=_sources(campaign), initial={
+            "overlap": campaign.overlap, "seed": 0, "assessors": [u.username for u in assessors]}),
         "assessors": assessors, "unit_topics": len(units), "unit_count": sum(len(u) for u in units.values()),
     }, status=status)
 
@@ -47,13 +54,17 @@ def work_page(request, name):
         return _render(request, campaign)
     action = request.POST.get("action")
     if action == "assign":
-        form = AssignForm(request.POST, assessors=_assessors())
+        form = AssignForm(request.POST, assessors=_assessors(), sources=_sources(campaign))
         if not form.is_valid():
             return _render(request, campaign, form, status=400)
         data = form.cleaned_data
         try:
-            result = assign_campaign(campaign, data["assessors"], overlap=data["overlap"], seed=data["seed"])
+            result = assign_campaign(campaign, data["assessors"], overlap=data["overlap"], seed=data["seed"],
+                                     likely=form.likely())
         except AssignmentError as exc:
+            if exc.field in form.fields and exc.field.startswith("likely_"):
+                form.add_error(exc.field, exc.message)
+                return _render(request, campaign, form, status=400)
             form.add_error(None, str(exc).removeprefix("--assessors: ").removeprefix("--overlap: "))
             return _render(request, campaign, form, status=400)
         messages.success(request, result.summary())
