@@ -57,8 +57,8 @@ def test_every_console_page_meets_aa_contrast(new_page, site):
     page = new_page()
     sign_in(page, "boss", "pw-boss")
     for url in ("/campaigns/", "/campaigns/new/", "/campaigns/adhoc/", "/campaigns/adhoc/data/",
-                "/campaigns/adhoc/pools/", "/campaigns/adhoc/work/", "/campaigns/adhoc/results/", "/data/",
-                f"/data/imports/{site.pk}/", "/people/"):
+                "/campaigns/adhoc/pools/", "/campaigns/adhoc/work/", "/campaigns/adhoc/machine/",
+                "/campaigns/adhoc/results/", "/data/", f"/data/imports/{site.pk}/", "/people/"):
         page.goto(url)
         page.wait_for_selector("body[data-ready=console]")
         assert page.evaluate(CONTRAST) == [], url
