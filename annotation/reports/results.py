@@ -6,10 +6,12 @@ the downloads call); the runs are those of its pools, with the runs our retrieve
 """
 
 from assessments.evaluation.measures import parse_measure
-from assessments.evaluation.sources import evaluate_stored
+from assessments.evaluation.reusability import leave_one_run_out
+from assessments.evaluation.sources import evaluate_stored, stored_ranking
 from assessments.exporters.common import ExportFailed
 from assessments.models import Run, Topic
 from assessments.services.qrels import QrelsRequest, qrels_rows
+from assessments.services.runs import run_labels
 
 from annotation.reports.dashboard import hbars
 
@@ -50,6 +52,7 @@ def evaluation(campaign, *, aggregate="majority") -> dict:
     if not judged and not plot:
         return {"error": "Nothing judged yet: the runs are scored once the campaign has labels."}
     report = evaluate_stored(runs, None, measures, topics=judged or topics, qrels=qrels)
+    reuse = reusability(campaign, runs, judged, qrels)
     rows = []
     for scores in report.runs:
         values = scores.all(report.measures)
@@ -61,11 +64,34 @@ def evaluation(campaign, *, aggregate="majority") -> dict:
     chart["table"] = {"head": ["run", *[str(m) for m in report.measures]],
                       "rows": [[r[0], *["–" if v is None else f"{v:.4f}" for v in r[1:]]] for r in ordered]}
     return {
-        "measures": [str(m) for m in report.measures], "rows": ordered, "chart": chart,
+        "measures": [str(m) for m in report.measures], "rows": ordered, "chart": chart, "reusability": reuse,
         "topics": len(judged), "qrels_lines": sum(len(d) for d in qrels.values()),
         "notes": [f"qrels: the campaign's labels so far, aggregate {aggregate}, page level; {len(judged)} of "
                   f"{len(topics)} topics judged (a judged topic a run lacks scores 0).", *report.notes],
     }
+
+
+def reusability(campaign, runs=None, judged=None, qrels=None, *, aggregate="majority"):
+    """Leave-one-run-out (Zobel) over the campaign's runs and current qrels, at its pools' depth: a
+    assessments.evaluation.reusability.Reusability, or None without two runs and a judged topic."""
+    if runs is None:
+        track = getattr(campaign, "track", None)
+        runs = campaign_runs(campaign) if track is not None else []
+        qrels = {}
+        if len(runs) >= 2:
+            try:
+                request = QrelsRequest(collection=track.collection.name, aggregate=aggregate, campaign_id=campaign.pk)
+                for topic, docid, grade in qrels_rows(request):
+                    qrels.setdefault(topic, {})[docid] = grade
+            except ExportFailed:
+                qrels = {}
+            judged = [t for t in track.topics.all() if t.external_id in qrels]
+    if len(runs) < 2 or not judged:
+        return None
+    depth = max([p.depth for p in campaign.pools.all()] or [100])
+    labels = run_labels(runs)
+    rankings = {labels[r.pk]: stored_ranking(r, judged) for r in runs}
+    return leave_one_run_out(rankings, {t.external_id: qrels[t.external_id] for t in judged}, depth)
 
 
 def agreement_glance(campaign) -> dict | None:

@@ -15,13 +15,18 @@ CHARTS = 24  # topics drawn (the table lists every one)
 
 
 def stopping(campaign) -> dict:
-    """{"available", "note", "settings", "topics": [row…], "charts": [chart…]} for the dashboard."""
+    """{"available", "note", "settings", "topics": [row…], "charts": [chart…], "reusability"} for the dashboard
+    (reusability: the pool's leave-one-run-out, annotation.reports.results.reusability, for every campaign)."""
+    from annotation.reports.results import reusability
+
+    reuse = reusability(campaign)
     if campaign.task != "plot":
-        return {"available": False, "note": "Judging orders and stopping apply to plot-labels campaigns."}
+        return {"available": False, "reusability": reuse,
+                "note": "Judging orders and stopping apply to plot-labels campaigns."}
     try:
         settings = judging_order.settings_of(campaign)
     except judging_order.OrderSettingsInvalid as exc:
-        return {"available": False, "note": f"The judging-order settings are wrong: {exc}"}
+        return {"available": False, "reusability": reuse, "note": f"The judging-order settings are wrong: {exc}"}
     units = (Assignment.objects.filter(campaign=campaign, kind=Assignment.Kind.PLOT_LABELS, qualification=False)
              .select_related("pool", "topic").order_by("topic__external_id", "pool__name"))
     pairs = {}
@@ -48,5 +53,5 @@ def stopping(campaign) -> dict:
                           [("relevant found", PALETTE[0], curve)], bucket_label="judgements")
             chart["topic"] = a.topic.external_id
             charts.append(chart)
-    return {"available": True, "settings": settings, "topics": rows, "charts": charts,
+    return {"available": True, "settings": settings, "topics": rows, "charts": charts, "reusability": reuse,
             "stops": (judging_order.STOP, judging_order.GO)}

@@ -214,3 +214,32 @@ def test_the_organiser_sets_the_order_on_the_campaign_home_and_the_dashboard_sho
     chart = page.context["stopping"]["charts"][0]
     assert chart["table"]["rows"] == [["1", 1], ["2", 1]]
     assert 'id="stopping-table"' in page.content.decode()
+
+
+def test_the_dashboard_and_results_page_show_the_pools_leave_one_run_out(client, world):
+    from annotation.models import Track
+    from annotation.reports.results import reusability
+
+    topic, pool, p, _ = world
+    # Two runs with entries: A alone ranks p0 (relevant), both rank p1; the pool is depth 2.
+    run_a = factories.run(topic.collection, "loo-a", {topic: [p[0], p[1]]})
+    run_b = factories.run(topic.collection, "loo-b", {topic: [p[2], p[1]]})
+    pool.runs.set([run_a, run_b])
+    pool.depth = 2
+    pool.save()
+    a = make(world, "depth")
+    a.campaign.pools.add(pool)
+    Track.objects.create(campaign=a.campaign, collection=topic.collection).topics.add(topic)
+    for passage, value in ((p[0], 2), (p[1], 0), (p[2], 1)):
+        grade(client, a, passage, value)
+    reuse = reusability(a.campaign)
+    rows = {r.run: (r.rank, r.rank_without, r.unique, r.unique_relevant) for r in reuse.rows}
+    # A: p0 and p1 judged, 2 relevant overall → AP (1/1)/2 = 0.5; B: p2 at 1 → 0.5 too (A first on the name).
+    # Without A's own p0, A finds nothing of the one relevant left and ranks second; without B's own p2, likewise B.
+    assert rows == {"loo-a": (1, 2, 1, 1), "loo-b": (2, 2, 1, 1)}
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    for name in ("dashboard", "console_results"):
+        html = client.get(reverse(f"annotation:{name}", args=[a.campaign.name])).content.decode()
+        assert 'id="reusability-table"' in html and "loo-a" in html, name

@@ -1,21 +1,26 @@
 """manage.py evaluate_runs [--pool P | --runs NAME…] --measures M… | --qrels FILE --run FILE… --measures M… [--min-rel N]"""
 
 import dataclasses
+import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.evaluation import MeasureError, parse_measure
 from assessments.evaluation.report import RunScores
+from assessments.evaluation.reusability import leave_one_run_out
 from assessments.evaluation.sources import (
     evaluate_files,
     evaluate_stored,
     ground_truth_qrels,
     pool_coverage,
     pool_recall,
+    read_qrels_file,
+    read_run_file,
     stored_qrels,
+    stored_ranking,
 )
 from assessments.models import Pool, QrelSet, Run, Topic
-from assessments.services.runs import RunLookupError, find_runs, matching
+from assessments.services.runs import RunLookupError, find_runs, matching, run_labels
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 
@@ -69,6 +74,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--judged-depth", type=int, metavar="K", help="With --pool: k for Judged@k (default: its depth).")
+        parser.add_argument(
+            "--leave-one-out", type=int, metavar="K", nargs="?", const=0,
+            help="Pool reusability (Zobel's leave-one-run-out): each run's MAP and rank with and without the judged "
+            "documents only it brought to the depth-K pool of the runs evaluated (K default: the --pool's depth, "
+            "else 100).",
+        )
 
     def handle(self, *args, **opts):
         try:
@@ -82,19 +93,39 @@ class Command(BaseCommand):
                 raise CommandError("files need both --qrels FILE and --run FILE…")
             try:
                 report = evaluate_files(opts["qrels"], opts["run_files"], measures, only_run_topics=opts["only_run_topics"])
+                if opts["leave_one_out"] is not None:
+                    self.inputs = (dict(read_run_file(path) for path in opts["run_files"]),
+                                   read_qrels_file(opts["qrels"]), 100)
             except ImportFailed as exc:
                 raise CommandError(f"cannot read the files:\n{exc.report()}") from exc
             except ValueError as exc:
                 raise CommandError(str(exc)) from exc
         else:
             report = self.stored(opts, measures)
+        reuse = self.reusability(opts) if opts["leave_one_out"] is not None else None
         if opts["format"] == "json":
-            self.stdout.write(report.as_json(opts["per_topic"]))
+            text = report.as_json(opts["per_topic"])
+            if reuse is not None:
+                text = json.dumps({"evaluation": json.loads(text), "reusability": reuse.as_dict()}, indent=2)
+            self.stdout.write(text)
         else:
             for note in report.notes:
                 self.stderr.write(f"# {note}")
             for line in report.lines(opts["per_topic"]):
                 self.stdout.write(line)
+            if reuse is not None:
+                self.stdout.write("")
+                for line in reuse.lines():
+                    self.stdout.write(line)
+
+    def reusability(self, opts):
+        """Leave-one-run-out over the runs and qrels just evaluated (assessments.evaluation.reusability)."""
+        rankings, qrels, default_depth = self.inputs
+        depth = opts["leave_one_out"] or default_depth
+        if depth < 1:
+            raise CommandError("--leave-one-out: the pool depth K must be at least 1")
+        measure = "AP" if opts["min_rel"] == 1 else f"AP(rel={opts['min_rel']})"
+        return leave_one_run_out(rankings, qrels, depth, measure)
 
     def stored(self, opts, measures):
         pool, topics = None, None
@@ -126,6 +157,13 @@ class Command(BaseCommand):
             qrels = ground_truth_qrels(self.plot_topics(collection) if topics is None else topics)
         report = evaluate_stored(runs, qrel_set, measures, topics=topics, only_run_topics=opts["only_run_topics"],
                                  qrels=qrels)
+        if opts["leave_one_out"] is not None:
+            labels = run_labels(runs)
+            judged = stored_qrels(qrel_set) if qrels is None else qrels
+            if topics is not None:
+                judged = {t: d for t, d in judged.items() if t in {x.external_id for x in topics}}
+            self.inputs = ({labels[r.pk]: stored_ranking(r, topics) for r in runs}, judged,
+                           pool.depth if pool is not None else 100)
         if qrels is not None:
             report.notes.append("qrels: the plot topics' ground-truth chunks, grade 1 (no qrel set in the collection)")
         if pool is not None:
