@@ -60,6 +60,7 @@ def save_change(assignment, data) -> tuple:
     if not isinstance(layer, str):
         raise ChangeInvalid("layer", "expected the name of a label layer")
     check_text(value, "value")
+    check_text(data.get("item"), "item")  # a study item's key is looked up: text every database can compare
     kind = KINDS[assignment.kind]
     key = kind.change_key(assignment, data, layer, value)
     passage_ids = key.pop("_passage_ids", None)
@@ -176,7 +177,13 @@ def _client_time(raw):
 
 
 def mark(assignment, done: bool, *, reason: str = ""):
-    """The assessor marks the unit done (complete, or submitted incomplete with `reason`) or opens it again."""
+    """The assessor marks the unit done (complete, or submitted incomplete with `reason`) or opens it again.
+    Raises ChangeInvalid naming `done` or `reason`."""
+    if not isinstance(done, bool):
+        raise ChangeInvalid("done", "expected true or false")
+    if not isinstance(reason, str):
+        raise ChangeInvalid("reason", "expected text")
+    check_text(reason, "reason")
     if done:
         status.mark_done(assignment, progress(assignment), incomplete_reason=reason)
     else:

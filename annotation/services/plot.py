@@ -312,7 +312,7 @@ def change_key(assignment, data, layer, value) -> dict:
     if kind == "plot":
         raw = data.get("passage")
         candidate = None
-        if isinstance(raw, int) and not isinstance(raw, bool):
+        if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < 2**63:  # a row id the database holds
             candidate = PoolCandidate.objects.filter(
                 pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
             ).select_related("passage").first()
