@@ -46,15 +46,17 @@ class Run(models.Model):
     class Meta:
         ordering = ["collection", "name"]
         # A participant's run name is theirs within the campaign (track) it was submitted to, so that an upload
-        # never tells whether another team has a name; the organisers' own runs keep one name per collection.
+        # never tells whether another team has a name; the organisers' own runs (no owner, no campaign) keep one
+        # name per collection.
         # assessments.services.runs holds the rules that go with these.
         constraints = [
             models.UniqueConstraint(
                 fields=["collection", "track", "owner", "name"], condition=models.Q(owner__isnull=False),
                 name="unique_run_name_per_owner_track",
             ),
-            models.UniqueConstraint(
-                fields=["collection", "name"], condition=models.Q(owner__isnull=True), name="unique_run_name_unowned",
+            models.UniqueConstraint(  # not a deleted participant's runs (owner set null, their campaign kept)
+                fields=["collection", "name"], condition=models.Q(owner__isnull=True, track=""),
+                name="unique_run_name_organisers",
             ),
         ]
         indexes = [models.Index(fields=["collection", "name"], name="run_collection_name")]

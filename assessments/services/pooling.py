@@ -277,7 +277,7 @@ def _run_for(collection, label, config) -> Run:
     """The retriever run for `config`: named `label`, or `label-<hash>` when that name is taken by another config."""
     for name in (label, f"{label[: MAX_RUN_NAME - 9]}-{config_key(config)[:8]}"):
         run, created = Run.objects.get_or_create(
-            collection=collection, name=name, owner=None,  # the organisers' own (assessments.services.runs)
+            collection=collection, name=name, owner=None, track="",  # the organisers' own (assessments.services.runs)
             defaults={"source": Run.Source.RETRIEVER, "retriever": config,
                       "description": f"Made by retriever {label} (see retriever for its settings)."},
         )

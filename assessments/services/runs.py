@@ -27,10 +27,11 @@ class RunLookupError(ValueError):
 
 def name_scope(collection, *, owner=None, track=""):
     """The runs whose names a new run of `owner` (None: the organisers' own) submitted to `track` may not
-    repeat: the owner's runs of that track in the collection, or the collection's runs without an owner."""
+    repeat: the owner's runs of that track in the collection, or the organisers' own runs of the collection (no
+    owner and no campaign; a deleted participant's runs keep their campaign and do not count)."""
     runs = Run.objects.filter(collection=collection)
     if owner is None:
-        return runs.filter(owner__isnull=True)
+        return runs.filter(owner__isnull=True, track="")
     return runs.filter(owner=owner, track=track)
 
 

@@ -101,7 +101,8 @@ def test_a_pool_of_both_evaluates_them_apart(twins):
 def test_a_name_two_teams_share_is_refused_naming_the_field_and_the_choices(twins, args, field):
     with pytest.raises(CommandError) as refused:
         command(*args)
-    assert str(refused.value).startswith(f"{field}: several runs are named 'bm25': give one of team-a/bm25, team-b/bm25")
+    expected = f"{field}: several runs are named 'bm25': give one of team-a/bm25, team-b/bm25"
+    assert str(refused.value).startswith(expected)
 
 
 def test_owner_slash_name_finds_the_run(twins):
@@ -129,3 +130,11 @@ def test_the_organisers_own_runs_keep_one_name_per_collection(web):
     with pytest.raises(ImportFailed, match="collection 'web' already has a run named 'bm25'"):
         import_organisers_run(BM25)
     assert get_user_model().objects.count() == 0 and Run.objects.count() == 1
+
+
+def test_a_participant_whose_run_shares_a_name_with_others_can_be_deleted(twins):
+    import_organisers_run(BM25)  # the organisers' own bm25 beside both teams'
+    get_user_model().objects.filter(username__in=["team-a", "team-b"]).delete()  # their runs stay, without owner
+    assert sorted(Run.objects.values_list("track", "name")) == [("", "bm25"), ("adhoc", "bm25"), ("adhoc", "bm25")]
+    with pytest.raises(CommandError, match="several runs are named 'bm25'"):
+        command("export_run", "bm25", "--out", "-")

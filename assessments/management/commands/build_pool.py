@@ -28,7 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--collection", help="Collection name (needed when it cannot be told from the runs).")
         parser.add_argument("--topics", nargs="+", default=[], metavar="ID", help="Topic ids (default: all).")
         parser.add_argument(
-            "--runs", nargs="+", default=[], metavar="NAME", help="Stored runs to pool (OWNER/NAME where teams share a name)."
+            "--runs", nargs="+", default=[], metavar="NAME",
+            help="Stored runs to pool (OWNER/NAME where teams share a name).",
         )
         parser.add_argument(
             "--retrievers", nargs="+", default=[], metavar="SPEC",
