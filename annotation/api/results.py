@@ -1,11 +1,6 @@
 """Results (organisers): qrels, and the TREC CAR Y3 detailed assessments, from assessments.exporters."""
 
-import io
-import tempfile
-import zipfile
-from pathlib import Path
-
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -16,7 +11,7 @@ from annotation.api.serializers import QrelsQuerySerializer
 from rest_framework.response import Response
 
 from assessments.exporters import qrels
-from assessments.exporters.car_y3 import export_car_assessments
+from assessments.exporters.car_y3 import zipped
 from assessments.exporters.common import ExportFailed, resolve_scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
@@ -81,14 +76,13 @@ class ScopeQuerySerializer(serializers.Serializer):
 
 def car_assessments_zip(*, collection=None, pool=None, topic=(), assessor=None) -> bytes:
     """The Y3 assessment files `manage.py export_car_assessments` writes, zipped; ExportFailed if impossible."""
-    scope = resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor)
-    with tempfile.TemporaryDirectory() as directory:
-        export_car_assessments(scope, directory)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(Path(directory).iterdir()):
-                archive.write(path, path.name)
-    return buffer.getvalue()
+    with car_assessments_file(collection=collection, pool=pool, topic=topic, assessor=assessor) as handle:
+        return handle.read()
+
+
+def car_assessments_file(*, collection=None, pool=None, topic=(), assessor=None):
+    """The same zip as a temporary file, rewound (a download streams it); ExportFailed if impossible."""
+    return zipped(resolve_scope(collection=collection, topics=topic, pool=pool, assessor=assessor))
 
 
 class CarAssessments(APIView):
@@ -108,9 +102,10 @@ class CarAssessments(APIView):
         query = ScopeQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            data = car_assessments_zip(**query.validated_data)
+            data = car_assessments_file(**query.validated_data)
         except ExportFailed as exc:
             return export_failed(exc)
-        response = HttpResponse(data, content_type="application/zip")
+        # Streamed from the temporary file (closed, and so removed, when the response is done).
+        response = FileResponse(data, content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="car-y3-assessments.zip"'
         return response

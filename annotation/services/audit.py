@@ -40,23 +40,22 @@ def changes_of(*, campaign=None, assessor=None):
 
 def change_rows(*, campaign=None, assessor=None):
     """Every change in scope as a dict with `old_value` and `new_value`, label by label in the assessor's clock order."""
+    # Whether a change is its label's current one comes with the row (no map of every label: constant memory).
     rows = (
         changes_of(campaign=campaign, assessor=assessor)
         .order_by("judgement_id", "client_time", "client_seq", "id")
-        .values_list(*CHANGE_FIELDS)
+        .values_list(*CHANGE_FIELDS, "id", "judgement__latest_change_id")
     )
-    latest = dict(Judgement.objects.filter(pk__in=changes_of(campaign=campaign, assessor=assessor)
-                                           .values("judgement_id")).values_list("pk", "latest_change__change_id"))
     previous_judgement, old = None, None
     for (change_id, judgement_id, username, received_at, client_time, client_seq, session_id, source, layer,
-         topic, passage, passage2, item, run_ids, value, active_ms) in rows.iterator(chunk_size=CHUNK):
+         topic, passage, passage2, item, run_ids, value, active_ms, pk, latest) in rows.iterator(chunk_size=CHUNK):
         if judgement_id != previous_judgement:
             previous_judgement, old = judgement_id, None
         yield {
             "change_id": str(change_id), "assessor": username, "received_at": _iso(received_at),
             "client_time": _iso(client_time), "client_seq": client_seq, "session_id": session_id, "source": source,
             "layer": layer, "topic": topic, "passage": passage, "passage2": passage2, "item": item,
-            "run_ids": run_ids, "old_value": old, "new_value": value, "current": latest.get(judgement_id) == change_id,
+            "run_ids": run_ids, "old_value": old, "new_value": value, "current": latest == pk,
             "active_ms": active_ms,
         }
         old = value

@@ -189,6 +189,27 @@ def export_rows(scope):
     )
 
 
+def zipped(scope):
+    """The Y3 files of `scope` zipped into a temporary file, rewound for reading (a download streams it from disk:
+    memory stays flat whatever the number of labels). The caller closes it; closing removes it."""
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    out = tempfile.TemporaryFile(prefix="pooljudge-y3-")
+    try:
+        with tempfile.TemporaryDirectory(prefix="pooljudge-y3-") as directory:
+            export_car_assessments(scope, Path(directory) / "files")
+            with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted((Path(directory) / "files").iterdir()):
+                    archive.write(path, path.name)
+    except BaseException:
+        out.close()
+        raise
+    out.seek(0)
+    return out
+
+
 def export_car_assessments(scope, out_dir, *, indent=None) -> Y3Export:
     """Write one Y3 JSON file per (topic, assessor) with labels in `scope` into `out_dir`; ExportFailed on failure.
 

@@ -76,7 +76,7 @@ def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):
     assert response.status_code == 200
     response = client.get("/campaigns/car/results/y3/")
     assert response.status_code == 200
-    assert zipfile.ZipFile(io.BytesIO(response.content)).namelist() == []
+    assert zipfile.ZipFile(io.BytesIO(response.getvalue())).namelist() == []
     assert Topic.objects.count() == 136
 
 

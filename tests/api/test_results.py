@@ -103,7 +103,7 @@ def test_y3_assessments_come_as_a_zip_of_one_file_per_topic_and_assessor(judged,
     response = organiser.get("/api/assessments/car-y3/", {"collection": "car"})
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
-    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    archive = zipfile.ZipFile(io.BytesIO(response.getvalue()))
     names = sorted(archive.namelist())
     assert len(names) == 2 and all(name.endswith(".json") for name in names)
     doc = json.loads(archive.read(names[0]))

@@ -10,11 +10,8 @@ annotation.services.audit (export_audit --campaign), agreement through annotatio
 
 import io
 import json
-import tempfile
-import zipfile
-from pathlib import Path
 
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -69,7 +66,7 @@ def download(request, name, what):
             response = StreamingHttpResponse(lines, content_type="text/plain; charset=utf-8")
             return _attachment(response, f"{campaign.name}-{level}-{aggregate.replace(':', '-')}.qrels")
         if what == "y3":
-            return _attachment(HttpResponse(_y3_zip(campaign, track), content_type="application/zip"),
+            return _attachment(FileResponse(_y3_zip(campaign, track), content_type="application/zip"),
                                f"{campaign.name}-y3-assessments.zip")
         if what in ("plot-labels", "choices"):
             return _plot(campaign, what)
@@ -85,20 +82,14 @@ def download(request, name, what):
         return _failed(exc)
 
 
-def _y3_zip(campaign, track) -> bytes:
-    """The campaign's own outline labels as Y3 files (one per topic and assessor), zipped."""
-    from assessments.exporters.car_y3 import export_car_assessments
+def _y3_zip(campaign, track):
+    """The campaign's own outline labels as Y3 files (one per topic and assessor), zipped into a temporary file that
+    the download streams."""
+    from assessments.exporters.car_y3 import zipped
 
     if track is None:
         raise ExportFailed("the campaign has no topics", "campaign")
-    scope = Scope(collection=track.collection, topic_ids=None, assessor=None, campaign_id=campaign.pk)
-    buffer = io.BytesIO()
-    with tempfile.TemporaryDirectory(prefix="pooljudge-y3-") as directory:
-        export_car_assessments(scope, Path(directory) / "files")
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted((Path(directory) / "files").iterdir()):
-                archive.write(path, path.name)
-    return buffer.getvalue()
+    return zipped(Scope(collection=track.collection, topic_ids=None, assessor=None, campaign_id=campaign.pk))
 
 
 def _plot(campaign, what):
