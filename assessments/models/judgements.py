@@ -200,7 +200,11 @@ class JudgementChange(models.Model):
 
     class Meta:
         ordering = ["judgement", "client_time", "client_seq", "id"]
-        indexes = [models.Index(fields=["assessor", "received_at"], name="change_assessor_received")]
+        indexes = [
+            models.Index(fields=["assessor", "received_at"], name="change_assessor_received"),
+            # A label's history in its clock order (the audit log, dashboards): read in order, never sorted.
+            models.Index(fields=["judgement", "client_time", "client_seq", "id"], name="change_judgement_order"),
+        ]
 
     def __str__(self):
         return f"{self.assessor} {self.layer} @ {self.client_time:%Y-%m-%d %H:%M:%S}"

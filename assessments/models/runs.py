@@ -2,7 +2,8 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from assessments.models.topics import Topic
 from retrieval.models import Collection, Passage
@@ -14,10 +15,12 @@ class RunQuerySet(models.QuerySet):
         return self.filter(owner=user)
 
     def with_counts(self):
-        """Annotate entry and topic counts (one query)."""
+        """Annotate entry and topic counts (one query). Counted per run by a correlated subquery, not by joining and
+        grouping every entry: a page of runs counts the entries of its own runs only, however many runs there are."""
+        entries = RunEntry.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id")
         return self.annotate(
-            entry_count=Count("entries", distinct=True),
-            topic_count=Count("entries__topic", distinct=True),
+            entry_count=Coalesce(Subquery(entries.annotate(n=Count("*")).values("n")), Value(0)),
+            topic_count=Coalesce(Subquery(entries.annotate(n=Count("topic_id", distinct=True)).values("n")), Value(0)),
         )
 
 
