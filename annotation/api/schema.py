@@ -2,7 +2,8 @@
 
 drf-spectacular documents the responses a view declares; the errors that DRF itself gives
 (401 without credentials, 403 for the wrong role, 404 for an unknown object or page, 400 for
-invalid query parameters) are added here, so that clients and schemathesis know them.
+invalid query parameters, 415 for a body without a media type the operation takes) are added here, so that
+clients and schemathesis know them.
 
 Path parameters are routed as any text (config/api_urls.py), so that a malformed one gets the
 API's JSON 404; their real form is given here: ids are integers, names are slugs.
@@ -31,7 +32,7 @@ def _json(schema, description):
 
 
 def error_responses(result, generator, request, public):
-    """Add 400/401/403/404 where an operation can give them, and the form of `id` and `name` path parameters."""
+    """Add 400/401/403/404/415 where an operation can give them, and the form of `id` and `name` path parameters."""
     result.setdefault("components", {}).setdefault("schemas", {}).setdefault("Detail", DETAIL_COMPONENT)
     for path, methods in result.get("paths", {}).items():
         for method, operation in methods.items():
@@ -48,4 +49,7 @@ def error_responses(result, generator, request, public):
                 responses.setdefault("404", _json(DETAIL, "No such object (or page), or not one the caller may see."))
             if queries or "requestBody" in operation:
                 responses.setdefault("400", _json(FIELD_ERRORS, "The request is invalid."))
+            if "requestBody" in operation:
+                responses.setdefault("415", _json(DETAIL, "The body is not of a media type the operation takes "
+                                                          "(or has no Content-Type)."))
     return result
