@@ -43,7 +43,11 @@ def main():
     parser.add_argument("--out", type=Path, help="Keep the runs, qrels and features here (TREC files, .npz).")
     parser.add_argument("--plot", default=str(ROOT / "docs" / "judging-orders-cranfield.svg"))
     parser.add_argument("--json", type=Path, help="Write the simulator's JSON (all topics) here too.")
+    parser.add_argument("--bm25-only", action="store_true",
+                        help="Only the BM25 runs (no encoder: minutes, not an hour on a busy CPU), written with the "
+                        "qrels to --out, and stop there (e.g. for benchmarks/stopping_coverage.py --qrels --runs).")
     args = parser.parse_args()
+    pools = {k: v for k, v in POOLS.items() if k.startswith("bm25")} if args.bm25_only else POOLS
 
     from bench_export import throwaway_database
 
@@ -59,7 +63,7 @@ def main():
         out.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         call_command("import_cranfield", str(ROOT / "data" / "cranfield"), "--no-progress", stdout=io.StringIO())
-        for name, (retrievers, options) in POOLS.items():
+        for name, (retrievers, options) in pools.items():
             call_command("build_pool", "--name", name, "--collection", "cranfield", "--retrievers", *retrievers,
                          "--depth", str(args.depth), *options, "--no-progress", stdout=io.StringIO())
         runs = list(Run.objects.order_by("name").values_list("name", flat=True))
@@ -67,6 +71,9 @@ def main():
         for run in runs:
             call_command("export_run", run, "--out", str(out / f"{run}.run"), stdout=io.StringIO())
         qrels = write_qrels(out)
+        if args.bm25_only:
+            print(f"runs and qrels in {out}")
+            return
         features = write_features(out / "minilm.npz")
 
         common = ["--runs", *runs, "--depth", str(args.depth), "--features", str(features), "--no-progress"]

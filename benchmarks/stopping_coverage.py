@@ -1,6 +1,10 @@
 """How often the stopping estimate's 95% interval holds the truth, on synthetic topics nobody tuned on.
 
     .venv/bin/python benchmarks/stopping_coverage.py [--topics 40] [--noise 1.5 4] [--seed 2026]
+    .venv/bin/python benchmarks/stopping_coverage.py --qrels QRELS --runs RUN… [--depth 100]    # real runs
+
+With --qrels and --runs (TREC files, e.g. Cranfield's BM25 runs from `benchmarks/simulate_cranfield.py
+--bm25-only --out DIR`) the same figures come from those topics, the runs' ranks the only features.
 
 Each topic: 12 runs ranking a hidden relevance plus noise (benchmarks/bench_ordering.synthetic_topic, about 5% of a
 3,000-document universe relevant; the --noise levels give easier and harder runs), pooled at depth 100 and judged in
@@ -28,24 +32,50 @@ def main():
     parser.add_argument("--topics", type=int, default=40)
     parser.add_argument("--noise", type=float, nargs="+", default=[1.5, 4.0])
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--qrels", help="A TREC qrels file: real topics instead of synthetic ones (with --runs).")
+    parser.add_argument("--runs", nargs="+", default=[], help="TREC run files (with --qrels).")
+    parser.add_argument("--depth", type=int, default=100)
     args = parser.parse_args()
     from bench_ordering import synthetic_topic
 
     from assessments.services import ordering as o
 
-    for noise in args.noise:
-        rng = np.random.default_rng(args.seed)
+    sets = []
+    if args.qrels:
+        import os
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        import django
+
+        django.setup()
+        from assessments.evaluation.sources import read_qrels_file, read_run_file
+
+        qrels = read_qrels_file(args.qrels)
+        runs = dict(read_run_file(path) for path in args.runs)
+        real = []
+        for topic, judged in sorted(qrels.items()):
+            rankings = {name: ranking[topic] for name, ranking in runs.items() if topic in ranking}
+            if rankings:
+                real.append((o.TopicPool.from_rankings(rankings, args.depth), judged))
+        sets.append((f"{args.qrels}, {len(runs)} runs at depth {args.depth}", real))
+    else:
+        for noise in args.noise:
+            rng = np.random.default_rng(args.seed)
+            made = []
+            for _ in range(args.topics):
+                rankings, grades = synthetic_topic(rng, universe=3000, runs=12, depth=100, noise=noise)
+                made.append((o.TopicPool.from_rankings(rankings, 100), grades))
+            sets.append((f"noise {noise}", made))
+    for name, pools in sets:
         topics = []
-        for _ in range(args.topics):
-            rankings, grades = synthetic_topic(rng, universe=3000, runs=12, depth=100, noise=noise)
-            pool = o.TopicPool.from_rankings(rankings, 100)
+        for pool, grades in pools:
             judge, sequence = o.make_order("active", pool), []
             while (i := judge.next()) is not None:
                 sequence.append(i)
                 judge.record(i, grades.get(pool.keys[i], 0))
             topics.append((pool, grades, sequence))
         size = sum(len(p) for p, _, _ in topics)
-        print(f"noise {noise}: {len(topics)} topics, {size:,} candidates")
+        print(f"{name}: {len(topics)} topics, {size:,} candidates")
         for variance in (False, True):
             o.PARAMETER_VARIANCE = variance
             label = "Bernoulli + weights" if variance else "Bernoulli alone"
