@@ -183,6 +183,11 @@ def forced_choice_items(*, campaign, pool, run, n):
 
 
 def study_runs(pool) -> list:
-    """The runs a pool's forced-choice negatives may come from: its runs and those our retrievers made for it."""
+    """The runs a pool's forced-choice negatives may come from: its runs and those our retrievers made for it, each
+    with its `label` (owner/name where teams share a name)."""
     ids = set(pool.runs.values_list("pk", flat=True)) | set((pool.params or {}).get("built", {}).get("runs", []))
-    return list(Run.objects.filter(pk__in=ids).order_by("name"))
+    runs = list(Run.objects.filter(pk__in=ids).select_related("owner").order_by("name"))
+    labels = run_labels(runs)
+    for run in runs:
+        run.label = labels[run.pk]
+    return runs

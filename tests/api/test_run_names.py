@@ -138,3 +138,15 @@ def test_a_participant_whose_run_shares_a_name_with_others_can_be_deleted(twins)
     assert sorted(Run.objects.values_list("track", "name")) == [("", "bm25"), ("adhoc", "bm25"), ("adhoc", "bm25")]
     with pytest.raises(CommandError, match="several runs are named 'bm25'"):
         command("export_run", "bm25", "--out", "-")
+
+
+def test_the_console_shows_whose_run_is_whose(twins, client):
+    from annotation.roles import Role, ensure_groups
+
+    boss = get_user_model().objects.get(username="boss")
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(boss)
+    data = client.get("/campaigns/adhoc/data/").content.decode()
+    pools = client.get("/campaigns/adhoc/pools/").content.decode()
+    for page in (data, pools):
+        assert "team-a/bm25" in page and "team-b/bm25" in page

@@ -14,6 +14,7 @@ from annotation.services.data_imports import ImportInvalid, Upload
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import UploadForm
 from assessments.models import QrelSet, Run
+from assessments.services.runs import run_labels
 from retrieval.models import Book, Collection
 
 
@@ -24,7 +25,12 @@ def _context(campaign, form, **extra):
         context["kinds"] = data_imports.kinds_for(campaign.task)
         context["imports"] = DataImport.objects.filter(campaign=campaign).select_related("created_by")[:20]
         if track is not None:
-            context["runs"] = Run.objects.filter(collection=track.collection).with_counts().order_by("name")
+            runs = list(Run.objects.filter(collection=track.collection).select_related("owner").with_counts()
+                        .order_by("name"))
+            labels = run_labels(runs)  # owner/name where teams share a name
+            for run in runs:
+                run.label = labels[run.pk]
+            context["runs"] = runs
             context["topic_count"] = track.topics.count()
             context["qrel_sets"] = QrelSet.objects.filter(collection=track.collection).order_by("name")
     else:
