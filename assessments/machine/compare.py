@@ -25,7 +25,8 @@ from assessments.evaluation import aggregate, evaluate
 from assessments.exporters.common import Scope
 from assessments.exporters.qrels import judgement_qrels
 from assessments.machine.metrics import cohen_kappa
-from assessments.models import JudgementChange, Layer, MachineLabel, RunEntry
+from assessments.models import JudgementChange, Layer, MachineLabel, Run, RunEntry
+from assessments.services.runs import run_labels
 
 GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
 
@@ -191,15 +192,17 @@ def machine_labels(source, topic_ids=None, *, trained=False) -> tuple:
 
 
 def stored_runs(run_ids, topic_ids=None) -> dict:
-    """{run name: {topic external id: [docid…]}} of stored runs, in rank order."""
+    """{run label: {topic external id: [docid…]}} of stored runs, in rank order; the label is the run's name, or
+    owner/name where teams share a name (assessments.services.runs.run_labels)."""
     entries = RunEntry.objects.filter(run_id__in=run_ids)
     if topic_ids is not None:
         entries = entries.filter(topic_id__in=topic_ids)
+    labels = run_labels(Run.objects.filter(pk__in=run_ids).select_related("owner"))
     runs = {}
-    rows = entries.order_by("run_id", "topic_id", "rank").values_list("run__name", "topic__external_id",
+    rows = entries.order_by("run_id", "topic_id", "rank").values_list("run_id", "topic__external_id",
                                                                       "passage__external_id")
     for run, topic, docid in rows.iterator(chunk_size=10_000):
-        runs.setdefault(run, {}).setdefault(topic, []).append(docid)
+        runs.setdefault(labels[run], {}).setdefault(topic, []).append(docid)
     return runs
 
 
