@@ -115,9 +115,9 @@ def markdown(figures, report) -> str:
     ]
     for row in report["rankings"]["rows"]:
         largest = row["largest"]
+        change = f" (largest change: {largest['run']} {largest['from']} → {largest['to']})" if largest else ""
         lines.append(f"| Kendall's τ of {report['rankings']['runs']} runs by {report['rankings']['measure']}, full qrels × "
-                     f"{row['qrels']} ({row['topics']} topics) | {f(row['tau'])} (largest change: {largest['run']} "
-                     f"{largest['from']} → {largest['to']}) |")
+                     f"{row['qrels']} ({row['topics']} topics) | {f(row['tau'])}{change} |")
     return "\n".join(lines)
 
 

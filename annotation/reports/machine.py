@@ -44,7 +44,7 @@ def machine_section(campaign) -> dict:
         return section
     collection = Topic.objects.get(pk=next(iter(topic_ids))).collection
     human = compare.campaign_human(campaign.pk, collection, topic_ids)
-    run_ids = set(campaign.pools.values_list("runs", flat=True)) | set(
+    run_ids = compare.pool_run_ids(campaign.pools.values_list("pk", flat=True)) | set(
         Assignment.objects.filter(campaign=campaign, run__isnull=False).values_list("run_id", flat=True))
     run_ids.discard(None)
     runs = compare.stored_runs(run_ids, topic_ids)

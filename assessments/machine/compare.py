@@ -191,6 +191,17 @@ def machine_labels(source, topic_ids=None, *, trained=False) -> tuple:
     return grades, scores
 
 
+def pool_run_ids(pool_ids) -> set:
+    """The runs of pools: those listed on them, and those that brought their candidates (retriever runs are not
+    listed on a pool built with retrievers)."""
+    from assessments.models import CandidateSource, Pool
+
+    listed = set(Pool.runs.through.objects.filter(pool_id__in=pool_ids).values_list("run_id", flat=True))
+    brought = set(CandidateSource.objects.filter(candidate__pool_id__in=pool_ids).order_by().values_list(
+        "run_id", flat=True).distinct())
+    return listed | brought
+
+
 def stored_runs(run_ids, topic_ids=None) -> dict:
     """{run label: {topic external id: [docid…]}} of stored runs, in rank order; the label is the run's name, or
     owner/name where teams share a name (assessments.services.runs.run_labels)."""

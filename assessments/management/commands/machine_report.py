@@ -48,7 +48,7 @@ class Command(BaseCommand):
             if pool is None:
                 raise CommandError(f"--pool: no pool {options['pool']!r} in {source.collection.name!r}")
         topic_ids = set(pool.topics.values_list("pk", flat=True)) if pool else None
-        run_ids = set(pool.runs.values_list("pk", flat=True)) if pool else set()
+        run_ids = compare.pool_run_ids([pool.pk]) if pool else set()
         campaign_id = None
         if options["campaign"]:
             campaign = apps.get_model("annotation", "Campaign").objects.filter(name=options["campaign"]).first()
@@ -56,7 +56,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--campaign: no campaign named {options['campaign']!r}")
             campaign_id = campaign.pk
             if not pool:
-                run_ids = set(campaign.pools.values_list("runs", flat=True)) | set(
+                run_ids = compare.pool_run_ids(campaign.pools.values_list("pk", flat=True)) | set(
                     campaign.assignments.filter(run__isnull=False).values_list("run_id", flat=True))
                 run_ids.discard(None)
             human = compare.campaign_human(campaign.pk, source.collection, topic_ids)
