@@ -312,6 +312,9 @@ class Assessor:
 
     async def sign_in(self, level):
         response = await self.timed(level, "sign-in page", "GET", "/accounts/login/")
+        if "csrftoken" not in self.cookies:
+            raise RuntimeError(f"{self.username}: the sign-in page answered {response.status_code} without a CSRF cookie: "
+                               f"{response.text[:300]!r}")
         response = await self.timed(level, "sign-in", "POST", "/accounts/login/", data={
             "username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": self.cookies["csrftoken"],
         })

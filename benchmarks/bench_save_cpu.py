@@ -1,0 +1,136 @@
+"""Server CPU per save: the save endpoint's cost in the web process, this tree against a baseline commit, same run.
+
+    .venv/bin/python benchmarks/bench_save_cpu.py [--saves 400] [--baseline 16a309c]
+        [--pg postgres://postgres@127.0.0.1:5432] [--redis redis://127.0.0.1:6379/11]
+
+For each tree (this one, and the baseline commit checked out into a temporary git worktree), a child process
+makes a fresh PostgreSQL database, a 20-passage article and its assessor, signs in (Django's test client, the real
+middleware, production settings: DEBUG off, sessions and caches on Redis) and posts --saves facet changes to the
+save endpoint one after the other. Prints per tree: the web process's CPU per save (time.process_time: Python,
+Django, the driver; not PostgreSQL's own CPU), wall time per save, SQL statements per save, and the ratio of this
+tree to the baseline. A load generator on a busy machine mostly measures the machine; CPU per save does not move
+with the load average as much. Not part of the test suite.
+"""
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--saves", type=int, default=400)
+    parser.add_argument("--baseline", default="16a309c", help="Commit to compare with (before issue 19).")
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/11")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="save-cpu-") as tmp:
+        baseline = Path(tmp) / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), args.baseline], cwd=ROOT, check=True)
+        try:
+            for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
+                out = subprocess.run(
+                    [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
+                     "--saves", str(args.saves), "--pg", args.pg, "--redis", args.redis],
+                    capture_output=True, text=True, check=False)
+                if out.returncode != 0:
+                    raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
+                results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
+    base = next(iter(results.values()))
+    print(f"{'':22} {'CPU ms/save':>12} {'wall ms/save':>13} {'statements':>11} {'CPU × baseline':>15}")
+    for name, r in results.items():
+        print(f"{name:22} {r['cpu_ms']:12.2f} {r['wall_ms']:13.2f} {r['statements']:11.1f} "
+              f"{r['cpu_ms'] / base['cpu_ms']:15.2f}")
+    return 0
+
+
+def child(args):
+    tree = Path(args.child)
+    database = f"pj_savecpu_{secrets.token_hex(4)}"
+    import psycopg
+
+    with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    os.environ.update(
+        DATABASE_URL=f"{args.pg}/{database}", DJANGO_SETTINGS_MODULE="config.settings", DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_ALLOWED_HOSTS="testserver", CACHE_URL=args.redis,
+        CACHE_KEY_PREFIX=f"savecpu-{secrets.token_hex(4)}", DJANGO_STATIC_ROOT=tempfile.mkdtemp(prefix="savecpu-"),
+    )
+    os.chdir(tree)
+    sys.path.insert(0, str(tree))
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connection
+        from django.test import Client
+        from django.urls import reverse
+
+        from annotation.models import Assignment
+        from tests import factories
+
+        call_command("migrate", verbosity=0)
+        coll = factories.collection("car")
+        topic = factories.topic(coll, "tqa2:L_0001", facets=[(f"tqa2:L_0001/T_{i}", f"Heading {i}") for i in range(6)])
+        passages = [factories.passage(coll, f"{i:040x}", text="words " * 150) for i in range(1, 21)]
+        run = factories.run(coll, "guir", {topic: passages})
+        user = factories.user("judge")
+        assignment = Assignment.objects.create(assessor=user, topic=topic, run=run)
+        client = Client(HTTP_X_FORWARDED_PROTO="https", secure=True)
+        client.force_login(user)
+        url = reverse("annotation:save", args=[assignment.token])
+        statements = []
+
+        def count(execute, sql, params, many, context):
+            statements.append(1)
+            return execute(sql, params, many, context)
+
+        def save(seq):
+            body = {"change_id": str(uuid.uuid4()), "layer": "facet", "passage": passages[seq % 20].pk,
+                    "value": [{"facet": f"tqa2:L_0001/T_{seq % 6}", "relevance": "must"}],
+                    "client_time": "2024-05-01T12:00:00.000Z", "client_seq": seq, "session_id": "page-1"}
+            response = client.post(url, json.dumps(body), content_type="application/json")
+            assert response.status_code == 200, response.content
+
+        for seq in range(30):  # warm: statuses, caches, imports
+            save(seq)
+        if os.environ.get("SAVE_CPU_PROFILE"):
+            import cProfile
+            import pstats
+
+            cProfile.runctx("for seq in range(30, 130): save(seq)", globals(), locals(), "/tmp/save_cpu.prof")
+            pstats.Stats("/tmp/save_cpu.prof", stream=sys.stderr).sort_stats("tottime").print_stats(30)
+        started, started_cpu = time.perf_counter(), time.process_time()
+        with connection.execute_wrapper(count):
+            for seq in range(30, 30 + args.saves):
+                save(seq)
+        wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        print(json.dumps({"cpu_ms": cpu * 1000 / args.saves, "wall_ms": wall * 1000 / args.saves,
+                          "statements": len(statements) / args.saves}))
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
