@@ -58,11 +58,12 @@ def test_the_documentation_page_lists_every_operation_without_outside_assets():
 
 
 @pytest.fixture
-def keep_connection():
-    """Keep the test's database connection open across the app's requests (as the test client does)."""
+def wsgi_app():
+    """The app schemathesis calls (schema.app), keeping the test's database connection open across requests (as
+    the test client does)."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    yield
+    yield schema.app
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 
@@ -97,5 +98,5 @@ def role_key(request, fuzz_world):
 @schema.parametrize()
 @settings(max_examples=FUZZ_EXAMPLES, derandomize=not EXPLORING, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
-def test_the_api_gives_no_server_error_to_anything_the_schema_allows(case, role_key, keep_connection):
+def test_the_api_gives_no_server_error_to_anything_the_schema_allows(case, role_key, wsgi_app):
     case.call_and_validate(headers={"Authorization": f"Token {role_key}"}, checks=ALL_CHECKS)
