@@ -30,6 +30,13 @@ TABLE = {
     ("GET", "/api/campaigns/{name}/topics/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/topics/trec/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/agreement/"): (401, 403, 403, 403, 200),
+    # Machine assistance: organisers; an empty POST names nothing to learn from, no annotator, no pool (400);
+    # {id} is no job of the campaign (404).
+    ("GET", "/api/campaigns/{name}/machine/"): (401, 403, 403, 403, 200),
+    ("GET", "/api/campaigns/{name}/machine/jobs/{id}/"): (401, 403, 403, 403, 404),
+    ("POST", "/api/campaigns/{name}/machine/train/"): (401, 403, 403, 403, 400),
+    ("POST", "/api/campaigns/{name}/machine/label/"): (401, 403, 403, 403, 400),
+    ("POST", "/api/campaigns/{name}/machine/judge/"): (401, 403, 403, 403, 400),
     ("GET", "/api/runs/"): (401, 200, 200, 403, 200),
     ("POST", "/api/runs/"): (401, 201, 201, 403, 201),
     ("GET", "/api/runs/{id}/"): (401, 200, 404, 403, 200),
@@ -88,6 +95,8 @@ def call(client, method, path, world, actor):
         return client.post(url, {"campaign": "adhoc", "file": file}, format="multipart")
     if (method, path) == ("POST", "/api/pools/"):
         return client.post(url, {"name": "new-pool", "campaign": "adhoc", "runs": [world["a2"].pk]}, format="json")
+    if method == "POST" and "/machine/" in path:
+        return client.post(url, {}, format="json")
     if method == "DELETE":
         return client.delete(url)
     return client.get(url, QUERY.get(path, {}))
