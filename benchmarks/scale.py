@@ -15,7 +15,7 @@ judgements), the work in front of them does not.
 For each size, in-process (Django's test client, the real middleware, PostgreSQL): the assessor's queue, a judging
 page (a 20-passage article), the campaign dashboard, adjudication, the review queue and a review, the API's lists
 (campaigns, runs, a campaign's topics), and the exports: export_qrels of the whole collection (every round),
-the Y3 JSON (the campaign download's zip of the first round), plot labels and the audit log of the first round (streamed
+the Y3 JSON (the API's zip of the first round's topics), plot labels and the audit log of the first round (streamed
 downloads, read to the end). Prints the median time of --repeat runs, the statements each sends, the peak of
 Python memory allocated while it runs (tracemalloc, a separate run), and the ratio of the time to the first
 size's. Not part of the test suite.
@@ -249,6 +249,7 @@ def cases():
     from django.urls import reverse
 
     from annotation.models import Assignment, Review
+    from assessments.models import Topic
 
     assessor = Assignment.objects.filter(campaign__name="round-0000", status=Assignment.Status.IN_PROGRESS)
     unit = assessor.order_by("position").first()
@@ -264,7 +265,9 @@ def cases():
         ("API runs", None, "/api/runs/"),
         ("API campaign topics", None, "/api/campaigns/round-0000/topics/"),
         ("export_qrels (all rounds)", None, ("export_qrels", "--collection", "scale", "--out", QRELS_OUT)),
-        ("Y3 JSON (round 0, zip)", None, reverse("annotation:console_download", args=["round-0000", "y3"])),
+        ("Y3 JSON (round 0 topics, API zip)", None, "/api/assessments/car-y3/?collection=scale&" + "&".join(
+            f"topic={t}" for t in Topic.objects.filter(campaign_settings__campaign__name="round-0000")
+            .values_list("external_id", flat=True))),
         ("plot labels (round 0)", None, reverse("annotation:console_download", args=["round-0000", "plot-labels"])),
         ("audit log (round 0)", None, reverse("annotation:console_download", args=["round-0000", "audit"])),
     ]
