@@ -5,7 +5,8 @@ drf-spectacular documents the responses a view declares; the errors that DRF its
 invalid query parameters, 415 for a body without a media type the operation takes) are added here, so that
 clients and schemathesis know them.
 
-Path parameters are routed as any text (config/api_urls.py), so that a malformed one gets the
+An optional query parameter sent empty is taken as not sent (DRF's rule for form-like input): the schema says
+so with allowEmptyValue. Path parameters are routed as any text (config/api_urls.py), so that a malformed one gets the
 API's JSON 404; their real form is given here: ids are integers, names are slugs.
 """
 
@@ -45,6 +46,10 @@ def error_responses(result, generator, request, public):
                 responses.setdefault("401", _json(DETAIL, "No credentials, or a wrong or revoked token."))
                 responses.setdefault("403", _json(DETAIL, "The caller's role may not do this."))
             queries = [p for p in parameters if p["in"] == "query"]
+            for parameter in queries:
+                if not parameter.get("required"):
+                    # DRF reads an empty optional query parameter (`?page=`, `?aggregate=`) as one not given.
+                    parameter["allowEmptyValue"] = True
             if "{" in path or any(p["name"] == "page" for p in queries):
                 responses.setdefault("404", _json(DETAIL, "No such object (or page), or not one the caller may see."))
             if queries or "requestBody" in operation:
