@@ -56,8 +56,10 @@ def main(argv=None):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "CACHE_"))}
         env.update(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=uuid.uuid4().hex * 2, DJANGO_ALLOWED_HOSTS=bench_load.HOST,
                    LOGIN_THROTTLE_FAILURES="1000", PYTHONPATH=str(bench_load.ROOT),
-                   DATABASE_URL=f"{server}/pj_fault")
+                   DATABASE_URL=f"{server}/pj_fault", DJANGO_STATIC_ROOT=str(folder / "static"))
         people = bench_load.prepare(env, args.assessors)
+        # Production mode serves the collected, hashed static files (the sign-in page is a 500 without them).
+        bench_load.run([bench_load.PYTHON, "manage.py", "collectstatic", "--noinput", "-v", "0"], env)
         processes.append(bench_load.start(
             [str(bench_load.BIN / "gunicorn"), "config.wsgi", "-b", f"{bench_load.HOST}:{port}", "-w", "2",
              "--threads", "4", "--log-level", "warning", "--timeout", "60"], env, folder / "gunicorn.log"))
