@@ -9,10 +9,11 @@ JSON, and bodies that are not JSON at all. Whatever comes: never a 5xx; a 4xx sa
 database consistent: each judgement's value is that of its latest stored change by the assessor's clock.
 
 Deterministic in CI: derandomized (the examples follow from the test alone), no example database, a modest
-number of examples.
+number of examples. PJ_FUZZ_EXAMPLES=500 searches that many random examples a test instead.
 """
 
 import json
+import os
 import re
 from datetime import datetime, timezone
 
@@ -28,8 +29,9 @@ from tests.annotation import plot_setup as ps
 
 pytestmark = pytest.mark.django_db
 
+EXPLORING = bool(os.environ.get("PJ_FUZZ_EXAMPLES"))  # PJ_FUZZ_EXAMPLES=500: that many random examples a test
 EXAMPLES = settings(
-    max_examples=60, derandomize=True, database=None, deadline=None,
+    max_examples=int(os.environ.get("PJ_FUZZ_EXAMPLES") or 60), derandomize=not EXPLORING, database=None, deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
