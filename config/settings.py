@@ -127,6 +127,8 @@ STORAGES = {
 }
 
 LOGIN_URL = "admin:login"
+# ModelBackend reading the signed-in user with SQL compiled once (config.auth): the same rules, less CPU a request.
+AUTHENTICATION_BACKENDS = ["config.auth.Backend"]
 # Where a sign-in without `next` lands (the admin's too): the queue, which sends organisers on to their pages.
 LOGIN_REDIRECT_URL = "/"
 
@@ -172,7 +174,7 @@ LOGIN_THROTTLE_TRUST_FORWARDED_FOR = env_bool("LOGIN_THROTTLE_TRUST_FORWARDED_FO
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
     CACHES = {"default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.RedisCache",  # Django's, reusing its Redis clients
         "LOCATION": CACHE_URL,
         "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "",  # several sites on one Redis database keep apart
     }}

@@ -11,6 +11,7 @@ from django.core.cache import cache
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.models import Judgement, Layer, RunEntry, SpecialFacet
+from config.prepared import Prepared
 from retrieval.models import Passage
 
 OUTLINE_LAYERS = (Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.TRANSITION)
@@ -57,10 +58,17 @@ def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=
     """
     ids = set(passage_ids)
     labels = {"notes": {}, "facets": {}, "removed": {}, "transitions": {}, "runs": {}}
-    rows = Judgement.objects.in_campaign(campaign_id).filter(
-        assessor=assessor, topic_id=topic_id, layer__in=layers, passage_id__in=ids, adjudicated=False,
-    ).order_by().values_list("layer", "passage_id", "passage2_id", "value", "run_ids")  # no ordering: no joins
+    assessor_id = getattr(assessor, "pk", assessor)
+    if layers == PROGRESS_LAYERS:  # a save's progress: the SQL compiled once
+        if campaign_id is None:
+            rows = _PROGRESS_LABELS_OUTSIDE.rows(user=assessor_id, topic=topic_id)
+        else:
+            rows = _PROGRESS_LABELS.rows(user=assessor_id, topic=topic_id, campaign=campaign_id)
+    else:
+        rows = _labels_of_topic(assessor_id, topic_id, campaign_id, layers).filter(passage_id__in=ids)
     for layer, pid, pid2, value, run_ids in rows:
+        if pid not in ids:  # the topic's labels on passages of its other articles
+            continue
         if layer == Layer.TRANSITION:
             if pid2 in ids and value is not None:
                 labels["transitions"][f"{pid}-{pid2}"] = value
@@ -77,6 +85,23 @@ def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=
             labels["removed"][pid] = bool(value)
     labels["runs"] = {pid: sorted(runs) for pid, runs in labels["runs"].items()}
     return labels
+
+
+def _labels_of_topic(assessor_id, topic_id, campaign_id, layers):
+    """The assessor's current (not adjudicated) labels of these layers on the topic, in one campaign."""
+    return Judgement.objects.in_campaign(campaign_id).filter(
+        assessor_id=assessor_id, topic_id=topic_id, layer__in=layers, adjudicated=False,
+    ).order_by().values_list("layer", "passage_id", "passage2_id", "value", "run_ids")  # no ordering: no joins
+
+
+# Every passage of the topic rather than the article's: one SQL text whatever the article's length.
+_PROGRESS_LABELS = Prepared(
+    lambda user, topic, campaign: _labels_of_topic(user, topic, campaign, PROGRESS_LAYERS),
+    user=2_147_275_002, topic=2_147_275_003, campaign=2_147_275_004,
+)
+_PROGRESS_LABELS_OUTSIDE = Prepared(  # units made outside any campaign
+    lambda user, topic: _labels_of_topic(user, topic, None, PROGRESS_LAYERS), user=2_147_275_002, topic=2_147_275_003,
+)
 
 
 def progress_of(passage_ids, labels) -> Progress:

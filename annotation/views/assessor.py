@@ -18,6 +18,7 @@ from annotation.roles import can_view_assignment, is_organiser, is_reviewer
 from annotation.services import changes, outline, plot, qualification, queue, review
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
+from config.prepared import Prepared
 
 page_login_required = login_required(login_url="login")
 MAX_JSON_DEPTH = 64
@@ -43,14 +44,22 @@ def _json_login_required(view):
     return wrapped
 
 
+# The assignment of a save or a page, with what a save needs, read in one statement compiled once (config.prepared).
+OWN_ASSIGNMENT = Prepared(
+    lambda token, user: Assignment.objects.select_related("topic", "run", "campaign").annotate(
+        open_siblings=changes.open_sibling_articles(), qualification_locked=qualification.locked_annotation(),
+    ).filter(token=token, assessor_id=user),
+    token="\x00own-assignment-token", user=2_147_275_001,
+)
+
+
 def _own_assignment(request, token):
     """The assignment with this token if it is the user's own; 404 for anyone else."""
-    try:
-        assignment = Assignment.objects.select_related("topic", "run", "campaign").annotate(
-            open_siblings=changes.open_sibling_articles(), qualification_locked=qualification.locked_annotation(),
-        ).get(token=token, assessor=request.user)
-    except Assignment.DoesNotExist:
-        raise Http404("No such assignment.") from None
+    if len(token) > 64 or "\x00" in token:  # no such token; NUL is not text PostgreSQL can compare
+        raise Http404("No such assignment.")
+    assignment = OWN_ASSIGNMENT.first(token=token, user=request.user.pk)
+    if assignment is None:
+        raise Http404("No such assignment.")
     assignment.assessor = request.user  # already loaded: saves a query per save
     return assignment
 

@@ -256,7 +256,7 @@ def _store(row, change_row) -> Recorded | None:
         if is_latest:
             fields.update(value=row["value"], grade=row["grade"], client_time=row["client_time"],
                           client_seq=row["client_seq"], latest_change_id=change_id)
-        Judgement.objects.filter(pk=current["id"]).update(**fields)
+        _update_judgement(current["id"], fields)
     state = {**row, **{k: current[k] for k in ("value", "grade", "client_time", "client_seq", "adjudicated",
                                                "latest_change_id")}, **fields}
     judgement = Judgement(pk=current["id"], **state)
@@ -299,6 +299,14 @@ def _insert_change(row) -> int | None:
         cursor.execute(sql, params)
         found = cursor.fetchone()
     return found[0] if found else None
+
+
+def _update_judgement(pk, fields) -> None:
+    """UPDATE the judgement's `fields` (written as the ORM would write them, without compiling a queryset)."""
+    table, columns, params = _insert_parts(Judgement, fields)
+    assignments = ", ".join(f"{column} = %s" for column in columns.split(", "))
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET {assignments} WHERE {connection.ops.quote_name('id')} = %s", [*params, pk])
 
 
 def _insert_parts(model, row):

@@ -119,7 +119,7 @@ def welcome(request, uidb64, token):
     form = SetPasswordForm(user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         form.save()
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="config.auth.Backend")
         messages.success(request, "Your password is set; sign in with it next time.")
         return redirect("annotation:home")
     return render(request, "annotation/console/welcome.html", {"form": form, "person": user},
