@@ -14,9 +14,9 @@ judgements), the work in front of them does not.
 
 For each size, in-process (Django's test client, the real middleware, PostgreSQL): the assessor's queue, a judging
 page (a 20-passage article), the campaign dashboard, adjudication, the review queue and a review, the API's lists
-(campaigns, runs, a campaign's topics), and the exports: export_qrels of the whole collection (every round),
-the Y3 JSON (the API's zip of the first round's topics), plot labels and the audit log of the first round (streamed
-downloads, read to the end). Prints the median time of --repeat runs, the statements each sends, the peak of
+(campaigns and runs, their first page and their last page of 5 reached by its cursor; a campaign's topics), and
+the exports: export_qrels of the whole collection (every round), the Y3 JSON (the API's zip of the first round's
+topics), plot labels and the audit log of the first round (streamed downloads, read to the end). Prints the median time of --repeat runs, the statements each sends, the peak of
 Python memory allocated while it runs (tracemalloc, a separate run), and the ratio of the time to the first
 size's. Not part of the test suite.
 """
@@ -248,8 +248,8 @@ def cases():
     """(name, client user, request) of every page, list and export measured."""
     from django.urls import reverse
 
-    from annotation.models import Assignment, Review
-    from assessments.models import Topic
+    from annotation.models import Assignment, Campaign, Review
+    from assessments.models import Run, Topic
 
     assessor = Assignment.objects.filter(campaign__name="round-0000", status=Assignment.Status.IN_PROGRESS)
     unit = assessor.order_by("position").first()
@@ -263,6 +263,8 @@ def cases():
         ("review", None, reverse("annotation:review", args=[review.pk]) if review else None),
         ("API campaigns", None, "/api/campaigns/"),
         ("API runs", None, "/api/runs/"),
+        ("API runs, last page of 5", None, last_page("/api/runs/", Run.objects.all(), ("-id",))),
+        ("API campaigns, last of 5", None, last_page("/api/campaigns/", Campaign.objects.all(), ("name",))),
         ("API campaign topics", None, "/api/campaigns/round-0000/topics/"),
         ("export_qrels (all rounds)", None, ("export_qrels", "--collection", "scale", "--out", QRELS_OUT)),
         ("Y3 JSON (round 0 topics, API zip)", None, "/api/assessments/car-y3/?collection=scale&" + "&".join(
@@ -272,6 +274,16 @@ def cases():
         ("audit log (round 0)", None, reverse("annotation:console_download", args=["round-0000", "audit"])),
     ]
     return [case for case in pages if case[2] is not None]
+
+
+def last_page(url, rows, ordering, size=5):
+    """The list's last page of `size` rows by the cursor a client walking it with `next` ends on."""
+    from annotation.api.pagination import cursor_value, flip
+
+    keys = rows.order_by(*map(flip, ordering)).values_list(*(field.lstrip("-") for field in ordering))[: size + 1]
+    keys = list(keys)
+    cursor = f"&cursor={cursor_value(False, keys[size])}" if len(keys) > size else ""
+    return f"{url}?page_size={size}{cursor}"
 
 
 def measure_all(repeat):

@@ -15,14 +15,14 @@ from assessments.models import Topic
 
 
 class CampaignList(generics.ListAPIView):
-    """Campaigns: their task, run format, topics and limits. Participants see those that take runs.
+    """Campaigns by name: their task, run format, topics and limits. Participants see those that take runs.
 
     Who: participants and organisers; a token limited to a campaign sees that one.
     """
 
     permission_classes = [IsParticipantOrOrganiser]
     serializer_class = CampaignSerializer
-    pagination_class = None
+    ordering = ("name",)
 
     def get_queryset(self):
         return visible_campaigns(self.request)
@@ -66,7 +66,7 @@ class CampaignTopics(generics.ListAPIView):
 
     permission_classes = [IsParticipantOrOrganiser]
     serializer_class = TopicSerializer
-    pagination_class = None
+    pagination_class = None  # a plain list: bounded by the campaign's track, read whole by scripts (README, REST API)
     queryset = Topic.objects.none()  # for the schema; get_queryset gives the campaign's topics
 
     def get_queryset(self):

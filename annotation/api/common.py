@@ -8,7 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from annotation.api.permissions import PARTICIPANT, request_role, scope_campaign
-from annotation.models import Campaign
+from annotation.models import Campaign, Track
 from assessments.models import Pool, PoolCandidate, Run
 
 # The importers speak to command-line users: "(--create-missing creates it)", "(give another --name)".
@@ -18,7 +18,9 @@ COMMAND_LINE_HINT = re.compile(r"\s*\([^()]*--[a-z][^()]*\)$")
 
 def visible_campaigns(request):
     """Campaigns the caller may see: organisers all, participants those that take runs; a token's campaign only."""
-    campaigns = Campaign.objects.select_related("track__collection").annotate(topic_count=Count("track__topics"))
+    campaigns = Campaign.objects.select_related("track__collection").annotate(
+        topic_count=_count(Track.topics.through, "track_id", outer="track"),  # a page counts its own campaigns' topics
+    )
     if request_role(request) == PARTICIPANT:
         campaigns = campaigns.filter(track__isnull=False)
     scope = scope_campaign(request)
@@ -39,8 +41,8 @@ def visible_runs(request):
     return runs.order_by("-created_at", "-id")
 
 
-def _count(model, field):
-    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("*")).values("n")
+def _count(model, field, outer="pk"):
+    rows = model.objects.filter(**{field: OuterRef(outer)}).order_by().values(field).annotate(n=Count("*")).values("n")
     return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
 
 

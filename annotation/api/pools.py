@@ -22,6 +22,7 @@ class PoolList(generics.ListCreateAPIView):
 
     permission_classes = [IsOrganiser]
     parser_classes = [JSONParser]
+    ordering = ("-id",)
 
     def get_serializer_class(self):
         return PoolCreateSerializer if self.request.method == "POST" else PoolSerializer
@@ -75,13 +76,15 @@ class PoolDetail(generics.RetrieveAPIView):
 
 
 class PoolCandidates(generics.ListAPIView):
-    """A pool's candidates by topic and rank, each with the runs that brought it and at what rank.
+    """A pool's candidates by topic (in the order the topics were stored) and rank, each with the runs that brought
+    it and at what rank.
 
     Who: organisers.
     """
 
     permission_classes = [IsOrganiser]
     serializer_class = CandidateSerializer
+    ordering = ("topic_id", "rank")  # unique within the pool: the index of unique_pool_candidate_rank serves it
     queryset = PoolCandidate.objects.none()  # for the schema; get_queryset gives the pool's candidates
 
     def get_queryset(self):
@@ -90,7 +93,6 @@ class PoolCandidates(generics.ListAPIView):
             PoolCandidate.objects.filter(pool=pool)
             .select_related("topic", "passage")
             .prefetch_related("sources__run")
-            .order_by("topic__external_id", "rank")
         )
         topic = self.request.query_params.get("topic")
         return candidates.filter(topic__external_id=topic) if topic else candidates

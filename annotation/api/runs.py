@@ -26,6 +26,7 @@ class RunList(generics.ListCreateAPIView):
     permission_classes = [IsParticipantOrOrganiser]
     parser_classes = [MultiPartParser]
     serializer_class = RunSerializer
+    ordering = ("-id",)
 
     def get_serializer_class(self):
         return RunUploadSerializer if self.request.method == "POST" else RunSerializer

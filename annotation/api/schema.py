@@ -1,9 +1,9 @@
 """OpenAPI schema post-processing: the error responses every operation can give, and the form of path parameters.
 
 drf-spectacular documents the responses a view declares; the errors that DRF itself gives
-(401 without credentials, 403 for the wrong role, 404 for an unknown object or page, 400 for
-invalid query parameters, 415 for a body without a media type the operation takes) are added here, so that
-clients and schemathesis know them.
+(401 without credentials, 403 for the wrong role, 404 for an unknown object, 400 for invalid query
+parameters, a list's cursor and page size among them, 415 for a body without a media type the operation
+takes) are added here, so that clients and schemathesis know them.
 
 An optional query parameter sent empty is taken as not sent (DRF's rule for form-like input): the schema says
 so with allowEmptyValue. Path parameters are routed as any text (config/api_urls.py), so that a malformed one gets the
@@ -48,10 +48,10 @@ def error_responses(result, generator, request, public):
             queries = [p for p in parameters if p["in"] == "query"]
             for parameter in queries:
                 if not parameter.get("required"):
-                    # DRF reads an empty optional query parameter (`?page=`, `?aggregate=`) as one not given.
+                    # DRF reads an empty optional query parameter (`?cursor=`, `?aggregate=`) as one not given.
                     parameter["allowEmptyValue"] = True
-            if "{" in path or any(p["name"] == "page" for p in queries):
-                responses.setdefault("404", _json(DETAIL, "No such object (or page), or not one the caller may see."))
+            if "{" in path:
+                responses.setdefault("404", _json(DETAIL, "No such object, or not one the caller may see."))
             if queries or "requestBody" in operation:
                 responses.setdefault("400", _json(FIELD_ERRORS, "The request is invalid."))
             if "requestBody" in operation:

@@ -62,7 +62,11 @@ class Run(models.Model):
                 name="unique_run_name_organisers",
             ),
         ]
-        indexes = [models.Index(fields=["collection", "name"], name="run_collection_name")]
+        indexes = [
+            models.Index(fields=["collection", "name"], name="run_collection_name"),
+            # The API's list of a campaign's runs, newest first, a page at a time (keyset on id).
+            models.Index(fields=["track", "id"], name="run_track_id"),
+        ]
 
     def __str__(self):
         return self.name

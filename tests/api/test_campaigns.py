@@ -77,7 +77,7 @@ def test_a_participant_sees_the_campaigns_that_take_runs(adhoc, outline, team_a)
     Campaign.objects.create(name="judging-only", task="outline")
     response = team_a.get("/api/campaigns/")
     assert response.status_code == 200
-    assert response.json() == [
+    assert response.json()["results"] == [
         {"name": "adhoc", "title": "", "task": "adhoc", "accepts_runs": True, "run_format": "trec",
          "collection": "web", "topic_count": 2, "max_runs": 5, "max_per_topic": 1000},
         {"name": "car-y3", "title": "", "task": "outline", "accepts_runs": True, "run_format": "car-y3",
@@ -87,7 +87,7 @@ def test_a_participant_sees_the_campaigns_that_take_runs(adhoc, outline, team_a)
 
 def test_an_organiser_sees_every_campaign(adhoc, organiser):
     Campaign.objects.create(name="judging-only", task="outline")
-    names = [c["name"] for c in organiser.get("/api/campaigns/").json()]
+    names = [c["name"] for c in organiser.get("/api/campaigns/").json()["results"]]
     assert names == ["adhoc", "judging-only"]
     assert organiser.get("/api/campaigns/judging-only/").json()["accepts_runs"] is False
 

@@ -33,7 +33,7 @@ def test_an_organiser_creates_a_pool_that_is_built_after_the_commit(run_ids, org
     status = organiser.get("/api/pools/p1/").json()
     assert status["status"] == "ready" and status["candidate_count"] == 4
     candidates = organiser.get("/api/pools/p1/candidates/?topic=301").json()
-    assert candidates["count"] == 3
+    assert candidates["next"] is None and candidates["previous"] is None
     assert [c["rank"] for c in candidates["results"]] == [1, 2, 3]
     assert sorted(c["passage"] for c in candidates["results"]) == ["d1", "d2", "d4"]
     by_passage = {c["passage"]: c for c in candidates["results"]}

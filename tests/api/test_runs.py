@@ -103,7 +103,7 @@ def test_a_token_for_one_campaign_uploads_only_to_it(adhoc, outline):
     response = upload(scoped, "adhoc", run_text("a1"))
     assert response.status_code == 403
     assert response.json()["detail"] == "This token is for campaign 'car-y3' only."
-    assert [c["name"] for c in scoped.get("/api/campaigns/").json()] == ["car-y3"]
+    assert [c["name"] for c in scoped.get("/api/campaigns/").json()["results"]] == ["car-y3"]
 
 
 def test_the_upload_response_is_the_run_as_listed(adhoc, team_a):
