@@ -8,7 +8,7 @@ choice, pair ratings). The figures come from assessments.agreement; see its modu
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
 
 from annotation.models import Assignment, Campaign
 from assessments.agreement import judgements as layers_of
@@ -38,11 +38,15 @@ class AgreementFailed(Exception):
     """A report that cannot be made as asked (unknown topic or layer); the message says which."""
 
 
-def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None, per_topic: bool = True) -> dict:
+def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None, per_topic: bool = True,
+                    most: int | None = None) -> dict:
     """The agreement report of a campaign, JSON-serialisable (no NaN: a figure that cannot be computed is None).
 
     topic: only this topic (its external id); layers: only these layers (names of LAYERS); per_topic=False
-    leaves each layer's "topics" list empty (an α per topic costs most of the time on a large campaign).
+    leaves each layer's "topics" list empty (an α per topic costs most of the time on a large campaign);
+    most: each pair's confusion matrix keeps its `most` - 1 most frequent labels and sums the rest as "(other)"
+    (statistics.pair_figures; the facet layer's labels are the sets of facets chosen: thousands on a large
+    campaign), None: the whole domain.
     Shape:
         {"campaign": name, "task": task, "topic": external id or None,
          "layers": [{"layer": "relevance", "level": "ordinal", "units": n, "assessors": m,
@@ -76,7 +80,7 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
         for ratings in layers_of.layer_ratings(judgements, layer, usernames):
             if layer in RANKING_MEASURE:
                 graded[layer] = ratings
-            report_layers.append(_entry(layer, ratings, topic_names, per_topic))
+            report_layers.append(_entry(layer, ratings, topic_names, per_topic, most))
     return {
         "campaign": campaign.name,
         "task": campaign.task,
@@ -89,6 +93,27 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
 
 def campaign_judgements(campaign, topic=None):
     """(Judgement queryset, {topic id: external id}) of the campaign (module docstring), or of one of its topics."""
+    rows, topics = _scope(campaign, topic)
+    return rows, dict(topics.values_list("pk", "external_id"))
+
+
+def report_state(campaign) -> str:
+    """A text that changes whenever the judgements or the assignments campaign_report reads change (two queries).
+
+    The judgements: how many, and the sum of their latest change ids (a new change of any of them has a
+    larger id than every change before it, so the sum grows, whatever order concurrent saves commit in).
+    The assignments: how many, and the sums of their ids, assessors, topics and runs. Not in it: usernames,
+    runs added to the pools, entries added to the runs (ranking stability); callers that cache the report
+    keep it a bounded time.
+    """
+    rows, _ = _scope(campaign)
+    labels = rows.aggregate(n=Count("id"), changes=Sum("latest_change_id"))
+    units = Assignment.objects.filter(campaign=campaign).order_by().aggregate(
+        n=Count("id"), ids=Sum("id"), assessors=Sum("assessor_id"), topics=Sum("topic_id"), runs=Sum("run_id"))
+    return ":".join(str(x) for x in (*labels.values(), *units.values()))
+
+
+def _scope(campaign, topic=None):
     assignments = Assignment.objects.filter(campaign=campaign)
     topics = Topic.objects.filter(pk__in=assignments.values("topic_id"))
     items = StudyItem.objects.filter(pool__in=campaign.pools.all()).values("key")
@@ -102,11 +127,11 @@ def campaign_judgements(campaign, topic=None):
     rows = Judgement.objects.in_campaign(campaign).filter(
         scope, adjudicated=False, assessor__in=assignments.values("assessor_id"),
     ).order_by()
-    return rows, dict(topics.values_list("pk", "external_id"))
+    return rows, topics
 
 
-def _entry(layer, ratings, topic_names, per_topic=True):
-    entry = {"layer": layer, "level": ratings.level, **figures(ratings)}
+def _entry(layer, ratings, topic_names, per_topic=True, most=None):
+    entry = {"layer": layer, "level": ratings.level, **figures(ratings, most=most)}
     entry["topics"] = []
     if not per_topic or ratings.unit_groups is None or not ratings.unit_count:
         return entry

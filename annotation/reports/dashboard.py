@@ -22,11 +22,13 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour
 
 from annotation.models import Assignment, Review
 from annotation.services.qualification import page_grades
+from assessments.agreement.statistics import kept_labels
 from assessments.labels import OUTLINE_GRADES
 from assessments.models import Judgement, JudgementChange, Layer, Transition
 
@@ -37,6 +39,7 @@ TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000
 LABEL_W, BAR_W, ROW_H = 170, 420, 22
 TOPIC_BARS = 60  # bars in the per-topic chart (its table lists every topic)
 MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the rest summed as "(other)")
+AGREEMENT_SECONDS = 600  # the agreement section is cached; what report_state does not follow shows within this
 
 
 def dashboard(campaign) -> dict:
@@ -159,7 +162,7 @@ def matrix(chart_id, title, labels, counts, *, most=MATRIX_LABELS):
     """
     if len(labels) > most:
         totals = [sum(counts[i]) + sum(row[i] for row in counts) for i in range(len(labels))]
-        keep = sorted(sorted(range(len(labels)), key=lambda i: -totals[i])[: most - 1])
+        keep = kept_labels(totals, most).tolist()
         slot = {old: new for new, old in enumerate(keep)}
         folded = [[0] * most for _ in range(most)]
         for i, row in enumerate(counts):
@@ -242,8 +245,11 @@ def _grade_distribution(judgements, names, order):
 
 def _transition_distribution(judgements, names, order):
     per = defaultdict(Counter)
-    for assessor, value in judgements.filter(layer=Layer.TRANSITION).exclude(value=None).values_list("assessor_id", "value"):
-        per[assessor][Transition(value).label if value in Transition.values else str(value)] += 1
+    known = {value: Transition(value).label for value in Transition.values}
+    rows = (judgements.filter(layer=Layer.TRANSITION).exclude(value=None).order_by().values("assessor_id", "value")
+            .annotate(n=Count("id")).values_list("assessor_id", "value", "n"))
+    for assessor, value, n in rows:
+        per[assessor][known.get(value, str(value)) if isinstance(value, str) else str(value)] += n
     categories = [t.label for t in Transition.offered()]
     categories += sorted({c for counts in per.values() for c in counts} - set(categories))
     return stacked("transitions", "Transitions per assessor, share of pairs", [(names[pk], per[pk]) for pk in order],
@@ -309,12 +315,28 @@ def _machine(campaign) -> dict:
 
 
 def agreement(campaign) -> dict:
-    """campaign_report's figures with a confusion-matrix chart per assessor pair, or a note when it is not there."""
+    """campaign_report's figures with a confusion-matrix chart per assessor pair, or a note when it is not there.
+
+    Kept in the shared cache under the campaign's report_state (one per change of its judgements or
+    assignments) for AGREEMENT_SECONDS at most: views in between read it instead of computing it again.
+    """
     try:
-        from annotation.reports.agreement import campaign_report
+        from annotation.reports.agreement import report_state
     except ImportError:
         return {"available": False, "note": "Agreement statistics are not installed in this version."}
-    report = campaign_report(campaign, per_topic=False)  # the dashboard shows no per-topic agreement
+    key = f"dashboard-agreement:{campaign.pk}:{report_state(campaign)}"
+    section = cache.get(key)
+    if section is None:
+        section = _agreement(campaign)
+        cache.set(key, section, AGREEMENT_SECONDS)
+    return section
+
+
+def _agreement(campaign) -> dict:
+    from annotation.reports.agreement import campaign_report
+
+    # No per-topic agreement here; each pair's matrix comes folded to the labels its chart shows.
+    report = campaign_report(campaign, per_topic=False, most=MATRIX_LABELS)
     layers = []
     for n, layer in enumerate(report.get("layers", [])):
         pairs = []

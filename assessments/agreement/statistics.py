@@ -5,8 +5,13 @@ Conventions (each figure says how many units and assessors are behind it):
   `assessors` the number of assessors with a label on one of them. Units labelled once say nothing
   about agreement (Krippendorff's α leaves them out too).
 - Krippendorff's α: the `krippendorff` package on the pairable units' value counts; nominal and
-  ordinal on the labels' ranks in scale order, interval and ratio on the labels' values.
-- Fleiss' κ (statsmodels) needs the same number of raters per unit: it is computed on the units
+  ordinal on the labels' ranks in scale order, interval and ratio on the labels' values. The package
+  holds a units × labels × labels array: past DENSE_CELLS the labels nobody gave are left out (they
+  change no term of α), and where that is still too many (the facet layer's labels are sets of facets:
+  thousands on a large campaign) `alpha_in_blocks` computes the same 1 - Σ o·d / Σ e·d with the
+  package's distance metric from the coincidences each unit makes between its own few labels (the same
+  figure to rounding). Value counts are kept per unit (UnitCounts), never as units × labels.
+- Fleiss' κ (statsmodels' arithmetic) needs the same number of raters per unit: it is computed on the units
   labelled by the most common number of assessors (ties: the larger number); `fleiss_units` and
   `fleiss_raters` say which.
 - all_agree: share of pairable units where every assessor gave the same label; none_agree: share
@@ -15,17 +20,18 @@ Conventions (each figure says how many units and assessors are behind it):
 - Pairs: Cohen's κ (statsmodels cohens_kappa) on the pair's contingency table over the units both
   labelled, and for ordinal, interval and ratio also the linearly weighted κ (distances of ranks for
   ordinal, of values for interval and ratio); the table is the confusion matrix (rows: a's labels,
-  columns: b's, over the whole label domain).
+  columns: b's, over the whole label domain, or folded to the most frequent labels when asked).
 - A figure that cannot be computed (one label only, one assessor, no overlap) is None, and
   `reasons[figure]` says why; no NaN ever comes out.
 """
 
 import math
+from dataclasses import dataclass
 from itertools import combinations
 
 import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from assessments.agreement.ratings import Ratings
 
@@ -36,42 +42,150 @@ NOTES = [
     "none_agree: every assessor gave a different label (seed 001 Table 4).",
     "Weighted κ: linear weights, on ranks (ordinal) or values (interval, ratio).",
 ]
+DENSE_CELLS = 1 << 16  # units × labels² up to which krippendorff.alpha gets the value counts itself
+BLOCK_ROWS = 256  # labels per block of expected coincidences in alpha_in_blocks
 
 
-def value_counts(codes, label_count) -> np.ndarray:
-    """units × labels: how many assessors gave each label to each unit."""
-    assessor_idx, unit_idx = np.nonzero(~np.isnan(codes))
-    flat = unit_idx * label_count + codes[assessor_idx, unit_idx].astype(np.int64)
-    return np.bincount(flat, minlength=codes.shape[1] * label_count).reshape(codes.shape[1], label_count)
+@dataclass
+class UnitCounts:
+    """How many assessors gave each label to each unit, a unit's few labels at a time (not units × labels).
+
+    labels[u, k]: the k-th distinct label (code) of unit u, -1 past its last; counts[u, k]: how many gave it.
+    """
+
+    labels: np.ndarray
+    counts: np.ndarray
+    label_count: int
+
+    def __len__(self):
+        return len(self.labels)
+
+    def per_unit(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    def totals(self, rows=slice(None)) -> np.ndarray:
+        """How often each label was given (over the units `rows`), every label of the domain."""
+        given = self.counts[rows] > 0
+        return np.bincount(self.labels[rows][given], weights=self.counts[rows][given], minlength=self.label_count)
+
+    def dense(self, columns=None) -> np.ndarray:
+        """units × labels (or × `columns`, the label codes kept, in order): the package's value counts."""
+        columns = np.arange(self.label_count) if columns is None else columns
+        position = np.full(self.label_count, -1)
+        position[columns] = np.arange(len(columns))
+        out = np.zeros((len(self), len(columns)), dtype=np.int64)
+        units, slots = np.nonzero(self.counts)
+        out[units, position[self.labels[units, slots]]] = self.counts[units, slots]
+        return out
 
 
-def krippendorff_alpha(counts, ratings: Ratings):
-    """(α, reason): α of the pairable units' value counts, or (None, why not)."""
+def value_counts(codes, label_count) -> UnitCounts:
+    """Each unit's labels and how many assessors gave each (codes: assessors × units, NaN for none)."""
+    ordered = np.sort(codes, axis=0)  # NaN last
+    given = ~np.isnan(ordered)
+    first = given.copy()
+    first[1:] &= ordered[1:] != ordered[:-1]
+    slot = np.cumsum(first, axis=0) - 1
+    width = max(int(first.sum(axis=0).max(initial=0)), 1)
+    unit = np.broadcast_to(np.arange(codes.shape[1]), codes.shape)
+    labels = np.full((codes.shape[1], width), -1, dtype=np.int64)
+    counts = np.zeros((codes.shape[1], width), dtype=np.int64)
+    labels[unit[first], slot[first]] = ordered[first].astype(np.int64)
+    np.add.at(counts, (unit[given], slot[given]), 1)
+    return UnitCounts(labels, counts, label_count)
+
+
+def krippendorff_alpha(counts: UnitCounts, ratings: Ratings, *, dense_cells=None):
+    """(α, reason): α of the pairable units' value counts, or (None, why not).
+
+    krippendorff.alpha itself when units × labels² stays within `dense_cells` (DENSE_CELLS), the labels
+    nobody gave left out first when it does not; alpha_in_blocks when it still does not (module docstring).
+    """
     if not len(counts):
         return None, "no unit was labelled by two assessors"
-    used = np.flatnonzero(counts.sum(axis=0))
+    used = np.flatnonzero(counts.totals())
     if len(used) < 2:
         return None, f"every label is {ratings.labels[used[0]]!r}: α is undefined with one category"
     if ratings.level in ("interval", "ratio"):
         domain = ratings.numeric_labels()
     else:
         domain = np.arange(len(ratings.labels))
-    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=ratings.level)
+    dense_cells = DENSE_CELLS if dense_cells is None else dense_cells
+    if len(counts) * counts.label_count ** 2 <= dense_cells:
+        value = krippendorff.alpha(value_counts=counts.dense(), value_domain=domain,
+                                   level_of_measurement=ratings.level)
+    elif len(counts) * len(used) ** 2 <= dense_cells:  # a label nobody gave adds nothing to any term
+        value = krippendorff.alpha(value_counts=counts.dense(used), value_domain=domain[used],
+                                   level_of_measurement=ratings.level)
+    else:
+        value = alpha_in_blocks(counts, domain, ratings.level)
     return _finite(value, "α is undefined for these labels")
 
 
-def fleiss(counts):
-    """(κ, reason, units, raters): Fleiss' κ over the units labelled by the most common number of assessors."""
+def alpha_in_blocks(counts: UnitCounts, domain, level, *, rows=BLOCK_ROWS) -> float:
+    """krippendorff.alpha(value_counts=counts.dense(), value_domain=domain, level_of_measurement=level),
+    without its units × labels × labels array.
+
+    The coincidences o: each unit adds c·cᵀ - diag(c), over its number of labels less one, between the few
+    labels it has, summed per label pair. The expected coincidences e and the distances d (the package's
+    metric) are taken `rows` labels at a time; α = 1 - Σ o·d / Σ e·d.
+    """
+    metric = _package_metric(level)
+    label_count = counts.label_count
+    width = counts.labels.shape[1]
+    unit_counts = counts.counts.astype(float)
+    pair = unit_counts[:, :, None] * unit_counts[:, None, :]
+    pair[:, np.arange(width), np.arange(width)] -= unit_counts
+    pair /= (np.maximum(counts.per_unit(), 2) - 1)[:, None, None]
+    present = (counts.counts[:, :, None] > 0) & (counts.counts[:, None, :] > 0)
+    keys = (counts.labels[:, :, None] * label_count + counts.labels[:, None, :])[present]
+    keys, where = np.unique(keys, return_inverse=True)
+    o = np.bincount(where.ravel(), weights=pair[present])
+    first, second = keys // label_count, keys % label_count
+    n_v = np.bincount(second, weights=o, minlength=label_count)
+    observed = (o * metric(domain[first], domain[second], first, second, n_v)).sum()
+    expected, total = 0.0, n_v.sum()
+    index = np.arange(label_count)
+    for start in range(0, label_count, rows):
+        block = index[start:start + rows]
+        e = np.outer(n_v[block], n_v)
+        e[np.arange(len(block)), block] -= n_v[block]
+        d = metric(domain[block, None], domain[None, :], block[:, None], index[None, :], n_v)
+        expected += (e / (total - 1) * d).sum()
+    return 1 - observed / expected
+
+
+def _package_metric(level):
+    """The krippendorff package's distance metric of a level of measurement (the one alpha uses)."""
+    from krippendorff import krippendorff as package
+
+    return package._distance_metric(level)
+
+
+def fleiss(counts: UnitCounts):
+    """(κ, reason, units, raters): Fleiss' κ over the units labelled by the most common number of assessors.
+
+    The arithmetic of statsmodels' fleiss_kappa(table, method="fleiss"), in its order, on the units' own
+    labels instead of a units × labels table.
+    """
     if not len(counts):
         return None, "no unit was labelled by two assessors", 0, 0
-    per_unit = counts.sum(axis=1)
+    per_unit = counts.per_unit()
     frequency = np.bincount(per_unit)
     raters = len(frequency) - 1 - int(np.argmax(frequency[::-1]))  # the most common number; ties: the larger
-    table = counts[per_unit == raters]
-    if np.count_nonzero(table.sum(axis=0)) < 2:
-        return None, "one label only: κ is undefined", len(table), raters
-    value, reason = _finite(fleiss_kappa(table, method="fleiss"), "κ is undefined for these labels")
-    return value, reason, len(table), raters
+    rows = per_unit == raters
+    table_units = int(rows.sum())
+    column_sums = counts.totals(rows)
+    if np.count_nonzero(column_sums) < 2:
+        return None, "one label only: κ is undefined", table_units, raters
+    mine = counts.counts[rows].astype(float)
+    n_total, n_rat = mine.sum(), float(raters)
+    p_cat = column_sums / n_total
+    p_rat = ((mine * mine).sum(1) - n_rat) / (n_rat * (n_rat - 1.0))
+    p_mean_exp = (p_cat * p_cat).sum()
+    value = (p_rat.mean() - p_mean_exp) / (1 - p_mean_exp)
+    value, reason = _finite(value, "κ is undefined for these labels")
+    return value, reason, table_units, raters
 
 
 def cohen(table, weights=None):
@@ -91,17 +205,38 @@ def cohen(table, weights=None):
     return _finite(cohens_kappa(table, return_results=False), "κ is undefined")
 
 
-def agree_shares(counts):
+def cohen_of_codes(a, b, label_count):
+    """(κ, reason): cohen() of the table of a's against b's codes (two int arrays, one entry per unit both
+    labelled), from the table's diagonal and margins only: the figures statsmodels' cohens_kappa computes,
+    in the same order, without its labels × labels arrays (thousands of labels in the facet layer)."""
+    n = len(a)
+    if n == 0:
+        return None, "no unit labelled by both"
+    rows, cols = np.bincount(a, minlength=label_count), np.bincount(b, minlength=label_count)
+    if math.isclose((rows * cols / n).sum(), n):
+        return None, "both gave one and the same label throughout: κ is undefined"
+    agree_exp = (cols / float(n) * (rows / float(n))).sum()
+    return _finite((np.count_nonzero(a == b) / float(n) - agree_exp) / (1 - agree_exp), "κ is undefined")
+
+
+def kept_labels(totals, most) -> np.ndarray:
+    """The indexes of the `most` - 1 labels with the largest totals (ties: the first), in label order: the
+    labels a confusion matrix of at most `most` labels keeps, the rest summed as one "(other)"."""
+    return np.sort(np.argsort(-np.asarray(totals), kind="stable")[: most - 1])
+
+
+def agree_shares(counts: UnitCounts):
     """(all agree, none agree) as shares of the pairable units, or (None, None) when there are none."""
     if not len(counts):
         return None, None
-    per_unit = counts.sum(axis=1)
-    top = counts.max(axis=1)
+    per_unit = counts.per_unit()
+    top = counts.counts.max(axis=1)
     return float(np.mean(top == per_unit)), float(np.mean(top == 1))
 
 
-def figures(ratings: Ratings, *, pairs=True) -> dict:
-    """Every figure of the module docstring for one matrix, JSON-ready; `pairs` adds the per-pair figures."""
+def figures(ratings: Ratings, *, pairs=True, most=None) -> dict:
+    """Every figure of the module docstring for one matrix, JSON-ready; `pairs` adds the per-pair figures
+    (their confusion matrices folded to `most` labels, see pair_figures)."""
     labelled = ~np.isnan(ratings.codes)
     pairable = labelled.sum(axis=0) >= 2
     counts = value_counts(ratings.codes[:, pairable], len(ratings.labels))
@@ -123,12 +258,16 @@ def figures(ratings: Ratings, *, pairs=True) -> dict:
         "reasons": {figure: reason for figure, reason in reasons.items() if reason},
     }
     if pairs:
-        result["pairs"] = pair_figures(ratings)
+        result["pairs"] = pair_figures(ratings, most=most)
     return result
 
 
-def pair_figures(ratings: Ratings) -> list:
-    """Cohen's κ (weighted too, unless nominal) and the confusion matrix of every pair of assessors."""
+def pair_figures(ratings: Ratings, *, most=None) -> list:
+    """Cohen's κ (weighted too, unless nominal) and the confusion matrix of every pair of assessors.
+
+    most: a confusion matrix over more labels keeps the `most` - 1 most frequent (kept_labels) and sums
+    the rest into a last label "(other)"; None: every label.
+    """
     count = len(ratings.labels)
     weights = None
     if ratings.level == "ordinal":
@@ -139,13 +278,14 @@ def pair_figures(ratings: Ratings) -> list:
     for i, j in combinations(range(len(ratings.assessors)), 2):
         a, b = ratings.codes[i], ratings.codes[j]
         both = ~np.isnan(a) & ~np.isnan(b)
-        flat = a[both].astype(np.int64) * count + b[both].astype(np.int64)
-        table = np.bincount(flat, minlength=count * count).reshape(count, count)
+        codes_a, codes_b = a[both].astype(np.int64), b[both].astype(np.int64)
         reasons = {}
-        kappa, reasons["cohen_kappa"] = cohen(table)
         if weights is None:
+            kappa, reasons["cohen_kappa"] = cohen_of_codes(codes_a, codes_b, count)
             weighted, reasons["weighted_kappa"] = None, "nominal labels have no distance"
-        else:
+        else:  # a scale: a few labels
+            table = _table(codes_a, codes_b, count)
+            kappa, reasons["cohen_kappa"] = cohen(table)
             weighted, reasons["weighted_kappa"] = cohen(table, weights)
         out.append({
             "a": ratings.assessors[i],
@@ -153,10 +293,25 @@ def pair_figures(ratings: Ratings) -> list:
             "units": int(both.sum()),
             "cohen_kappa": kappa,
             "weighted_kappa": weighted,
-            "confusion": {"labels": list(ratings.labels), "matrix": table.tolist()},
+            "confusion": _confusion(ratings.labels, codes_a, codes_b, most),
             "reasons": {figure: reason for figure, reason in reasons.items() if reason},
         })
     return out
+
+
+def _table(codes_a, codes_b, count):
+    return np.bincount(codes_a * count + codes_b, minlength=count * count).reshape(count, count)
+
+
+def _confusion(labels, codes_a, codes_b, most):
+    count = len(labels)
+    if most is None or count <= most:
+        return {"labels": list(labels), "matrix": _table(codes_a, codes_b, count).tolist()}
+    keep = kept_labels(np.bincount(codes_a, minlength=count) + np.bincount(codes_b, minlength=count), most)
+    slot = np.full(count, most - 1)
+    slot[keep] = np.arange(most - 1)
+    return {"labels": [labels[k] for k in keep.tolist()] + ["(other)"],
+            "matrix": _table(slot[codes_a], slot[codes_b], most).tolist()}
 
 
 def _finite(value, reason):

@@ -1,0 +1,225 @@
+"""The dashboard's agreement as data grows: the same figures as before, a bounded cost, no extra query, cached.
+
+The round here is shaped like benchmarks/scale.py's (outline topics of six facets, every assessor judging every
+passage: one or two facets each, some removed, transitions between neighbours), written in bulk with the change
+behind each judgement. Its facet layer has many labels (sets of one topic's facets), the case that once made
+Krippendorff's α hold a units × labels × labels array.
+"""
+
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Assignment, Campaign
+from annotation.reports.agreement import campaign_report
+from annotation.roles import Role, ensure_groups
+from assessments.models import Judgement, JudgementChange, Layer, Topic
+from assessments.models.judgements import RELEVANCE_GRADE
+from assessments.services.judging import record_judgement
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+FACETS = 6
+# campaign_report(judged_round()) as the code before the change computed it (commit 527e2df): per layer α,
+# Fleiss' κ, the shares, each pair's (Cohen's κ, weighted κ) in pair order, each topic's (α, Fleiss' κ); and each
+# pair's Kendall τ of ranking stability.
+BEFORE = {'relevance': {'alpha': -0.06882876634805912,
+               'fleiss_kappa': 0.0012754145097156747,
+               'all_agree': 0.020833333333333332,
+               'none_agree': 0.020833333333333332,
+               'pairs': [(0.07913669064748197, 0.07981220657277),
+                         (0.010600706713780843, -0.12149532710280386),
+                         (-0.02127659574468085, -0.09704641350210963),
+                         (0.048916408668730614, -0.02170283806343898),
+                         (-0.07420494699646647, -0.01383831026948279),
+                         (0.011183048852265981, -0.070175438596491)],
+               'topics': [(-0.09218450599784744, 0.09940119760479027),
+                          (-0.15263485337637883, -0.07462686567164188),
+                          (0.010804624456859035, -0.06542056074766366),
+                          (-0.02779680246836702, -0.029601029601029703)]},
+ 'facet': {'alpha': 0.07762026493144303,
+           'fleiss_kappa': 0.10068426197458451,
+           'all_agree': 0.0,
+           'none_agree': 0.625,
+           'pairs': [(0.02771855010660981, None),
+                     (0.08361486486486486, None),
+                     (0.1031031031031031, None),
+                     (0.09505106048703849, None),
+                     (0.1031031031031031, None),
+                     (0.11022840119165839, None)],
+           'topics': [(0.04891304347826064, 0.03999999999999999),
+                      (-0.022795698924731322, -0.07509881422924904),
+                      (-0.02622289460413496, -0.13286713286713286),
+                      (0.03508771929824572, 0.06391347099311699)]},
+ 'removal': {'alpha': -0.0640293350257386,
+             'fleiss_kappa': -0.06960016924053374,
+             'all_agree': 0.4791666666666667,
+             'none_agree': 0.0,
+             'pairs': [(0.07692307692307641, None),
+                       (-0.15555555555555517, None),
+                       (-0.052631578947368814, None),
+                       (-0.13833992094861647, None),
+                       (-0.16717325227963578, None),
+                       (0.0535211267605638, None)],
+             'topics': [(-0.03716608594657367, -0.05923344947735227),
+                        (-0.11904761904761907, -0.14285714285714285),
+                        (-0.07192982456140329, -0.09473684210526315),
+                        (0.005291005291005346, -0.015873015873015817)]},
+ 'transition': {'alpha': 0.015735231964628116,
+                'fleiss_kappa': 0.010110861861568938,
+                'all_agree': 0.045454545454545456,
+                'none_agree': 0.0,
+                'pairs': [(0.2461059190031152, None),
+                          (-0.11179173047473209, None),
+                          (-0.11349693251533736, None),
+                          (-0.09255079006772012, None),
+                          (-0.06344410876132933, None),
+                          (0.2745259686727122, None)],
+                'topics': [(0.08320332813312548, 0.061882475299011856),
+                           (0.029396325459317474, 0.00682414698162726),
+                           (0.03059581320450877, 0.008051529790660242),
+                           (-0.0813269127875873, -0.10647405029427508)]}}
+STABILITY = [1.0, 0.3333333333333334, -0.3333333333333334, 0.3333333333333334, -0.3333333333333334, 0.3333333333333334]
+
+
+def judged_round(name="round", *, topics=4, passages=12, assessors=4, seed=7):
+    """An outline campaign judged in full (see the module docstring); returns (campaign, topics, passages by topic)."""
+    rng = random.Random(seed)
+    coll = factories.collection(f"{name}-coll")
+    users = [factories.user(f"{name}-a{i}") for i in range(assessors)]
+    campaign = Campaign.objects.create(name=name, task=Campaign.Task.OUTLINE)
+    made, by_topic = [], {}
+    for t in range(topics):
+        headings = [f"{name}-T{t}/H{h}" for h in range(FACETS)]
+        topic = factories.topic(coll, f"{name}-T{t}", facets=[(h, h) for h in headings])
+        ps = [factories.passage(coll, f"{name}-T{t}-p{i}") for i in range(passages)]
+        run = factories.run(coll, f"{name}-run{t}", {topic: ps})
+        Assignment.objects.bulk_create(Assignment(campaign=campaign, assessor=u, topic=topic, run=run, position=t, kind=Assignment.Kind.OUTLINE,
+                                                   token=uuid.uuid4().hex) for u in users)
+        made.append(topic)
+        by_topic[topic.pk] = ps
+        for user in users:
+            for k, passage in enumerate(ps):
+                value = [{"facet": h, "relevance": rng.choice(("must", "should", "can"))}
+                         for h in rng.sample(headings, rng.choice((1, 1, 2)))]
+                rows = [(Layer.FACET, passage, None, value, max(RELEVANCE_GRADE[v["relevance"]] for v in value))]
+                if rng.random() < 0.15:
+                    rows.append((Layer.REMOVAL, passage, None, True, 0))
+                if k:
+                    rows.append((Layer.TRANSITION, ps[k - 1], passage, rng.choice(("same", "coherent", "switch")), None))
+                for layer, p1, p2, value, grade in rows:
+                    _write(campaign, user, layer, topic, p1, p2, value, grade)
+    return campaign, made, by_topic
+
+
+def _write(campaign, user, layer, topic, passage, passage2, value, grade):
+    """One judgement and the change that made it, as record_judgement leaves them (without its checks: fast)."""
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=Judgement.objects.count())
+    judgement = Judgement.objects.create(
+        assessor=user, layer=layer, topic=topic, passage=passage, passage2=passage2, campaign_id=campaign.pk,
+        key=Judgement.make_key(layer, topic.pk, passage.pk, passage2 and passage2.pk, "", campaign.pk),
+        value=value, grade=grade, client_time=moment)
+    change = JudgementChange.objects.create(change_id=uuid.uuid4(), judgement=judgement, assessor=user, layer=layer,
+                                            value=value, client_time=moment, active_ms=2000)
+    Judgement.objects.filter(pk=judgement.pk).update(latest_change=change)
+
+
+def organiser_client(client):
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    return client
+
+
+def test_the_agreement_figures_are_those_computed_before_the_change():
+    campaign, _, _ = judged_round()
+    report = campaign_report(campaign)
+    seen = {}
+    for layer in report["layers"]:
+        assert len(layer["pairs"][0]["confusion"]["labels"]) == {"relevance": 4, "facet": 54}.get(
+            layer["layer"], len(layer["pairs"][0]["confusion"]["labels"]))  # facet: 48 units × 54² > DENSE_CELLS
+        seen[layer["layer"]] = {
+            "alpha": layer["alpha"], "fleiss_kappa": layer["fleiss_kappa"], "all_agree": layer["all_agree"],
+            "none_agree": layer["none_agree"],
+            "pairs": [(pair["cohen_kappa"], pair["weighted_kappa"]) for pair in layer["pairs"]],
+            "topics": [(topic["alpha"], topic["fleiss_kappa"]) for topic in layer["topics"]],
+        }
+    assert seen == BEFORE  # to the last bit
+    assert [pair["tau"] for pair in report["ranking_stability"]["pairs"]] == STABILITY
+
+
+def test_the_dashboard_charts_each_pair_as_the_whole_confusion_matrix_folded():
+    from annotation.reports.dashboard import MATRIX_LABELS, dashboard, matrix
+
+    campaign, _, _ = judged_round()
+    full = {layer["layer"]: layer for layer in campaign_report(campaign, per_topic=False)["layers"]}
+    shown = dashboard(campaign)["agreement"]["layers"]
+    assert [layer["layer"] for layer in shown] == list(full)
+    for n, layer in enumerate(shown):
+        for m, pair in enumerate(layer["pairs"]):
+            confusion = full[layer["layer"]]["pairs"][m]["confusion"]
+            expected = matrix(f"confusion-{n}-{m}", f"{pair['a']} (rows) × {pair['b']} (columns)",
+                              [str(x) for x in confusion["labels"]], confusion["matrix"])
+            assert pair["chart"] == expected
+            assert len(pair["confusion"]["labels"]) <= MATRIX_LABELS
+
+
+def dashboard_queries(client, campaign):
+    cache.clear()  # a view after a change: nothing cached for it
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:dashboard", args=[campaign.name]))
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_the_dashboard_sends_as_many_queries_for_three_times_the_judgements(client):
+    organiser_client(client)
+    small, _, _ = judged_round("small", topics=2, passages=6, assessors=3)
+    large, _, _ = judged_round("large", topics=6, passages=12, assessors=3)
+    assert Judgement.objects.in_campaign(large).count() > 3 * Judgement.objects.in_campaign(small).count()
+    assert dashboard_queries(client, large) == dashboard_queries(client, small)
+
+
+def test_a_view_reads_the_agreement_computed_for_the_same_judgements_and_a_new_change_replaces_it(client):
+    organiser_client(client)
+    campaign, topics, passages = judged_round("cached", topics=2, passages=6, assessors=3)
+    url = reverse("annotation:dashboard", args=[campaign.name])
+    first = dashboard_queries(client, campaign)
+    with CaptureQueriesContext(connection) as again:
+        page = client.get(url).content.decode()
+    assert len(again) < first  # campaign_report's queries are not sent again
+
+    def alpha(page):
+        return page.split('id="agreement-layers"')[1]
+
+    user = get_user_model().objects.get(username="cached-a0")
+    before = alpha(page)
+    for passage in passages[topics[0].pk]:  # the first assessor now removes every passage of the first topic
+        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.REMOVAL, value=True, topic=topics[0],
+                         passage=passage)
+    with CaptureQueriesContext(connection) as after_change:
+        page = client.get(url).content.decode()
+    assert len(after_change) > len(again) and alpha(page) != before  # computed again, with the new labels
+    Assignment.objects.filter(campaign=campaign, assessor=user, topic=topics[1]).delete()
+    with CaptureQueriesContext(connection) as after_taking_back:
+        client.get(url)
+    assert len(after_taking_back) > len(again)
+
+
+def test_a_view_writes_nothing_to_the_database(client):
+    organiser_client(client)
+    campaign, _, _ = judged_round("quiet", topics=2, passages=6, assessors=3)
+    before = factories.db_snapshot()
+    with CaptureQueriesContext(connection) as queries:
+        client.get(reverse("annotation:dashboard", args=[campaign.name]))
+        client.get(reverse("annotation:dashboard", args=[campaign.name]))
+    assert factories.db_snapshot() == before
+    assert not [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]

@@ -1,0 +1,73 @@
+"""Agreement figures over many labels (the facet layer's sets of facets) equal the packages', in bounded memory."""
+
+import tracemalloc
+
+import krippendorff
+import numpy as np
+import pytest
+from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
+
+from assessments.agreement import Ratings
+from assessments.agreement.statistics import (
+    alpha_in_blocks, cohen_of_codes, figures, fleiss, krippendorff_alpha, value_counts,
+)
+
+
+def random_ratings(rng, level, units, labels, assessors=5, missing=0.3):
+    codes = rng.integers(0, labels, size=(assessors, units)).astype(float)
+    codes[rng.random(codes.shape) < missing] = np.nan
+    scale = list(range(labels)) if level != "ratio" else list(range(1, labels + 1))
+    return Ratings(level, scale, [f"a{i}" for i in range(assessors)], codes)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", range(6))
+def test_alpha_in_blocks_equals_the_package_on_the_dense_value_counts(level, seed):
+    rng = np.random.default_rng(seed)
+    ratings = random_ratings(rng, level, units=int(rng.integers(5, 80)), labels=int(rng.integers(2, 30)))
+    pairable = (~np.isnan(ratings.codes)).sum(axis=0) >= 2
+    counts = value_counts(ratings.codes[:, pairable], len(ratings.labels))
+    domain = np.arange(len(ratings.labels)) if level in ("nominal", "ordinal") else ratings.numeric_labels()
+    expected = krippendorff.alpha(value_counts=counts.dense(), value_domain=domain, level_of_measurement=level)
+    assert alpha_in_blocks(counts, domain, level, rows=7) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    # and the three ways krippendorff_alpha takes: dense, dense over the labels given, in blocks
+    for cells in (10**9, len(counts) * len(np.flatnonzero(counts.totals())) ** 2, 0):
+        assert krippendorff_alpha(counts, ratings, dense_cells=cells)[0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fleiss_and_cohen_equal_statsmodels_on_the_tables(seed):
+    rng = np.random.default_rng(seed)
+    ratings = random_ratings(rng, "nominal", units=60, labels=int(rng.integers(2, 40)), missing=0.2)
+    pairable = (~np.isnan(ratings.codes)).sum(axis=0) >= 2
+    counts = value_counts(ratings.codes[:, pairable], len(ratings.labels))
+    dense = counts.dense()
+    kappa, _, units, raters = fleiss(counts)
+    table = dense[dense.sum(axis=1) == raters]
+    assert units == len(table) and kappa == fleiss_kappa(table, method="fleiss")  # the same arithmetic, bit for bit
+    a, b = ratings.codes[0], ratings.codes[1]
+    both = ~np.isnan(a) & ~np.isnan(b)
+    a, b = a[both].astype(int), b[both].astype(int)
+    count = len(ratings.labels)
+    pair_table = np.bincount(a * count + b, minlength=count * count).reshape(count, count)
+    assert cohen_of_codes(a, b, count)[0] == cohens_kappa(pair_table, return_results=False)
+
+
+def test_thousands_of_labels_take_megabytes_not_the_packages_units_times_labels_squared():
+    """3,000 units of 5 assessors over 2,000 labels (each unit's topic has 20): the package's dense array of
+    3,000 × 2,000 × 2,000 float64 would be 96 GB."""
+    rng = np.random.default_rng(3)
+    topic = rng.integers(0, 100, size=3000)
+    codes = (topic * 20 + rng.integers(0, 20, size=(5, 3000))).astype(float)
+    ratings = Ratings("nominal", list(range(2000)), [f"a{i}" for i in range(5)], codes)
+    tracemalloc.start()
+    try:
+        result = figures(ratings, most=12)  # as the dashboard asks: confusion matrices of 12 labels
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result["alpha"] is not None and result["units"] == 3000 and len(result["pairs"]) == 10
+    assert peak < 32 * 2**20
+    folded = result["pairs"][0]["confusion"]
+    assert len(folded["labels"]) == 12 and folded["labels"][-1] == "(other)"
+    assert sum(map(sum, folded["matrix"])) == 3000
