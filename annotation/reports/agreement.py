@@ -8,6 +8,7 @@ choice, pair ratings). The figures come from assessments.agreement; see its modu
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Assignment, Campaign
@@ -22,6 +23,7 @@ from assessments.services.runs import run_labels
 
 LAYERS = layers_of.LAYERS
 RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10"}
+CACHE_SECONDS = 600  # how long cached() keeps a figure at most
 NOTES = [
     "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels are "
     "left out.",
@@ -104,13 +106,28 @@ def report_state(campaign) -> str:
     larger id than every change before it, so the sum grows, whatever order concurrent saves commit in).
     The assignments: how many, and the sums of their ids, assessors, topics and runs. Not in it: usernames,
     runs added to the pools, entries added to the runs (ranking stability); callers that cache the report
-    keep it a bounded time.
+    keep it a bounded time (cached()).
     """
     rows, _ = _scope(campaign)
     labels = rows.aggregate(n=Count("id"), changes=Sum("latest_change_id"))
     units = Assignment.objects.filter(campaign=campaign).order_by().aggregate(
         n=Count("id"), ids=Sum("id"), assessors=Sum("assessor_id"), topics=Sum("topic_id"), runs=Sum("run_id"))
     return ":".join(str(x) for x in (*labels.values(), *units.values()))
+
+
+def cached(campaign, name, compute):
+    """compute() as kept in the shared cache under `name` and the campaign's report_state, for CACHE_SECONDS at
+    most (what report_state does not follow shows within that time); computed and kept when it is not there.
+
+    A view that shows agreement reads it once per change of the campaign's labels, not once per view; it
+    writes the cache only, never the database.
+    """
+    key = f"agreement:{name}:{campaign.pk}:{report_state(campaign)}"
+    kept = cache.get(key)
+    if kept is None:
+        kept = (compute(),)  # a tuple: None is a value too
+        cache.set(key, kept, CACHE_SECONDS)
+    return kept[0]
 
 
 def _scope(campaign, topic=None):

@@ -22,7 +22,6 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour
 
@@ -39,7 +38,6 @@ TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000
 LABEL_W, BAR_W, ROW_H = 170, 420, 22
 TOPIC_BARS = 60  # bars in the per-topic chart (its table lists every topic)
 MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the rest summed as "(other)")
-AGREEMENT_SECONDS = 600  # the agreement section is cached; what report_state does not follow shows within this
 
 
 def dashboard(campaign) -> dict:
@@ -317,19 +315,13 @@ def _machine(campaign) -> dict:
 def agreement(campaign) -> dict:
     """campaign_report's figures with a confusion-matrix chart per assessor pair, or a note when it is not there.
 
-    Kept in the shared cache under the campaign's report_state (one per change of its judgements or
-    assignments) for AGREEMENT_SECONDS at most: views in between read it instead of computing it again.
+    Computed once per change of the campaign's judgements or assignments (agreement.cached), not on every view.
     """
     try:
-        from annotation.reports.agreement import report_state
+        from annotation.reports.agreement import cached
     except ImportError:
         return {"available": False, "note": "Agreement statistics are not installed in this version."}
-    key = f"dashboard-agreement:{campaign.pk}:{report_state(campaign)}"
-    section = cache.get(key)
-    if section is None:
-        section = _agreement(campaign)
-        cache.set(key, section, AGREEMENT_SECONDS)
-    return section
+    return cached(campaign, "dashboard", lambda: _agreement(campaign))
 
 
 def _agreement(campaign) -> dict:

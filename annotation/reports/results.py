@@ -95,7 +95,15 @@ def reusability(campaign, runs=None, judged=None, qrels=None, *, aggregate="majo
 
 
 def agreement_glance(campaign) -> dict | None:
-    """Krippendorff's α of the campaign's main layer (relevance, plot grade): {"layer", "alpha", "units"} or None."""
+    """Krippendorff's α of the campaign's main layer (relevance, plot grade): {"layer", "alpha", "units"} or None.
+
+    Computed once per change of the campaign's labels or assignments (agreement.cached), not on every view."""
+    from annotation.reports.agreement import cached
+
+    return cached(campaign, "glance", lambda: _agreement_glance(campaign))
+
+
+def _agreement_glance(campaign):
     from annotation.reports.agreement import campaign_report
 
     layer = GLANCE_LAYER.get(campaign.task)

@@ -223,3 +223,24 @@ def test_a_view_writes_nothing_to_the_database(client):
         client.get(reverse("annotation:dashboard", args=[campaign.name]))
     assert factories.db_snapshot() == before
     assert not [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]
+
+
+def test_the_campaign_list_computes_a_campaigns_agreement_at_a_glance_once_per_change(client):
+    organiser_client(client)
+    campaign, topics, passages = judged_round("glance", topics=2, passages=6, assessors=3)
+    Assignment.objects.filter(campaign=campaign).update(status=Assignment.Status.IN_PROGRESS)
+    url = reverse("annotation:campaigns")
+
+    def reads_of_labels(queries):  # the relevance matrix is read packed (assessments.agreement.judgements)
+        return [q for q in queries if "group_concat" in q["sql"].lower() or "string_agg" in q["sql"].lower()]
+
+    with CaptureQueriesContext(connection) as first:
+        client.get(url)
+    with CaptureQueriesContext(connection) as again:
+        client.get(url)
+    assert reads_of_labels(first) and not reads_of_labels(again)
+    record_judgement(campaign_id=campaign.pk, assessor=get_user_model().objects.get(username="glance-a0"),
+                     layer=Layer.REMOVAL, value=True, topic=topics[0], passage=passages[topics[0].pk][0])
+    with CaptureQueriesContext(connection) as after_change:
+        client.get(url)
+    assert reads_of_labels(after_change)
