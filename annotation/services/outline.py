@@ -10,7 +10,7 @@ from django.core.cache import cache
 
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
-from assessments.models import Judgement, Layer, RunEntry, SpecialFacet
+from assessments.models import Facet, Judgement, Layer, RunEntry, SpecialFacet
 from config.prepared import Prepared
 from retrieval.models import Passage
 
@@ -23,12 +23,21 @@ ARTICLE_CACHE_SECONDS = 24 * 3600
 # Reading ---------------------------------------------------------------------------------------------------------
 
 
-def article(assignment, *, text=True) -> list[RunEntry]:
-    """The run's passages for the topic, in article order; without `text`, the passages' ids alone (a save)."""
-    entries = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).select_related("passage")
+def _article(run, topic, *, text=True):
+    entries = RunEntry.objects.filter(run_id=run, topic_id=topic).select_related("passage")
     if not text:
         entries = entries.only("rank", "passage_id", "passage__id")
-    return list(entries.order_by("rank"))
+    return entries.order_by("rank")
+
+
+_ARTICLE = Prepared(lambda run, topic: _article(run, topic), run=2_147_275_005, topic=2_147_275_006)
+
+
+def article(assignment, *, text=True) -> list[RunEntry]:
+    """The run's passages for the topic, in article order; without `text`, the passages' ids alone (a save)."""
+    if text:  # the page: the SQL compiled once
+        return _ARTICLE.objects(run=assignment.run_id, topic=assignment.topic_id)
+    return list(_article(assignment.run_id, assignment.topic_id, text=False))
 
 
 def article_ids(assignment) -> list[int]:
@@ -59,13 +68,13 @@ def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=
     ids = set(passage_ids)
     labels = {"notes": {}, "facets": {}, "removed": {}, "transitions": {}, "runs": {}}
     assessor_id = getattr(assessor, "pk", assessor)
-    if layers == PROGRESS_LAYERS:  # a save's progress: the SQL compiled once
-        if campaign_id is None:
-            rows = _PROGRESS_LABELS_OUTSIDE.rows(user=assessor_id, topic=topic_id)
-        else:
-            rows = _PROGRESS_LABELS.rows(user=assessor_id, topic=topic_id, campaign=campaign_id)
-    else:
+    prepared = _LABELS.get((tuple(layers), campaign_id is None))
+    if prepared is None:
         rows = _labels_of_topic(assessor_id, topic_id, campaign_id, layers).filter(passage_id__in=ids)
+    elif campaign_id is None:
+        rows = prepared.rows(user=assessor_id, topic=topic_id)
+    else:
+        rows = prepared.rows(user=assessor_id, topic=topic_id, campaign=campaign_id)
     for layer, pid, pid2, value, run_ids in rows:
         if pid not in ids:  # the topic's labels on passages of its other articles
             continue
@@ -94,14 +103,19 @@ def _labels_of_topic(assessor_id, topic_id, campaign_id, layers):
     ).order_by().values_list("layer", "passage_id", "passage2_id", "value", "run_ids")  # no ordering: no joins
 
 
-# Every passage of the topic rather than the article's: one SQL text whatever the article's length.
-_PROGRESS_LABELS = Prepared(
-    lambda user, topic, campaign: _labels_of_topic(user, topic, campaign, PROGRESS_LAYERS),
-    user=2_147_275_002, topic=2_147_275_003, campaign=2_147_275_004,
-)
-_PROGRESS_LABELS_OUTSIDE = Prepared(  # units made outside any campaign
-    lambda user, topic: _labels_of_topic(user, topic, None, PROGRESS_LAYERS), user=2_147_275_002, topic=2_147_275_003,
-)
+def _prepared_labels(layers, outside):
+    """The labels of a page (all layers) or a save's progress, compiled once: every passage of the topic rather than
+    the article's, so one SQL text whatever the article's length (`outside`: units made outside any campaign)."""
+    if outside:
+        return Prepared(lambda user, topic: _labels_of_topic(user, topic, None, layers),
+                        user=2_147_275_002, topic=2_147_275_003)
+    return Prepared(lambda user, topic, campaign: _labels_of_topic(user, topic, campaign, layers),
+                    user=2_147_275_002, topic=2_147_275_003, campaign=2_147_275_004)
+
+
+_FACETS = Prepared(lambda topic: Facet.objects.filter(topic_id=topic).order_by("position"), topic=2_147_275_007)
+_LABELS = {(layers, outside): _prepared_labels(layers, outside)
+           for layers in (OUTLINE_LAYERS, PROGRESS_LAYERS) for outside in (False, True)}
 
 
 def progress_of(passage_ids, labels) -> Progress:
@@ -145,7 +159,7 @@ def outline_page(assignment, *, readonly=False) -> OutlinePage:
     labels = current_labels(assignment.assessor_id, assignment.topic_id, ids, campaign_id=assignment.campaign_id)
     facets = [
         {"id": f.heading_id, "heading": f.heading, "key": str(i) if i <= 9 else "", "notes": f.notes}
-        for i, f in enumerate(assignment.topic.facets.order_by("position"), start=1)
+        for i, f in enumerate(_FACETS.objects(topic=assignment.topic_id), start=1)
     ]
     facets += [
         {"id": SpecialFacet.OTHER.value, "heading": SpecialFacet.OTHER.label, "key": "o", "special": True},

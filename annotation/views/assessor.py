@@ -10,6 +10,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -50,6 +51,13 @@ OWN_ASSIGNMENT = Prepared(
         open_siblings=changes.open_sibling_articles(), qualification_locked=qualification.locked_annotation(),
     ).filter(token=token, assessor_id=user),
     token="\x00own-assignment-token", user=2_147_275_001,
+)
+
+
+# The unit of a judging page (its assessor's, or an organiser looking), compiled once.
+PAGE_ASSIGNMENT = Prepared(
+    lambda token: Assignment.objects.select_related("topic", "run", "pool", "assessor", "campaign").filter(token=token),
+    token="\x00page-assignment-token",
 )
 
 
@@ -135,8 +143,7 @@ def next_assignment(request):
 @page_login_required
 def assignment_page(request, token):
     """The page of one unit, whatever its kind: its assessor judges, organisers may look (read-only)."""
-    assignment = Assignment.objects.select_related("topic", "run", "pool", "assessor", "campaign").filter(
-        token=token.replace("\x00", "")).first()
+    assignment = None if len(token) > 64 or "\x00" in token else PAGE_ASSIGNMENT.first(token=token)
     if assignment is None or not can_view_assignment(request.user, assignment):
         raise Http404("No such assignment.")
     own = assignment.assessor_id == request.user.pk
@@ -148,6 +155,8 @@ def assignment_page(request, token):
             page = outline.outline_page(assignment, readonly=not own)
             context = {"facets": page.state["facets"], "entries": page.entries, "state": page.state,
                        "progress": page.progress, "label_sets": page.state["label_sets"]}
+            context["passage_controls"] = render_to_string("annotation/_outline_controls.html", {
+                "facets": context["facets"], "label_sets": context["label_sets"], "readonly": not own})
         elif kind == "plot":
             context = plot.plot_page(assignment, readonly=not own)
         else:
