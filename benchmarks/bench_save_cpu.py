@@ -8,7 +8,8 @@ makes a fresh PostgreSQL database, a 20-passage article and its assessor, signs 
 middleware, production settings: DEBUG off, sessions and caches on Redis) and posts --saves facet changes to the
 save endpoint one after the other. Prints per tree: the web process's CPU per save (time.process_time: Python,
 Django, the driver; not PostgreSQL's own CPU), the server's share of it (the request handler alone: middleware,
-view, driver; without the test client building the request and reading the answer), wall time per save, SQL statements per save, and the ratio of this
+view, driver; without the test client building the request and reading the answer), the PostgreSQL backend's
+own CPU per save (/proc of the backend serving the connection: the server is on this machine), wall time per save, SQL statements per save, and the ratio of this
 tree to the baseline. A load generator on a busy machine mostly measures the machine; CPU per save does not move
 with the load average as much. Not part of the test suite.
 """
@@ -53,11 +54,12 @@ def main(argv=None):
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
     base = next(iter(results.values()))
-    print(f"{'':22} {'CPU ms/save':>12} {'server CPU ms':>14} {'wall ms/save':>13} {'statements':>11} "
-          f"{'CPU × baseline':>15} {'server × baseline':>18}")
+    print(f"{'':22} {'CPU ms/save':>12} {'server CPU ms':>14} {'PostgreSQL CPU ms':>18} {'wall ms/save':>13} "
+          f"{'statements':>11} {'CPU × baseline':>15} {'server × baseline':>18} {'PostgreSQL × baseline':>22}")
     for name, r in results.items():
-        print(f"{name:22} {r['cpu_ms']:12.2f} {r['handler_cpu_ms']:14.2f} {r['wall_ms']:13.2f} {r['statements']:11.1f} "
-              f"{r['cpu_ms'] / base['cpu_ms']:15.2f} {r['handler_cpu_ms'] / base['handler_cpu_ms']:18.2f}")
+        print(f"{name:22} {r['cpu_ms']:12.2f} {r['handler_cpu_ms']:14.2f} {r['db_cpu_ms']:18.2f} {r['wall_ms']:13.2f} "
+              f"{r['statements']:11.1f} {r['cpu_ms'] / base['cpu_ms']:15.2f} "
+              f"{r['handler_cpu_ms'] / base['handler_cpu_ms']:18.2f} {r['db_cpu_ms'] / max(base['db_cpu_ms'], 1e-9):22.2f}")
     return 0
 
 
@@ -129,13 +131,18 @@ def child(args):
                 handler_cpu.append(time.process_time() - started)
 
         client.handler.get_response = timed_get_response
-        started, started_cpu = time.perf_counter(), time.process_time()
+        with connection.cursor() as cursor:  # the PostgreSQL backend serving this connection (same machine)
+            cursor.execute("SELECT pg_backend_pid()")
+            backend = cursor.fetchone()[0]
+        started, started_cpu, started_db = time.perf_counter(), time.process_time(), _process_cpu(backend)
         with connection.execute_wrapper(count):
             for seq in range(30, 30 + args.saves):
                 save(seq)
         wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        db_cpu = _process_cpu(backend) - started_db
         print(json.dumps({"cpu_ms": cpu * 1000 / args.saves, "handler_cpu_ms": sum(handler_cpu) * 1000 / args.saves,
-                          "wall_ms": wall * 1000 / args.saves, "statements": len(statements) / args.saves}))
+                          "db_cpu_ms": db_cpu * 1000 / args.saves, "wall_ms": wall * 1000 / args.saves,
+                          "statements": len(statements) / args.saves}))
     finally:
         from django.db import connections
 
@@ -143,6 +150,12 @@ def child(args):
         with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     return 0
+
+
+def _process_cpu(pid) -> float:
+    """User and system CPU seconds of a process on this machine (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

@@ -116,9 +116,15 @@ class JudgementQuerySet(models.QuerySet):
 class Judgement(models.Model):
     """The current value of one assessor's label for one key."""
 
-    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
+    # Indexes: each one costs every save (see Meta). assessor and topic lead the composite indexes, which serve
+    # their lookups, so they have none of their own.
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements", db_index=False,
+    )
     layer = models.CharField(max_length=20, choices=Layer.choices)
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judgements", null=True, blank=True)
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="judgements", null=True, blank=True, db_index=False,
+    )
     passage = models.ForeignKey(
         Passage, on_delete=models.CASCADE, related_name="judgements", null=True, blank=True,
         help_text="Null only for forced choice, whose key is (topic, item).",
@@ -141,8 +147,8 @@ class Judgement(models.Model):
     adjudicated = models.BooleanField(
         default=False, help_text="An organiser's final label set by adjudication (source ADJUDICATION), not an assessor's.",
     )
-    latest_change = models.ForeignKey(
-        "JudgementChange", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    latest_change = models.ForeignKey(  # no index: a save's UPDATE then touches no indexed column (a HOT update)
+        "JudgementChange", on_delete=models.PROTECT, related_name="+", null=True, blank=True, db_index=False,
     )
     client_time = models.DateTimeField(help_text="Assessor's clock at the latest change.")
     client_seq = models.BigIntegerField(default=0, help_text="Assessor's counter, breaks ties of client_time.")
@@ -179,8 +185,11 @@ class JudgementChange(models.Model):
         ADJUDICATION = "adjudication", "Adjudication"
 
     change_id = models.UUIDField(default=uuid.uuid4, unique=True, help_text="Client-made id: a resent change is stored once.")
-    judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="changes")
-    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgement_changes")
+    # judgement and assessor lead the composite indexes of Meta: no index of their own (each costs every save).
+    judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="changes", db_index=False)
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgement_changes", db_index=False,
+    )
     layer = models.CharField(max_length=20, choices=Layer.choices)
     value = models.JSONField(null=True, blank=True)
     client_time = models.DateTimeField()
