@@ -278,3 +278,20 @@ def test_the_written_file_has_the_usual_permissions(judged, tmp_path):
         os.umask(old)
 
     assert stat.S_IMODE((tmp_path / "car.qrels").stat().st_mode) == 0o640
+
+
+def test_the_command_line_export_does_not_load_the_pages_statistics_packages(tmp_path):
+    """manage.py export_qrels runs no system checks (they import every URL and its packages: 120 MB, 3 s)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = ("import sys\nfrom django.core.management import execute_from_command_line\n"
+              "try:\n    execute_from_command_line(['manage.py', 'export_qrels', '--collection', 'none'])\n"
+              "except BaseException:\n    pass\n"
+              "print('loaded:', sorted(m for m in ('statsmodels', 'pandas', 'scipy') if m in sys.modules))\n")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}"}
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert "loaded: []" in out.stdout, out.stdout + out.stderr[-2000:]

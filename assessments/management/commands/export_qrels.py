@@ -10,6 +10,9 @@ from assessments.services.qrels import SOURCES, QrelsRequest, qrels_rows, qrels_
 
 
 class Command(BaseCommand):
+    # As Django's dumpdata: no system checks, which import every URL and with them the pages' statistics
+    # packages (statsmodels, scipy, pandas: 120 MB of the 190 MB peak of an export of 1M judgements, and 3 s).
+    requires_system_checks = []
     help = (
         "Write TREC qrels (topic 0 docid grade) from the judgements, on the CAR scale (MUST 3, SHOULD 2, CAN 1, "
         "removed 0) for outlines and the plot grade for plot topics, sorted, to stdout or atomically to --out. "
