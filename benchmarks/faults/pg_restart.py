@@ -1,17 +1,22 @@
-"""Fault scenario: PostgreSQL restarted while assessors are saving; every change must end up stored exactly once.
+"""Fault scenarios: PostgreSQL restarted, or web workers killed, while assessors are saving; every change must end
+up stored exactly once and every judgement must hold its latest change.
 
-    .venv/bin/python benchmarks/faults/pg_restart.py [--assessors 20] [--changes 60] [--down 4] [--port 5440]
+    .venv/bin/python benchmarks/faults/pg_restart.py [--fault pg-restart|worker-kill] [--assessors 20]
+        [--changes 60] [--down 4] [--kills 3] [--port 5440]
 
 Runs a private PostgreSQL cluster (initdb into a temporary folder as the postgres user, its own port, so the
 shared server is never touched), the production setup on it (gunicorn, 2 workers, DJANGO_DEBUG=0), and
 N assessors (httpx) that each send their changes through an outbox like the page's: a change stays queued
 until the server answers 200, is retried after 503, 5xx or a dropped connection with the same change_id, and
-one change in ten is sent twice on purpose (a retry whose answer was lost). Mid-run the cluster is stopped
-(fast shutdown: connections cut), kept down for --down seconds, and started again.
+one change in ten is sent twice on purpose (a retry whose answer was lost). Mid-run, `pg-restart` stops the
+cluster (fast shutdown: connections cut), keeps it down for --down seconds, and starts it again; `worker-kill`
+sends SIGKILL to a gunicorn worker --kills times, a second apart (the master starts a new one; requests in
+flight on the killed worker are cut, perhaps after their transaction committed).
 
 Prints what the clients saw while it was down (503s with the JSON retry message, other statuses, connection
 errors) and checks the database afterwards: the changes stored equal the changes sent, none twice, none
-missing. Exit status 0 when that holds and no answer was a 500.
+missing, and every judgement's value is that of its latest change. Exit status 0 when that holds and no answer
+was a 500.
 """
 
 import argparse
@@ -19,6 +24,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,6 +46,8 @@ def main(argv=None):
     parser.add_argument("--changes", type=int, default=60, help="Changes each assessor sends.")
     parser.add_argument("--down", type=float, default=4.0, help="Seconds the database stays down.")
     parser.add_argument("--port", type=int, default=5440, help="Port of the private PostgreSQL cluster.")
+    parser.add_argument("--fault", choices=("pg-restart", "worker-kill"), default="pg-restart")
+    parser.add_argument("--kills", type=int, default=3, help="worker-kill: how many workers are killed.")
     args = parser.parse_args(argv)
     if PG_BIN is None:
         raise SystemExit("needs PostgreSQL's server binaries under /usr/lib/postgresql/<version>/bin")
@@ -64,9 +72,9 @@ def main(argv=None):
             [str(bench_load.BIN / "gunicorn"), "config.wsgi", "-b", f"{bench_load.HOST}:{port}", "-w", "2",
              "--threads", "4", "--log-level", "warning", "--timeout", "60"], env, folder / "gunicorn.log"))
         bench_load.wait_for_port(port, processes[0], folder / "gunicorn.log")
-        outcome = asyncio.run(scenario(f"http://{bench_load.HOST}:{port}", people, args, cluster))
-        stored = count_stored(env)
-        return report(outcome, stored, folder / "gunicorn.log")
+        outcome = asyncio.run(scenario(f"http://{bench_load.HOST}:{port}", people, args, cluster, processes[0]))
+        stored, stale = count_stored(env)
+        return report(outcome, stored, stale, folder / "gunicorn.log")
     finally:
         for process in processes:
             bench_load.stop(process)
@@ -105,8 +113,8 @@ class Cluster:
         return self.pg_ctl("stop", "-m", mode)
 
 
-async def scenario(base, people, args, cluster):
-    """Every assessor sends its changes through an outbox while the cluster is stopped and started again."""
+async def scenario(base, people, args, cluster, master):
+    """Every assessor sends its changes through an outbox while the fault happens."""
     assessors = [bench_load.Assessor(base, username, token) for username, token in people]
     setup = bench_load.Level(assessors=len(assessors))
     for a in assessors:
@@ -140,9 +148,17 @@ async def scenario(base, people, args, cluster):
         await asyncio.sleep(2.0)
         phase["now"] = "down"
         started = time.monotonic()
-        cluster.stop("fast")
-        await asyncio.sleep(args.down)
-        cluster.start()
+        if args.fault == "pg-restart":
+            cluster.stop("fast")
+            await asyncio.sleep(args.down)
+            cluster.start()
+        else:
+            for _ in range(args.kills):
+                workers = _children(master.pid)
+                if workers:
+                    os.kill(workers[0], signal.SIGKILL)
+                    phase["killed"] = phase.get("killed", 0) + 1
+                await asyncio.sleep(1.0)
         phase["now"] = "after"
         return time.monotonic() - started
 
@@ -151,7 +167,21 @@ async def scenario(base, people, args, cluster):
     elapsed = time.monotonic() - started
     for a in assessors:
         await a.close()
-    return {"sent": sent, "seen": seen, "down_for": results[0], "elapsed": elapsed}
+    return {"sent": sent, "seen": seen, "down_for": results[0], "elapsed": elapsed, "fault": args.fault,
+            "killed": phase.get("killed", 0)}
+
+
+def _children(pid) -> list[int]:
+    """The processes whose parent is `pid` (gunicorn's workers), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return sorted(found)
 
 
 async def send(a, body):
@@ -171,29 +201,36 @@ async def send(a, body):
 COUNT = r"""
 import json
 from django.db.models import Count
-from assessments.models import JudgementChange
+from django.db.models import F
+from assessments.models import Judgement, JudgementChange
 rows = JudgementChange.objects.values_list("change_id", flat=True)
-print(json.dumps([str(c) for c in rows]))
+# A judgement whose value is not its latest change's: a half-written save.
+stale = Judgement.objects.exclude(value=F("latest_change__value")).count()
+stale += Judgement.objects.filter(latest_change__isnull=True).count()
+print(json.dumps({"stored": [str(c) for c in rows], "stale": stale}))
 """
 
 
 def count_stored(env):
     output = bench_load.run([bench_load.PYTHON, "manage.py", "shell", "-c", COUNT], env)
-    return json.loads(output.strip().splitlines()[-1])
+    found = json.loads(output.strip().splitlines()[-1])
+    return found["stored"], found["stale"]
 
 
-def report(outcome, stored, log):
+def report(outcome, stored, stale, log):
     sent, seen = outcome["sent"], outcome["seen"]
-    print(f"database down for {outcome['down_for']:.1f} s during a {outcome['elapsed']:.1f} s run; answers seen:")
+    what = ("database down" if outcome["fault"] == "pg-restart"
+            else f"{outcome['killed']} gunicorn workers killed (SIGKILL)")
+    print(f"{what} over {outcome['down_for']:.1f} s of a {outcome['elapsed']:.1f} s run; answers seen:")
     for (phase, status), count in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         print(f"  {phase:<6} {status!s:<40} {count}")
     duplicates = len(stored) - len(set(stored))
     missing = set(sent) - set(stored)
     extra = set(stored) - set(sent)
     print(f"changes sent {len(sent)}, stored {len(stored)}, stored twice {duplicates}, missing {len(missing)}, "
-          f"unknown {len(extra)}")
+          f"unknown {len(extra)}; judgements not holding their latest change {stale}")
     errors_500 = sum(count for (_, status), count in seen.items() if status == 500)
-    ok = duplicates == 0 and not missing and not extra and len(stored) == len(sent) and errors_500 == 0
+    ok = duplicates == 0 and not missing and not extra and len(stored) == len(sent) and errors_500 == 0 and not stale
     print("OK: every change stored exactly once" if ok else f"FAILED (500s: {errors_500})")
     if not ok:
         print(Path(log).read_text()[-4000:])
