@@ -40,7 +40,8 @@ class AgreementTextRenderer(renderers.BaseRenderer):
 
 
 class ConfusionSerializer(serializers.Serializer):
-    """A pair's confusion matrix: rows are a's labels, columns b's, over the layer's labels in order."""
+    """A pair's confusion matrix: rows are a's labels, columns b's, over the layer's labels in order (past 32
+    labels, as a facet layer has on a large campaign, only the labels the pair used: the rest would be zeros)."""
 
     labels = serializers.ListField(child=serializers.JSONField(), help_text="Labels (numbers or text), in order.")
     matrix = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))

@@ -20,7 +20,8 @@ Conventions (each figure says how many units and assessors are behind it):
 - Pairs: Cohen's κ (statsmodels cohens_kappa) on the pair's contingency table over the units both
   labelled, and for ordinal, interval and ratio also the linearly weighted κ (distances of ranks for
   ordinal, of values for interval and ratio); the table is the confusion matrix (rows: a's labels,
-  columns: b's, over the whole label domain, or folded to the most frequent labels when asked).
+  columns: b's, over the whole label domain (past FULL_DOMAIN_LABELS labels, those the pair used), or folded to
+  the most frequent labels when asked).
 - A figure that cannot be computed (one label only, one assessor, no overlap) is None, and
   `reasons[figure]` says why; no NaN ever comes out.
 """
@@ -303,8 +304,20 @@ def _table(codes_a, codes_b, count):
     return np.bincount(codes_a * count + codes_b, minlength=count * count).reshape(count, count)
 
 
+# Past this many labels (a facet layer's grow with the campaign: 1,825 in a 90-topic round) an unfolded confusion
+# matrix keeps only the labels the pair used: the others' rows and columns are zeros, and all of them would be
+# labels² numbers a pair.
+FULL_DOMAIN_LABELS = 32
+
+
 def _confusion(labels, codes_a, codes_b, most):
     count = len(labels)
+    if most is None and count > FULL_DOMAIN_LABELS:
+        used = np.unique(np.concatenate([codes_a, codes_b]))
+        slot = np.zeros(count, dtype=np.int64)
+        slot[used] = np.arange(len(used))
+        return {"labels": [labels[k] for k in used.tolist()],
+                "matrix": _table(slot[codes_a], slot[codes_b], len(used)).tolist()}
     if most is None or count <= most:
         return {"labels": list(labels), "matrix": _table(codes_a, codes_b, count).tolist()}
     keep = kept_labels(np.bincount(codes_a, minlength=count) + np.bincount(codes_b, minlength=count), most)

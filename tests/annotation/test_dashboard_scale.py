@@ -144,8 +144,10 @@ def test_the_agreement_figures_are_those_computed_before_the_change():
     report = campaign_report(campaign)
     seen = {}
     for layer in report["layers"]:
-        assert len(layer["pairs"][0]["confusion"]["labels"]) == {"relevance": 4, "facet": 54}.get(
-            layer["layer"], len(layer["pairs"][0]["confusion"]["labels"]))  # facet: 48 units × 54² > DENSE_CELLS
+        # facet: 48 units × 54² > DENSE_CELLS; its pair's matrix holds the 38 labels that pair used (of 54: past
+        # FULL_DOMAIN_LABELS the others' rows and columns, all zeros, are left out)
+        assert len(layer["pairs"][0]["confusion"]["labels"]) == {"relevance": 4, "facet": 38}.get(
+            layer["layer"], len(layer["pairs"][0]["confusion"]["labels"]))
         seen[layer["layer"]] = {
             "alpha": layer["alpha"], "fleiss_kappa": layer["fleiss_kappa"], "all_agree": layer["all_agree"],
             "none_agree": layer["none_agree"],

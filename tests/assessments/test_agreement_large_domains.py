@@ -71,3 +71,26 @@ def test_thousands_of_labels_take_megabytes_not_the_packages_units_times_labels_
     folded = result["pairs"][0]["confusion"]
     assert len(folded["labels"]) == 12 and folded["labels"][-1] == "(other)"
     assert sum(map(sum, folded["matrix"])) == 3000
+
+
+def test_an_unfolded_confusion_matrix_over_many_labels_keeps_the_labels_the_pair_used():
+    """The API's matrices (no folding): past FULL_DOMAIN_LABELS labels, the rows and columns of labels neither
+    assessor of the pair gave are left out; the counts are the full matrix's, nothing else moves."""
+    from assessments.agreement.statistics import FULL_DOMAIN_LABELS
+
+    rng = np.random.default_rng(5)
+    labels = 400
+    codes = np.full((2, 50), np.nan)
+    codes[0] = rng.integers(0, labels, size=50)
+    codes[1] = np.where(rng.random(50) < 0.5, codes[0], rng.integers(0, labels, size=50))
+    ratings = Ratings("nominal", [f"facet-{i}" for i in range(labels)], ["a", "b"], codes)
+    confusion = figures(ratings)["pairs"][0]["confusion"]
+    used = sorted({int(c) for c in codes.ravel()})
+    assert labels > FULL_DOMAIN_LABELS and confusion["labels"] == [f"facet-{i}" for i in used]
+    full = np.zeros((labels, labels), dtype=int)
+    for x, y in zip(codes[0].astype(int), codes[1].astype(int), strict=True):
+        full[x, y] += 1
+    assert confusion["matrix"] == full[np.ix_(used, used)].tolist()
+    small = Ratings("nominal", ["x", "y", "z"], ["a", "b"], np.array([[0.0, 1.0], [0.0, 0.0]]))
+    # a gave x, y; b gave x, x: a small domain keeps all its labels
+    assert figures(small)["pairs"][0]["confusion"] == {"labels": ["x", "y", "z"], "matrix": [[1, 0, 0], [1, 0, 0], [0, 0, 0]]}
