@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--saves", type=int, default=400)
+    parser.add_argument("--pages", type=int, default=50, help="Loads of the judging page measured after the saves.")
     parser.add_argument("--baseline", default="16a309c", help="Commit to compare with (before issue 19).")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/11")
@@ -46,7 +47,7 @@ def main(argv=None):
             for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
                 out = subprocess.run(
                     [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
-                     "--saves", str(args.saves), "--pg", args.pg, "--redis", args.redis],
+                     "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis],
                     capture_output=True, text=True, check=False)
                 if out.returncode != 0:
                     raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
@@ -60,6 +61,10 @@ def main(argv=None):
         print(f"{name:22} {r['cpu_ms']:12.2f} {r['handler_cpu_ms']:14.2f} {r['db_cpu_ms']:18.2f} {r['wall_ms']:13.2f} "
               f"{r['statements']:11.1f} {r['cpu_ms'] / base['cpu_ms']:15.2f} "
               f"{r['handler_cpu_ms'] / base['handler_cpu_ms']:18.2f} {r['db_cpu_ms'] / max(base['db_cpu_ms'], 1e-9):22.2f}")
+    print(f"\njudging page of the 20-passage article ({args.pages} loads after the saves):")
+    for name, r in results.items():
+        print(f"{name:22} server CPU {r['page_cpu_ms']:7.2f} ms a load, {r['page_statements']:.1f} statements, "
+              f"{r['page_cpu_ms'] / base['page_cpu_ms']:.2f}x the baseline")
     return 0
 
 
@@ -90,6 +95,7 @@ def child(args):
         from tests import factories
 
         call_command("migrate", verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)  # production pages name hashed static files
         coll = factories.collection("car")
         topic = factories.topic(coll, "tqa2:L_0001", facets=[(f"tqa2:L_0001/T_{i}", f"Heading {i}") for i in range(6)])
         passages = [factories.passage(coll, f"{i:040x}", text="words " * 150) for i in range(1, 21)]
@@ -140,9 +146,20 @@ def child(args):
                 save(seq)
         wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
         db_cpu = _process_cpu(backend) - started_db
-        print(json.dumps({"cpu_ms": cpu * 1000 / args.saves, "handler_cpu_ms": sum(handler_cpu) * 1000 / args.saves,
-                          "db_cpu_ms": db_cpu * 1000 / args.saves, "wall_ms": wall * 1000 / args.saves,
-                          "statements": len(statements) / args.saves}))
+        result = {"cpu_ms": cpu * 1000 / args.saves, "handler_cpu_ms": sum(handler_cpu) * 1000 / args.saves,
+                  "db_cpu_ms": db_cpu * 1000 / args.saves, "wall_ms": wall * 1000 / args.saves,
+                  "statements": len(statements) / args.saves}
+        # The judging page of the same (now judged) article: the server's CPU and statements a load.
+        page = reverse("annotation:outline", args=[assignment.token])
+        for _ in range(5):
+            assert client.get(page).status_code == 200
+        handler_cpu.clear()
+        statements.clear()
+        with connection.execute_wrapper(count):
+            for _ in range(args.pages):
+                client.get(page)
+        result.update(page_cpu_ms=sum(handler_cpu) * 1000 / args.pages, page_statements=len(statements) / args.pages)
+        print(json.dumps(result))
     finally:
         from django.db import connections
 
