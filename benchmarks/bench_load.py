@@ -1,6 +1,6 @@
 """Load: many assessors judging at once against the production setup; saves/s and p50/p95/p99 of saves and pages.
 
-    .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--workers 4] [--threads 4]
+    .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--workers 2] [--threads 16]
         [--fill 100000]
         [--pg postgres://postgres@127.0.0.1:5432] [--database pj_load] [--redis redis://127.0.0.1:6379/12]
 
