@@ -75,8 +75,10 @@ class Run(models.Model):
 class RunEntry(models.Model):
     """One ranked passage of a run for a topic; for CAR articles the rank is the article order."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="run_entries")
+    # run and topic lead the unique and composite indexes of Meta, which serve their lookups: no index of their
+    # own (every imported line wrote both).
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries", db_index=False)
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="run_entries", db_index=False)
     passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="run_entries")
     rank = models.PositiveIntegerField()
     score = models.FloatField(null=True, blank=True)
