@@ -97,6 +97,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
 else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Server-side cursors (the streamed exports: qrels, Y3, audit log) are read to the end: plan them for the whole
+    # result, not PostgreSQL's default first 10% (that plan walked every change of the site in order for one
+    # campaign's audit log: 370 ms against 88 ms at 1M judgements).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c cursor_tuple_fraction=1")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

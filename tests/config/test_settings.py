@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = "k" * 20 + "-production-secret-key-0123456789abcdef"
 
@@ -77,3 +79,15 @@ def test_database_url_selects_the_database(settings):
 def test_without_a_broker_tasks_run_eagerly_in_process(settings):
     # The Celery app reads these settings (the tests' own eager switch lives in tests/conftest.py).
     assert settings.CELERY_TASK_ALWAYS_EAGER is (not os.environ.get("CELERY_BROKER_URL"))
+
+
+@pytest.mark.django_db
+def test_postgresql_plans_server_side_cursors_for_the_whole_result():
+    """Streamed exports read their cursor to the end; PostgreSQL's default plans a cursor for its first 10%."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (DATABASE_URL)")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW cursor_tuple_fraction")
+        assert cursor.fetchone()[0] == "1"
