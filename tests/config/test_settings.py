@@ -91,3 +91,27 @@ def test_postgresql_plans_server_side_cursors_for_the_whole_result():
     with connection.cursor() as cursor:
         cursor.execute("SHOW cursor_tuple_fraction")
         assert cursor.fetchone()[0] == "1"
+
+
+@pytest.mark.django_db
+def test_postgresql_binds_parameters_on_the_server_and_prepares_a_statement_run_again():
+    """The save runs the same few statements many times a second: parsed and planned once per connection."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (DATABASE_URL)")
+    with connection.cursor() as cursor:
+        for n in range(3):
+            cursor.execute("SELECT %s::int + 40", [n])
+            assert cursor.fetchone()[0] == n + 40
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        assert "SELECT $1::int + 40" in [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", "2"), ("0", "None"), ("7", "7")])
+def test_database_prepare_threshold_sets_when_a_statement_is_prepared_and_0_turns_it_off(value, expected):
+    code = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS']['prepare_threshold'])"
+    result = manage("shell", "-c", code, DATABASE_URL="postgres://pj@127.0.0.1:5432/unused",
+                    DATABASE_PREPARE_THRESHOLD=value)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected
