@@ -9,6 +9,7 @@ the cache (CACHE_URL, e.g. Redis): without it each process counts on its own and
 the tries, which `manage.py check --deploy` reports (config.checks).
 """
 
+import functools
 import hashlib
 import time
 
@@ -17,11 +18,17 @@ from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
 from django.dispatch import receiver
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 
 
 def is_login_path(path: str) -> bool:
-    return path in (reverse("login"), reverse("admin:login"))
+    """Whether `path` is a sign-in page (asked on every POST: the two paths are reversed once per URL set)."""
+    return path in _login_paths(get_script_prefix(), get_urlconf())
+
+
+@functools.lru_cache(maxsize=16)
+def _login_paths(prefix, urlconf):
+    return reverse("login", urlconf=urlconf), reverse("admin:login", urlconf=urlconf)
 
 
 def client_address(request) -> str:
