@@ -19,6 +19,7 @@ from annotation.roles import can_view_assignment, is_organiser, is_reviewer
 from annotation.services import changes, outline, plot, qualification, queue, review
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
+from config import auth
 from config.prepared import Prepared
 
 page_login_required = login_required(login_url="login")
@@ -33,21 +34,32 @@ PAGES = {
 }
 
 
-def _json_login_required(view):
-    """Like login_required, but answers the page's script with 403 JSON instead of a redirect to the login page."""
+def _own_assignment_json(view):
+    """For the page's script (save, mark): `view(request, assignment)` with the signed-in assessor's own assignment
+    of the URL's token; 403 JSON when signed out (not a redirect to the sign-in page), 404 for anyone else's.
+
+    The assignment is read with its assessor in one statement, and that row stands for the signed-in user
+    (config.auth.resolve_user: Django still checks the session against it), so a save reads no user of its own."""
 
     @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not request.user.is_authenticated:
+    def wrapped(request, token):
+        user_id = auth.session_user_id(request)
+        assignment = None
+        if user_id is not None and len(token) <= 64 and "\x00" not in token:  # NUL: not text PostgreSQL compares
+            assignment = OWN_ASSIGNMENT.first(token=token, user=user_id)
+        if not auth.resolve_user(request, assignment.assessor if assignment is not None else None).is_authenticated:
             return JsonResponse({"field": None, "message": "signed out: sign in again", "signed_out": True}, status=403)
-        return view(request, *args, **kwargs)
+        if assignment is None or assignment.assessor_id != request.user.pk:
+            raise Http404("No such assignment.")
+        assignment.assessor = request.user
+        return view(request, assignment)
 
     return wrapped
 
 
 # The assignment of a save or a page, with what a save needs, read in one statement compiled once (config.prepared).
 OWN_ASSIGNMENT = Prepared(
-    lambda token, user: Assignment.objects.select_related("topic", "run", "campaign").annotate(
+    lambda token, user: Assignment.objects.select_related("topic", "run", "campaign", "assessor").annotate(
         open_siblings=changes.open_sibling_articles(), qualification_locked=qualification.locked_annotation(),
     ).filter(token=token, assessor_id=user),
     token="\x00own-assignment-token", user=2_147_275_001,
@@ -59,17 +71,6 @@ PAGE_ASSIGNMENT = Prepared(
     lambda token: Assignment.objects.select_related("topic", "run", "pool", "assessor", "campaign").filter(token=token),
     token="\x00page-assignment-token",
 )
-
-
-def _own_assignment(request, token):
-    """The assignment with this token if it is the user's own; 404 for anyone else."""
-    if len(token) > 64 or "\x00" in token:  # no such token; NUL is not text PostgreSQL can compare
-        raise Http404("No such assignment.")
-    assignment = OWN_ASSIGNMENT.first(token=token, user=request.user.pk)
-    if assignment is None:
-        raise Http404("No such assignment.")
-    assignment.assessor = request.user  # already loaded: saves a query per save
-    return assignment
 
 
 def _locked():
@@ -140,10 +141,17 @@ def next_assignment(request):
 
 
 @require_GET
-@page_login_required
 def assignment_page(request, token):
     """The page of one unit, whatever its kind: its assessor judges, organisers may look (read-only)."""
-    assignment = None if len(token) > 64 or "\x00" in token else PAGE_ASSIGNMENT.first(token=token)
+    assignment = None
+    if auth.session_user_id(request) is not None and len(token) <= 64 and "\x00" not in token:
+        assignment = PAGE_ASSIGNMENT.first(token=token)
+    auth.resolve_user(request, assignment.assessor if assignment is not None else None)  # its assessor: not read again
+    return _assignment_page(request, assignment)
+
+
+@page_login_required
+def _assignment_page(request, assignment):
     if assignment is None or not can_view_assignment(request.user, assignment):
         raise Http404("No such assignment.")
     own = assignment.assessor_id == request.user.pk
@@ -185,10 +193,9 @@ def assignment_page(request, token):
 
 
 @require_POST
-@_json_login_required
-def save(request, token):
+@_own_assignment_json
+def save(request, assignment):
     """Store one change (JSON body); a resent change is stored once. 400 names the bad field."""
-    assignment = _own_assignment(request, token)
     if qualification.is_locked(assignment):
         return _locked()
     data = _json_body(request)
@@ -209,10 +216,9 @@ def save(request, token):
 
 
 @require_POST
-@_json_login_required
-def mark(request, token):
+@_own_assignment_json
+def mark(request, assignment):
     """Mark the unit done (`{"done": true}`, with `"reason"` when labels are missing) or reopen it (`{"done": false}`)."""
-    assignment = _own_assignment(request, token)
     if qualification.is_locked(assignment):
         return _locked()
     data = _json_body(request) or {}

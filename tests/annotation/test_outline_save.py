@@ -157,3 +157,41 @@ def test_the_assessor_can_mark_done_and_reopen(client, assignment):
     assert client.post(url, {"done": "yes"}, content_type="application/json").status_code == 400
     client.force_login(factories.user("someone-else"))
     assert client.post(url, {"done": True}, content_type="application/json").status_code == 404
+
+
+# A save and a page take the signed-in user from the row read with the assignment (config.auth.resolve_user): Django's
+# own checks still hold there.
+
+def test_a_save_after_the_password_changed_elsewhere_is_refused_as_signed_out(client, assignment, article, save):
+    client.force_login(assignment.assessor)
+    user = assignment.assessor
+    user.set_password("a-new-password-0123")
+    user.save()
+    response = save(assignment, "notes", article[2][0], "hello")
+    assert response.status_code == 403 and response.json()["signed_out"] is True
+    assert not JudgementChange.objects.exists()
+
+
+def test_a_save_by_a_deactivated_assessor_is_refused_as_signed_out(client, assignment, article, save):
+    client.force_login(assignment.assessor)
+    type(assignment.assessor).objects.filter(pk=assignment.assessor_id).update(is_active=False)
+    response = save(assignment, "notes", article[2][0], "hello")
+    assert response.status_code == 403 and response.json()["signed_out"] is True
+    assert not JudgementChange.objects.exists()
+
+
+def test_a_signed_in_user_saving_to_another_assessors_assignment_gets_404(client, assignment, article, save):
+    client.force_login(factories.user("someone-else"))
+    response = save(assignment, "notes", article[2][0], "hello")
+    assert response.status_code == 404
+    assert not JudgementChange.objects.exists()
+
+
+def test_the_page_after_the_password_changed_elsewhere_goes_to_the_sign_in_page(client, assignment):
+    client.force_login(assignment.assessor)
+    url = reverse("annotation:outline", args=[assignment.token])
+    assert client.get(url).status_code == 200
+    assignment.assessor.set_password("a-new-password-0123")
+    assignment.assessor.save()
+    response = client.get(url)
+    assert response.status_code == 302 and response.url.startswith(reverse("login"))

@@ -1,9 +1,10 @@
 """Queries per save and per page load of a 20-passage article are bounded (the load benchmark's hot paths).
 
-A save reads the user and the assignment (with its qualification lock and open sibling articles); the session,
+A save reads the assignment with its assessor, who stands for the signed-in user (config.auth.resolve_user: no
+read of the user of its own), its qualification lock and open sibling articles; the session,
 the article's passage ids and the topic's facets come from the cache. It writes the judgement (INSERT … ON
 CONFLICT), the change (INSERT … ON CONFLICT DO NOTHING: a resent change is stored once) and the judgement's
-current value (one transaction, no savepoint), and reads the progress back: 6 statements. The save that
+current value (one transaction, no savepoint), and reads the progress back: 5 statements. The save that
 completes the article also moves the status (one UPDATE) and reads it back. Counts do not grow with the
 article's length or the number of judgements.
 """
@@ -20,11 +21,12 @@ from annotation.models import Assignment, Campaign
 from assessments.models import Judgement, JudgementChange
 from tests import factories
 
-# user, assignment; INSERT judgement ON CONFLICT, INSERT change ON CONFLICT, UPDATE judgement; the progress.
-SAVE_QUERIES = 6
+# the assignment and its assessor; INSERT judgement ON CONFLICT, INSERT change ON CONFLICT, UPDATE judgement; the
+# progress.
+SAVE_QUERIES = 5
 # … and the status: one UPDATE, and the assignment read back after review / qualification had their say.
-COMPLETING_SAVE_QUERIES = 10
-PAGE_QUERIES = 8
+COMPLETING_SAVE_QUERIES = 7
+PAGE_QUERIES = 4
 
 
 @pytest.fixture
