@@ -41,20 +41,36 @@ def article(assignment, *, text=True) -> list[RunEntry]:
 
 
 def article_ids(assignment) -> list[int]:
-    """The article's passage ids in order, kept in the shared cache per assignment (a save reads no run entries).
+    """The article's passage ids in order, kept per assignment in the process and in the shared cache (a save reads
+    no run entries, and asks the shared cache once per process).
 
     An article is written once, with its run (entries for a run and topic are never added to or changed
     afterwards; deleting the run deletes the assignment), so the entry is right as long as the assignment points at
     the same run and topic: both are part of what is cached and checked.
     """
-    key = f"pj:article:{assignment.token}"
-    cached = cache.get(key)
+    cached = _ARTICLE_IDS.get(assignment.token)
+    if cached is None:
+        cached = cache.get(f"pj:article:{assignment.token}")
     if cached is not None and cached[:2] == [assignment.run_id, assignment.topic_id]:
+        _remember_article(assignment.token, cached)
         return cached[2]
     ids = [e.passage_id for e in article(assignment, text=False)]
     if ids:  # an article not written yet is not cached
-        cache.set(key, [assignment.run_id, assignment.topic_id, ids], ARTICLE_CACHE_SECONDS)
+        entry = [assignment.run_id, assignment.topic_id, ids]
+        cache.set(f"pj:article:{assignment.token}", entry, ARTICLE_CACHE_SECONDS)
+        _remember_article(assignment.token, entry)
     return ids
+
+
+_ARTICLE_IDS = {}  # token -> [run, topic, passage ids]: the shared cache's entries this process has used
+_ARTICLE_IDS_MAX = 5_000  # under 20 MB at 100 passages an article; emptied when full
+
+
+def _remember_article(token, entry):
+    if token not in _ARTICLE_IDS:
+        if len(_ARTICLE_IDS) >= _ARTICLE_IDS_MAX:
+            _ARTICLE_IDS.clear()
+        _ARTICLE_IDS[token] = entry
 
 
 def current_labels(assessor, topic_id, passage_ids, *, campaign_id=None, layers=OUTLINE_LAYERS) -> dict:

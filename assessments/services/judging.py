@@ -1,5 +1,6 @@
 """Recording judgements: every change kept, each change stored once, the latest by the assessor's clock wins."""
 
+import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -269,16 +270,8 @@ _RETURNED = ("id", "value", "grade", "client_time", "client_seq", "run_ids", "ad
 
 def _upsert_judgement(row) -> dict:
     """INSERT … ON CONFLICT (assessor_id, key) DO UPDATE … RETURNING the row's current state (PostgreSQL and SQLite)."""
-    table, columns, params = _insert_parts(Judgement, row)
-    ops = connection.ops
-    sql = (
-        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(params))}) "
-        f"ON CONFLICT ({ops.quote_name('assessor_id')}, {ops.quote_name('key')}) "
-        f"DO UPDATE SET {ops.quote_name('updated_at')} = {table}.{ops.quote_name('updated_at')} "
-        f"RETURNING {', '.join(ops.quote_name(c) for c in _RETURNED)}"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_sql("upsert", Judgement, tuple(row)), _params(Judgement, row))
         values = cursor.fetchone()
     current = dict(zip(_RETURNED, values, strict=True))
     for name in ("value", "run_ids"):
@@ -290,31 +283,48 @@ def _upsert_judgement(row) -> dict:
 
 def _insert_change(row) -> int | None:
     """INSERT … ON CONFLICT (change_id) DO NOTHING RETURNING id: the new change's id, or None when it is stored."""
-    table, columns, params = _insert_parts(JudgementChange, row)
-    sql = (
-        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(params))}) "
-        f"ON CONFLICT ({connection.ops.quote_name('change_id')}) DO NOTHING RETURNING {connection.ops.quote_name('id')}"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_sql("insert", JudgementChange, tuple(row)), _params(JudgementChange, row))
         found = cursor.fetchone()
     return found[0] if found else None
 
 
 def _update_judgement(pk, fields) -> None:
     """UPDATE the judgement's `fields` (written as the ORM would write them, without compiling a queryset)."""
-    table, columns, params = _insert_parts(Judgement, fields)
-    assignments = ", ".join(f"{column} = %s" for column in columns.split(", "))
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET {assignments} WHERE {connection.ops.quote_name('id')} = %s", [*params, pk])
+        cursor.execute(_sql("update", Judgement, tuple(fields)), [*_params(Judgement, fields), pk])
 
 
-def _insert_parts(model, row):
-    """The quoted table, the quoted column list and the parameters (prepared by each field) of an INSERT of `row`."""
-    fields = [model._meta.get_field(name) for name in row]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    params = [f.get_db_prep_save(row[f.attname if f.attname in row else f.name], connection) for f in fields]
-    return connection.ops.quote_name(model._meta.db_table), columns, params
+def _params(model, row):
+    """The row's values as each field prepares them for the database (as the ORM's INSERT and UPDATE do)."""
+    fields = _fields(model, tuple(row))
+    return [field.get_db_prep_save(value, connection) for field, value in zip(fields, row.values(), strict=True)]
+
+
+@functools.lru_cache(maxsize=32)
+def _fields(model, names):
+    return [model._meta.get_field(name) for name in names]
+
+
+def _sql(kind, model, names):
+    """The SQL of the save's three writes of `names` (field names or attnames) to `model`, built once per shape."""
+    return _built_sql(kind, model, names, connection.vendor)
+
+
+@functools.lru_cache(maxsize=64)
+def _built_sql(kind, model, names, vendor):  # per vendor: quoting is the connection's
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    columns = [quote(field.column) for field in _fields(model, names)]
+    if kind == "update":
+        assignments = ", ".join(f"{column} = %s" for column in columns)
+        return f"UPDATE {table} SET {assignments} WHERE {quote('id')} = %s"
+    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) "
+    if kind == "upsert":
+        return (f"{insert}ON CONFLICT ({quote('assessor_id')}, {quote('key')}) "
+                f"DO UPDATE SET {quote('updated_at')} = {table}.{quote('updated_at')} "
+                f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
+    return f"{insert}ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}"
 
 
 def _datetime(value):
