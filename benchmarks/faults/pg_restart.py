@@ -6,12 +6,12 @@ up stored exactly once and every judgement must hold its latest change.
 
 Runs a private PostgreSQL cluster (initdb into a temporary folder as the postgres user, its own port, so the
 shared server is never touched), the production setup on it (gunicorn, 2 workers, DJANGO_DEBUG=0), and
-N assessors (httpx) that each send their changes through an outbox like the page's: a change stays queued
-until the server answers 200, is retried after 503, 5xx or a dropped connection with the same change_id, and
-one change in ten is sent twice on purpose (a retry whose answer was lost). Mid-run, `pg-restart` stops the
-cluster (fast shutdown: connections cut), keeps it down for --down seconds, and starts it again; `worker-kill`
-sends SIGKILL to a gunicorn worker --kills times, a second apart (the master starts a new one; requests in
-flight on the killed worker are cut, perhaps after their transaction committed).
+N assessors (bench_load.py's HTTP client) that each send their changes through an outbox like the page's: a
+change stays queued until the server answers 200, is retried after 503, 5xx or a dropped connection with the
+same change_id, and one change in ten is sent twice on purpose (a retry whose answer was lost). Mid-run,
+`pg-restart` stops the cluster (fast shutdown: connections cut), keeps it down for --down seconds, and starts it
+again; `worker-kill` sends SIGKILL to a gunicorn worker --kills times, a second apart (the master starts a new
+one; requests in flight on the killed worker are cut, perhaps after their transaction committed).
 
 Prints what the clients saw while it was down (503s with the JSON retry message, other statuses, connection
 errors) and checks the database afterwards: the changes stored equal the changes sent, none twice, none
@@ -186,14 +186,11 @@ def _children(pid) -> list[int]:
 
 async def send(a, body):
     try:
-        response = await a.client.post(
-            f"/a/{a.token}/save", content=json.dumps(body),
-            headers={"Content-Type": "application/json", "X-CSRFToken": a.cookies["csrftoken"]},
-        )
-    except Exception as exc:
+        response = await a.post_json(f"/a/{a.token}/save", body)
+    except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
         return f"connection error ({type(exc).__name__})"
     if response.status_code == 503:
-        payload = response.json()
+        payload = json.loads(response.content)
         return 503 if payload.get("retry") is True else "503 without the retry message"
     return response.status_code
 
