@@ -14,7 +14,8 @@ judgements), the work in front of them does not.
 
 For each size, in-process (Django's test client, the real middleware, PostgreSQL): the assessor's queue, a judging
 page (a 20-passage article), the campaign dashboard, adjudication, the review queue and a review, the API's lists
-(campaigns and runs, their first page and their last page of 5 reached by its cursor; a campaign's topics), and
+(campaigns and runs: their first page of the default size, which grows from a few rows to 100 with the
+data, and their first and last pages of 5, the last reached by its cursor; a campaign's topics), and
 the exports: export_qrels of the whole collection (every round), the Y3 JSON (the API's zip of the first round's
 topics), plot labels and the audit log of the first round (streamed downloads, read to the end). Prints the median time of --repeat runs, the statements each sends, the peak of
 Python memory allocated while it runs (tracemalloc, a separate run), and the ratio of the time to the first
@@ -133,7 +134,7 @@ def add_round(n) -> int:
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
-    from annotation.models import Assignment, Campaign, CampaignTopic
+    from annotation.models import Assignment, Campaign, CampaignTopic, Track
     from assessments.models import Facet, Judgement, JudgementChange, Run, RunEntry, Topic
     from assessments.models.judgements import RELEVANCE_GRADE
     from retrieval.models import Collection, Passage
@@ -149,6 +150,7 @@ def add_round(n) -> int:
             Topic(collection=collection, external_id=f"tqa2:L_{n:04d}{t:03d}", kind=Topic.Kind.OUTLINE, title=f"T{t}")
             for t in range(ROUND_TOPICS))
         CampaignTopic.objects.bulk_create(CampaignTopic(campaign=campaign, topic=t) for t in topics)
+        Track.objects.create(campaign=campaign, collection=collection).topics.set(topics)  # the API's topic list
         headings = {t.pk: [f"{t.external_id}/T_{h}" for h in range(ROUND_FACETS)] for t in topics}
         Facet.objects.bulk_create(Facet(topic_id=tid, heading_id=h, heading=f"heading {i}", position=i + 1)
                                   for tid, hs in headings.items() for i, h in enumerate(hs))
@@ -263,6 +265,9 @@ def cases():
         ("review", None, reverse("annotation:review", args=[review.pk]) if review else None),
         ("API campaigns", None, "/api/campaigns/"),
         ("API runs", None, "/api/runs/"),
+        # The default page holds up to 100 rows: 3-6 at 10K, 100 at 1M. A first page of 5 is full at every size.
+        ("API campaigns, first of 5", None, "/api/campaigns/?page_size=5"),
+        ("API runs, first page of 5", None, "/api/runs/?page_size=5"),
         ("API runs, last page of 5", None, last_page("/api/runs/", Run.objects.all(), ("-id",))),
         ("API campaigns, last of 5", None, last_page("/api/campaigns/", Campaign.objects.all(), ("name",))),
         ("API campaign topics", None, "/api/campaigns/round-0000/topics/"),
