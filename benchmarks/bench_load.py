@@ -50,6 +50,7 @@ HOST = "127.0.0.1"
 ANCHOR_SAVES_PER_S = (17, 21)  # Label Studio 1.23.2, same machine (issue 8)
 ARTICLE_LENGTH = 20
 PASSWORD = "bench-" + secrets.token_hex(8)
+GUNICORN_CONF = str(ROOT / "deploy" / "gunicorn.conf.py")  # production's gunicorn settings (deploy/run-production.sh)
 
 
 def main(argv=None):
@@ -100,8 +101,8 @@ def main(argv=None):
         # Production mode serves the collected, hashed static files (WhiteNoise), as deploy/run-production.sh does.
         subprocess.run([str(BIN / "python"), str(ROOT / "manage.py"), "collectstatic", "--noinput", "-v", "0"],
                        env=env, check=True, cwd=ROOT)
-        processes.append(start([str(BIN / "gunicorn"), "config.wsgi", "-b", f"{HOST}:{port}",
-                                "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048", "--keep-alive", "30",
+        processes.append(start([str(BIN / "gunicorn"), "config.wsgi", "-c", GUNICORN_CONF, "-b", f"{HOST}:{port}",
+                                "-w", str(args.workers), "--threads", str(args.threads), "--backlog", "2048",
                                 *(["--access-logfile", "-"] if os.environ.get("BENCH_ACCESS_LOG") else []),
                                 "--log-level", "warning"], env, workdir / "gunicorn.log"))
         if not args.no_celery:

@@ -3,7 +3,8 @@
 #
 #   deploy/run-production.sh [web] [worker] [gpu]      # no role: all three
 #
-#   web     migrate, collectstatic, then gunicorn (production mode: DJANGO_DEBUG=0, static files from WhiteNoise)
+#   web     migrate, collectstatic, then gunicorn (production mode: DJANGO_DEBUG=0, static files from WhiteNoise;
+#           its settings: deploy/gunicorn.conf.py)
 #   worker  a Celery worker on the default queue (pooling, BM25, bookkeeping)
 #   gpu     a Celery worker on the gpu queue (encoders, re-rankers; one per GPU: set CUDA_VISIBLE_DEVICES)
 #
@@ -39,8 +40,9 @@ start() {  # start ROLE in the background
     web)
       "${BIN}python" manage.py migrate --noinput
       "${BIN}python" manage.py collectstatic --noinput --verbosity 0
-      "${BIN}gunicorn" config.wsgi --bind "${BIND:-0.0.0.0:8000}" --workers "${WEB_WORKERS:-2}" \
-        --threads "${WEB_THREADS:-16}" --keep-alive 30 ${WEB_ACCESS_LOG:+--access-logfile "$WEB_ACCESS_LOG"} &
+      "${BIN}gunicorn" config.wsgi -c deploy/gunicorn.conf.py --bind "${BIND:-0.0.0.0:8000}" \
+        --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-16}" \
+        ${WEB_ACCESS_LOG:+--access-logfile "$WEB_ACCESS_LOG"} &
       ;;
     worker)
       "${BIN}celery" -A config worker -Q default -n "${WORKER_NAME:-cpu1}@%h" --loglevel INFO &

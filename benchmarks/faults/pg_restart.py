@@ -69,8 +69,9 @@ def main(argv=None):
         # Production mode serves the collected, hashed static files (the sign-in page is a 500 without them).
         bench_load.run([bench_load.PYTHON, "manage.py", "collectstatic", "--noinput", "-v", "0"], env)
         processes.append(bench_load.start(
-            [str(bench_load.BIN / "gunicorn"), "config.wsgi", "-b", f"{bench_load.HOST}:{port}", "-w", "2",
-             "--threads", "4", "--log-level", "warning", "--timeout", "60"], env, folder / "gunicorn.log"))
+            [str(bench_load.BIN / "gunicorn"), "config.wsgi", "-c", bench_load.GUNICORN_CONF,
+             "-b", f"{bench_load.HOST}:{port}", "-w", "2", "--threads", "4", "--log-level", "warning", "--timeout", "60"],
+            env, folder / "gunicorn.log"))
         bench_load.wait_for_port(port, processes[0], folder / "gunicorn.log")
         outcome = asyncio.run(scenario(f"http://{bench_load.HOST}:{port}", people, args, cluster, processes[0]))
         stored, stale = count_stored(env)
