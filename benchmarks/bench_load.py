@@ -15,6 +15,11 @@ assignment page, then judges it top to bottom at a human-but-busy pace (a pause 
 with bursts (every fifth passage, five notes saves back to back, like typing), reopening the page after
 each pass. Bounded: no level sends more than --max-requests requests, and every request times out after 10 s.
 
+With --rate, open loop instead: the assessors together send that many saves a second (Poisson), whatever the
+server's pace, and a save's latency counts from when it was due. That is the way to read "p99 at 400 saves/s":
+in the closed loop the rate is the server's answer, not a setting, and at 50 assessors whose pauses average
+33 ms a save, 400 saves/s means 50 / 400 - 0.033 = 92 ms a save on average (Little's law), whatever the server.
+
 Prints per level: saves/s, page loads/s, p50/p95/p99 latency of saves and page loads, errors, and the
 database's share of the server's time (the Server-Timing header: time spent in queries over time in the
 view). The anchor (issue 8): Label Studio 1.23.2 on this 2-core machine with PostgreSQL saved 17-21
@@ -70,6 +75,11 @@ def main(argv=None):
     parser.add_argument("--fill", type=int, default=0, metavar="JUDGEMENTS",
                         help="First fill the database with this many judgements of other rounds (benchmarks/scale.py).")
     parser.add_argument("--pause-ms", type=float, nargs=2, default=(20, 80), help="Pause between changes, min max.")
+    parser.add_argument("--rate", type=float, default=None, metavar="SAVES_PER_S",
+                        help="Open loop: the level's assessors together send this many saves a second (each a Poisson "
+                             "process), whatever the server's pace; a save's latency counts from when it was due, so "
+                             "a server that falls behind is not hidden (no coordinated omission). Without it, closed "
+                             "loop: each assessor pauses --pause-ms after an answer, and the server's pace sets the rate.")
     parser.add_argument("--smoke", action="store_true",
                         help="A tiny run for the test suite: SQLite in a temporary folder, 1 worker, no Celery.")
     args = parser.parse_args(argv)
@@ -288,6 +298,7 @@ class Level:
     client_cpu: float = 0.0
     load: float = 0.0
     server_cpu: dict = field(default_factory=dict)
+    offered: float | None = None  # open loop: saves/s asked for (--rate)
 
 
 class Connection:
@@ -411,7 +422,7 @@ class Assessor:
             self.passages = [p["id"] for p in state["passages"]]
             self.facets = [f["id"] for f in state["facets"]]
 
-    async def save(self, level, layer, passage, value, passage2=None):
+    async def save(self, level, layer, passage, value, passage2=None, due=None):
         self.seq += 1
         body = {
             "change_id": str(uuid.uuid4()), "layer": layer, "passage": passage, "value": value,
@@ -420,7 +431,8 @@ class Assessor:
         }
         if passage2 is not None:
             body["passage2"] = passage2
-        await self.timed(level, "save", "POST", f"/a/{self.token}/save", json.dumps(body).encode(), self.json_headers())
+        await self.timed(level, "save", "POST", f"/a/{self.token}/save", json.dumps(body).encode(), self.json_headers(),
+                         due)
 
     def json_headers(self):
         return f"Content-Type: application/json\r\nX-CSRFToken: {self.cookies['csrftoken']}\r\n"
@@ -436,9 +448,9 @@ class Assessor:
             await self.connection.close()
             raise
 
-    async def timed(self, level, kind, method, url, body=b"", headers=""):
+    async def timed(self, level, kind, method, url, body=b"", headers="", due=None):
         level.requests += 1
-        start = time.perf_counter()
+        start = time.perf_counter() if due is None else due  # open loop: from when it was due, not when it left
         try:
             async with asyncio.timeout(10.0):
                 response = await self.connection.request(method, url, self.headers + headers, body)
@@ -463,9 +475,35 @@ class Assessor:
                 level.save_app_ms.append(timing.get("app", 0.0))
         return response
 
-    async def judge(self, level, deadline, budget, pause):
-        """Open the page, judge the article top to bottom (with bursts of notes), again, until the deadline."""
+    async def judge(self, level, deadline, budget, pause, rate=None):
+        """Open the page, judge the article top to bottom (with bursts of notes), again, until the deadline.
+
+        Closed loop (`rate` None): a pause after each answer, as `pause` says. Open loop: this assessor's saves are
+        due as a Poisson process of `rate` a second, each sent when due or, if the one before is still waiting for
+        its answer, right after it (the page sends its changes in order)."""
         rng = random.Random(self.username)
+        if rate is not None:
+            due = time.perf_counter() + rng.uniform(0, 1 / rate)  # the assessors do not all start at once
+
+            async def save(*change, passage2=None):
+                nonlocal due
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await self.save(level, *change, passage2=passage2, due=due)
+                due += rng.expovariate(rate)
+
+            await self.judge_changes(level, deadline, budget, rng, save, lambda: asyncio.sleep(0))
+            return
+
+        async def save(*change, passage2=None):
+            await self.save(level, *change, passage2=passage2)
+
+        await self.judge_changes(level, deadline, budget, rng, save, lambda: asyncio.sleep(rng.uniform(*pause) / 1000))
+
+    async def judge_changes(self, level, deadline, budget, rng, save, think):
+        """The article's changes, top to bottom, again and again: `save(layer, passage, value)` sends one, `think()`
+        is the pause after a facet or a transition (none inside a burst of notes)."""
         while time.monotonic() < deadline and level.requests < budget:
             await self.open_page(level)
             if not self.passages:
@@ -474,15 +512,15 @@ class Assessor:
                 if time.monotonic() >= deadline or level.requests >= budget:
                     return
                 facet = rng.choice(self.facets)
-                await self.save(level, "facet", pid, [{"facet": facet, "relevance": rng.choice(["must", "should", "can"])}])
-                await asyncio.sleep(rng.uniform(*pause) / 1000)
+                await save("facet", pid, [{"facet": facet, "relevance": rng.choice(["must", "should", "can"])}])
+                await think()
                 if i % 5 == 0:  # a burst: notes typed and saved as they are typed
                     for n in range(1, 6):
-                        await self.save(level, "notes", pid, f"note {'x' * n}")
+                        await save("notes", pid, f"note {'x' * n}")
                 if i + 1 < len(self.passages):
-                    await self.save(level, "transition", pid, rng.choice(["same", "coherent", "switch"]),
-                                    passage2=self.passages[i + 1])
-                    await asyncio.sleep(rng.uniform(*pause) / 1000)
+                    await save("transition", pid, rng.choice(["same", "coherent", "switch"]),
+                               passage2=self.passages[i + 1])
+                    await think()
 
     async def close(self):
         await self.connection.close()
@@ -522,11 +560,13 @@ async def run_levels(base, people, args, measure=None):
     results = []
     try:
         for n in args.levels:
-            level = Level(assessors=n)
+            level = Level(assessors=n, offered=args.rate)
             deadline = time.monotonic() + args.seconds
             start, cpu = time.perf_counter(), time.process_time()
             before = measure() if measure else None
-            await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms) for a in assessors[:n]))
+            each = args.rate / n if args.rate else None  # open loop: each assessor's share of the rate
+            await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms, each)
+                                   for a in assessors[:n]))
             level.seconds = time.perf_counter() - start
             level.client_cpu = time.process_time() - cpu
             level.load = os.getloadavg()[0]
@@ -551,7 +591,9 @@ def print_level(level):
     rate = len(saves) / level.seconds
     share = level.db_ms / level.app_ms if level.app_ms else float("nan")
     line = (
-        f"{level.assessors:>4} assessors: {rate:7.1f} saves/s ({rate / statistics.mean(ANCHOR_SAVES_PER_S):5.1f}x the "
+        (f"{level.assessors:>4} assessors, open loop at {level.offered:.0f} saves/s offered (latency from when each "
+         f"was due):\n      " if level.offered else "")
+        + f"{level.assessors:>4} assessors: {rate:7.1f} saves/s ({rate / statistics.mean(ANCHOR_SAVES_PER_S):5.1f}x the "
         f"anchor's 19/s), save p50/p95/p99 {pct(saves, 50) * 1000:6.1f} / {pct(saves, 95) * 1000:6.1f} / "
         f"{pct(saves, 99) * 1000:6.1f} ms; {len(pages) / level.seconds:5.1f} pages/s, page p50/p95/p99 "
         f"{pct(pages, 50) * 1000:6.1f} / {pct(pages, 95) * 1000:6.1f} / {pct(pages, 99) * 1000:6.1f} ms; "
@@ -578,7 +620,8 @@ def report(results, args):
         saves, pages = level.latencies["save"], level.latencies["page"]
         rate = len(saves) / level.seconds
         low, high = ANCHOR_SAVES_PER_S
-        print(f"  {level.assessors:>4}: {len(saves):>6} saves in {level.seconds:.1f} s = {rate:.1f}/s "
+        offered = f" (open loop, {level.offered:.0f}/s offered)" if level.offered else ""
+        print(f"  {level.assessors:>4}{offered}: {len(saves):>6} saves in {level.seconds:.1f} s = {rate:.1f}/s "
               f"({rate / high:.1f}-{rate / low:.1f}x Label Studio's {low}-{high}/s); "
               f"save p99 {pct(saves, 99) * 1000:.1f} ms; page p95 {pct(pages, 95) * 1000:.1f} ms; "
               f"errors {level.errors}")

@@ -21,3 +21,22 @@ def test_the_load_benchmark_runs_a_smoke_level():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "signed in 2 assessors" in result.stdout
     assert "   2 assessors:" in result.stdout and "saves/s" in result.stdout and "errors 0" in result.stdout
+
+
+def test_the_open_loop_sends_the_rate_asked_for_whatever_the_servers_pace():
+    """--rate: the assessors together send about that many saves a second (Poisson), not as many as the server
+    answers (the closed loop's smoke level answers some 50 a second), and say so."""
+    import re
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "DJANGO_"))}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_load.py"), "--smoke", "--levels", "2", "--seconds", "4",
+         "--rate", "10"],
+        capture_output=True, text=True, timeout=240, env=env, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "open loop at 10 saves/s offered (latency from when each was due)" in result.stdout
+    summary = re.search(r"2 \(open loop, 10/s offered\):\s+(\d+) saves in ([\d.]+) s", result.stdout)
+    assert summary, result.stdout[-2000:]
+    saves, seconds = int(summary[1]), float(summary[2])
+    assert 15 <= saves <= 70 and 3.5 <= seconds <= 6, (saves, seconds)  # 40 expected; Poisson spread
