@@ -1,7 +1,7 @@
 """Load: many assessors judging at once against the production setup; saves/s and p50/p95/p99 of saves and pages.
 
-    .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--workers 2] [--threads 16]
-        [--fill 100000]
+    .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--warmup 2] [--rate SAVES_PER_S]
+        [--workers 2] [--threads 16] [--fill 100000]
         [--pg postgres://postgres@127.0.0.1:5432] [--database pj_load] [--redis redis://127.0.0.1:6379/12]
 
 Starts everything itself, on loopback only: a fresh PostgreSQL database (dropped and made again), the CAR Y3
@@ -14,6 +14,8 @@ Each level runs N simulated assessors (one kept-alive HTTP/1.1 connection each, 
 assignment page, then judges it top to bottom at a human-but-busy pace (a pause of 20-80 ms between changes)
 with bursts (every fifth passage, five notes saves back to back, like typing), reopening the page after
 each pass. Bounded: no level sends more than --max-requests requests, and every request times out after 10 s.
+Each level first runs --warmup seconds (2) that are not counted: all its assessors open their page at once, and
+every server thread compiles its first statements; errors in them still count.
 
 With --rate, open loop instead: the assessors together send that many saves a second (Poisson), whatever the
 server's pace, and a save's latency counts from when it was due. That is the way to read "p99 at 400 saves/s":
@@ -80,6 +82,9 @@ def main(argv=None):
                              "process), whatever the server's pace; a save's latency counts from when it was due, so "
                              "a server that falls behind is not hidden (no coordinated omission). Without it, closed "
                              "loop: each assessor pauses --pause-ms after an answer, and the server's pace sets the rate.")
+    parser.add_argument("--warmup", type=float, default=2.0, metavar="SECONDS",
+                        help="Run each level this long first without counting it (pages opened all at once, each "
+                             "server thread's first statements compiled); then --seconds are counted.")
     parser.add_argument("--smoke", action="store_true",
                         help="A tiny run for the test suite: SQLite in a temporary folder, 1 worker, no Celery.")
     args = parser.parse_args(argv)
@@ -292,6 +297,7 @@ class Level:
     app_ms: float = 0.0
     save_db_ms: list = field(default_factory=list)
     save_app_ms: list = field(default_factory=list)
+    page_app_ms: list = field(default_factory=list)
     errors: int = 0
     error_kinds: dict = field(default_factory=lambda: defaultdict(int))
     requests: int = 0
@@ -299,6 +305,7 @@ class Level:
     load: float = 0.0
     server_cpu: dict = field(default_factory=dict)
     offered: float | None = None  # open loop: saves/s asked for (--rate)
+    counted_from: float = 0.0  # perf_counter: requests sent (or due) before it are not counted (--warmup)
 
 
 class Connection:
@@ -450,7 +457,8 @@ class Assessor:
 
     async def timed(self, level, kind, method, url, body=b"", headers="", due=None):
         level.requests += 1
-        start = time.perf_counter() if due is None else due  # open loop: from when it was due, not when it left
+        sent = time.perf_counter()
+        start = sent if due is None else due  # open loop: from when it was due, not when it left
         try:
             async with asyncio.timeout(10.0):
                 response = await self.connection.request(method, url, self.headers + headers, body)
@@ -465,14 +473,18 @@ class Assessor:
         if not ok:
             level.errors += 1
             level.error_kinds[f"{kind}: HTTP {response.status_code}"] += 1
-        else:
+        elif start >= level.counted_from:  # errors count during the warm-up too; latencies do not
             level.latencies[kind].append(elapsed)
+            if due is not None:  # open loop: also the answer's time alone (how late it left is the rest)
+                level.latencies[f"{kind} from sending"].append(time.perf_counter() - sent)
             timing = _server_timing(response.headers.get("server-timing", ""))
             level.db_ms += timing.get("db", 0.0)
             level.app_ms += timing.get("app", 0.0)
             if kind == "save":
                 level.save_db_ms.append(timing.get("db", 0.0))
                 level.save_app_ms.append(timing.get("app", 0.0))
+            elif kind == "page":
+                level.page_app_ms.append(timing.get("app", 0.0))
         return response
 
     async def judge(self, level, deadline, budget, pause, rate=None):
@@ -483,11 +495,14 @@ class Assessor:
         its answer, right after it (the page sends its changes in order)."""
         rng = random.Random(self.username)
         if rate is not None:
-            due = time.perf_counter() + rng.uniform(0, 1 / rate)  # the assessors do not all start at once
+            await asyncio.sleep(rng.uniform(0, 1 / rate))  # the assessors do not all start at once
+            due = time.perf_counter()
 
             async def save(*change, passage2=None):
                 nonlocal due
                 delay = due - time.perf_counter()
+                if time.monotonic() + delay >= deadline:  # due after the level's end: not sent
+                    return
                 if delay > 0:
                     await asyncio.sleep(delay)
                 await self.save(level, *change, passage2=passage2, due=due)
@@ -561,17 +576,26 @@ async def run_levels(base, people, args, measure=None):
     try:
         for n in args.levels:
             level = Level(assessors=n, offered=args.rate)
-            deadline = time.monotonic() + args.seconds
-            start, cpu = time.perf_counter(), time.process_time()
-            before = measure() if measure else None
+            # The first --warmup seconds run but are not counted: every assessor opens the page at once, and each
+            # server thread's first statements are compiled (at 200 saves/s, all saves over 100 ms fell there).
+            level.counted_from = time.perf_counter() + args.warmup
+            deadline = time.monotonic() + args.warmup + args.seconds
+            marks = {}
+
+            async def warmed():
+                await asyncio.sleep(args.warmup)
+                marks.update(cpu=time.process_time(), server=measure() if measure else None)
+
+            warm = asyncio.create_task(warmed())
             each = args.rate / n if args.rate else None  # open loop: each assessor's share of the rate
             await asyncio.gather(*(a.judge(level, deadline, args.max_requests, args.pause_ms, each)
                                    for a in assessors[:n]))
-            level.seconds = time.perf_counter() - start
-            level.client_cpu = time.process_time() - cpu
+            await warm
+            level.seconds = time.perf_counter() - level.counted_from
+            level.client_cpu = time.process_time() - marks["cpu"]
             level.load = os.getloadavg()[0]
             if measure:
-                level.server_cpu = cpu_used(before, measure())
+                level.server_cpu = cpu_used(marks["server"], measure())
             results.append(level)
             print_level(level)
     finally:
@@ -607,8 +631,16 @@ def print_level(level):
                  f"{pg / level.seconds:.0%}: the database's share of the server's CPU {pg / (pg + web):.0%}; "
                  f"{1000 * web / max(1, len(level.latencies['save'])):.1f} ms of gunicorn CPU per save")
     if level.save_app_ms:
-        line += (f"\n      a save inside the server: median {statistics.median(level.save_app_ms):.1f} ms, of which "
-                 f"database {statistics.median(level.save_db_ms):.1f} ms")
+        line += (f"\n      a save inside the server (the view, from its Server-Timing): p50/p99 "
+                 f"{pct(level.save_app_ms, 50):.1f} / {pct(level.save_app_ms, 99):.1f} ms, of which database "
+                 f"{pct(level.save_db_ms, 50):.1f} / {pct(level.save_db_ms, 99):.1f} ms")
+    sending = level.latencies.get("save from sending")
+    if sending:
+        line += (f"\n      a save from sending to its answer (not from when it was due): p50/p95/p99 "
+                 f"{pct(sending, 50) * 1000:.1f} / {pct(sending, 95) * 1000:.1f} / {pct(sending, 99) * 1000:.1f} ms")
+    if level.page_app_ms:
+        line += (f"\n      a page inside the server: p50/p99 {pct(level.page_app_ms, 50):.1f} / "
+                 f"{pct(level.page_app_ms, 99):.1f} ms")
     print(line, flush=True)
     for kind, count in sorted(level.error_kinds.items()):
         print(f"      {count} x {kind}")
@@ -623,8 +655,9 @@ def report(results, args):
         offered = f" (open loop, {level.offered:.0f}/s offered)" if level.offered else ""
         print(f"  {level.assessors:>4}{offered}: {len(saves):>6} saves in {level.seconds:.1f} s = {rate:.1f}/s "
               f"({rate / high:.1f}-{rate / low:.1f}x Label Studio's {low}-{high}/s); "
-              f"save p99 {pct(saves, 99) * 1000:.1f} ms; page p95 {pct(pages, 95) * 1000:.1f} ms; "
-              f"errors {level.errors}")
+              f"save p99 {pct(saves, 99) * 1000:.1f} ms; "
+              + (f"page p95 {pct(pages, 95) * 1000:.1f} ms; " if pages else "no page opened after the warm-up; ")
+              + f"errors {level.errors}")
 
 
 if __name__ == "__main__":
