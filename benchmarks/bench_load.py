@@ -1,7 +1,7 @@
 """Load: many assessors judging at once against the production setup; saves/s and p50/p95/p99 of saves and pages.
 
     .venv/bin/python benchmarks/bench_load.py [--levels 10 50 200] [--seconds 20] [--warmup 2] [--rate SAVES_PER_S]
-        [--workers 2] [--threads 16] [--fill 100000]
+        [--workers N] [--threads N] [--fill 100000]
         [--pg postgres://postgres@127.0.0.1:5432] [--database pj_load] [--redis redis://127.0.0.1:6379/12]
 
 Starts everything itself, on loopback only: a fresh PostgreSQL database (dropped and made again), the CAR Y3
@@ -35,6 +35,7 @@ import asyncio
 import json
 import os
 import random
+import runpy
 import secrets
 import signal
 import socket
@@ -65,8 +66,10 @@ def main(argv=None):
     parser.add_argument("--levels", type=int, nargs="+", default=[10, 50, 200], help="Concurrent assessors.")
     parser.add_argument("--seconds", type=float, default=20.0, help="Length of each level.")
     parser.add_argument("--max-requests", type=int, default=200_000, help="Requests per level at most.")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes.")
-    parser.add_argument("--threads", type=int, default=16, help="Threads per gunicorn worker.")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn worker processes (production's: deploy/gunicorn.conf.py, two per CPU).")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="Threads per gunicorn worker (production's: deploy/gunicorn.conf.py, 2).")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server (no database).")
     parser.add_argument("--database", default="pj_load", help="Database to create (dropped first).")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/12", help="Redis for Celery and the cache.")
@@ -88,6 +91,9 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true",
                         help="A tiny run for the test suite: SQLite in a temporary folder, 1 worker, no Celery.")
     args = parser.parse_args(argv)
+    production = runpy.run_path(GUNICORN_CONF)  # what deploy/run-production.sh would start with
+    args.workers = args.workers or production["workers"]
+    args.threads = args.threads or production["threads"]
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-load-"))
     port = free_port()

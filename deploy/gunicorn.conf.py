@@ -1,11 +1,19 @@
 """gunicorn's settings for the web role, one home: deploy/run-production.sh, the load benchmark and the fault scripts
-start gunicorn with this file (`-c deploy/gunicorn.conf.py`), so what is measured is what runs. Their command lines
-add only where to listen and how many workers and threads (`BIND`, `WEB_WORKERS`, `WEB_THREADS` in production).
+start gunicorn with this file (`-c deploy/gunicorn.conf.py`), so what is measured is what runs. The environment
+sets where to listen (`BIND`, 0.0.0.0:8000), the workers (`WEB_WORKERS`, two per CPU this process may run on; set
+it in a container whose CPU quota is smaller than the machine), the threads of each (`WEB_THREADS`, 2) and
+gunicorn's access log (`WEB_ACCESS_LOG`: none, `-` for stdout, or a file; the HTTPS proxy keeps one).
 
+- **Many workers of few threads** (4 × 2 on two cores, not 2 × 16). Each worker is one Python process with one
+  interpreter lock: with 16 threads in it, a save that waits for PostgreSQL five times waits for the lock five times
+  behind whatever page is being rendered. `benchmarks/bench_load.py --fill 100000 --levels 50 --rate 250` (open
+  loop, 250 saves/s offered): save p99 1,546 ms with 2 × 16, 567 ms with 2 × 8, 271 ms with 2 × 4, 117 ms with
+  4 × 2. Closed loop at 50 assessors: 406 saves/s with 4 × 2 against 364/s with 2 × 16. Fewer threads also mean
+  fewer PostgreSQL connections (one per thread).
 - **Each worker listens on its own socket** (`reuse_port`: SO_REUSEPORT, the kernel spreads new connections over
   the workers' sockets). With the one socket that all workers share, Linux gave most kept-alive connections to one
-  worker: in `benchmarks/bench_load.py` at 50 assessors one worker used 33.6 s of CPU and the other 3.8 s, so the
-  whole site ran under one Python lock (one core) while the other core had room. With it: 20.5 s and 19.9 s.
+  worker: in the load benchmark at 50 assessors one worker used 33.6 s of CPU and the other 3.8 s, so the whole site
+  ran under one interpreter lock while the other core had room. With it: 20.5 s and 19.9 s.
 - **Kept-alive connections for 30 s**: a judging page saves every few seconds over one connection.
 - **The loaded application is frozen for the garbage collector** (`gc.freeze()` once the worker has loaded Django):
   the modules, models, URL patterns and compiled templates of a worker live as long as it does, and a full
@@ -13,7 +21,22 @@ add only where to listen and how many workers and threads (`BIND`, `WEB_WORKERS`
 """
 
 import gc
+import os
 
+
+def _whole_number(name, default):
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"deploy/gunicorn.conf.py: {name} must be a whole number, 1 or more (it is {raw!r})")
+    return int(raw)
+
+
+bind = os.environ.get("BIND") or "0.0.0.0:8000"
+workers = _whole_number("WEB_WORKERS", 2 * len(os.sched_getaffinity(0)))
+threads = _whole_number("WEB_THREADS", 2)
+accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 keepalive = 30
 reuse_port = True
 

@@ -10,9 +10,9 @@
 #
 # Needs DATABASE_URL (PostgreSQL), CELERY_BROKER_URL and CACHE_URL (Redis), DJANGO_SECRET_KEY (50+ characters)
 # and DJANGO_ALLOWED_HOSTS; see the README's "Production and security" for the rest. Optional here: BIND
-# (0.0.0.0:8000), WEB_WORKERS (2), WEB_THREADS (16), WEB_ACCESS_LOG (none: the HTTPS proxy keeps it; - for stdout),
-# WORKER_NAME (cpu1), GPU_WORKER_NAME (gpu1), VENV (.venv; "" for the Python on PATH). The processes run until one
-# of them stops; then the others are stopped too.
+# (0.0.0.0:8000), WEB_WORKERS (two per CPU), WEB_THREADS (2), WEB_ACCESS_LOG (none: the HTTPS proxy keeps it; - for
+# stdout): deploy/gunicorn.conf.py reads them. WORKER_NAME (cpu1), GPU_WORKER_NAME (gpu1), VENV (.venv; "" for the
+# Python on PATH). The processes run until one of them stops; then the others are stopped too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,9 +40,7 @@ start() {  # start ROLE in the background
     web)
       "${BIN}python" manage.py migrate --noinput
       "${BIN}python" manage.py collectstatic --noinput --verbosity 0
-      "${BIN}gunicorn" config.wsgi -c deploy/gunicorn.conf.py --bind "${BIND:-0.0.0.0:8000}" \
-        --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-16}" \
-        ${WEB_ACCESS_LOG:+--access-logfile "$WEB_ACCESS_LOG"} &
+      "${BIN}gunicorn" config.wsgi -c deploy/gunicorn.conf.py &  # BIND, WEB_WORKERS, WEB_THREADS, WEB_ACCESS_LOG
       ;;
     worker)
       "${BIN}celery" -A config worker -Q default -n "${WORKER_NAME:-cpu1}@%h" --loglevel INFO &
