@@ -507,7 +507,8 @@ class Assessor:
             async def save(*change, passage2=None):
                 nonlocal due
                 delay = due - time.perf_counter()
-                if time.monotonic() + delay >= deadline:  # due after the level's end: not sent
+                if time.monotonic() + delay >= deadline:  # due after the level's end: not sent, and the assessor
+                    await asyncio.sleep(max(0.0, deadline - time.monotonic()))  # waits for the end (no new page)
                     return
                 if delay > 0:
                     await asyncio.sleep(delay)
@@ -524,12 +525,19 @@ class Assessor:
 
     async def judge_changes(self, level, deadline, budget, rng, save, think):
         """The article's changes, top to bottom, again and again: `save(layer, passage, value)` sends one, `think()`
-        is the pause after a facet or a transition (none inside a burst of notes)."""
+        is the pause after a facet or a transition (none inside a burst of notes). The first pass starts at a
+        passage drawn at random: on a real site the assessors are spread over their articles, and when all started
+        at the top their passes ended together and every page load came in one burst (at 250 saves/s offered, the
+        slowest 15 page loads of a run fell within 0.3 s)."""
+        start = None
         while time.monotonic() < deadline and level.requests < budget:
             await self.open_page(level)
             if not self.passages:
                 return
+            start = rng.randrange(len(self.passages)) if start is None else 0
             for i, pid in enumerate(self.passages):
+                if i < start:
+                    continue
                 if time.monotonic() >= deadline or level.requests >= budget:
                     return
                 facet = rng.choice(self.facets)
