@@ -6,10 +6,10 @@ gunicorn's access log (`WEB_ACCESS_LOG`: none, `-` for stdout, or a file; the HT
 
 - **Many workers of few threads** (4 × 2 on two cores, not 2 × 16). Each worker is one Python process with one
   interpreter lock: with 16 threads in it, a save that waits for PostgreSQL five times waits for the lock five times
-  behind whatever page is being rendered. `benchmarks/bench_load.py --fill 100000 --levels 50 --rate 250` (open
-  loop, 250 saves/s offered): save p99 1,546 ms with 2 × 16, 567 ms with 2 × 8, 271 ms with 2 × 4, 117 ms with
-  4 × 2. Closed loop at 50 assessors: 406 saves/s with 4 × 2 against 364/s with 2 × 16. Fewer threads also mean
-  fewer PostgreSQL connections (one per thread).
+  behind whatever page is being rendered. `benchmarks/bench_load.py --fill 100000 --levels 50 --rate 300` (open
+  loop, 300 saves/s offered), 26 Nov 2026: save p99 643 ms with 2 × 16, 75 ms with 2 × 4, 70 and 176 ms with 4 × 2
+  (two runs); page p95 97, 37, 39 and 94 ms. Closed loop at 50 assessors: 411 saves/s with 4 × 2 against 340/s
+  with 2 × 16. Fewer threads also mean fewer PostgreSQL connections (one per thread).
 - **Each worker listens on its own socket** (`reuse_port`: SO_REUSEPORT, the kernel spreads new connections over
   the workers' sockets). With the one socket that all workers share, Linux gave most kept-alive connections to one
   worker: in the load benchmark at 50 assessors one worker used 33.6 s of CPU and the other 3.8 s, so the whole site
