@@ -26,15 +26,18 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a yes/no value (use 1 or 0)")
 
 
-def env_int(name: str, default: int) -> int:
-    """A whole-number variable."""
+def env_int(name: str, default: int, minimum: int | None = None) -> int:
+    """A whole-number variable (at least `minimum`, when given)."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} is below {minimum}")
+    return value
 
 
 def env_list(name: str, default: list[str] | None = None) -> list[str]:

@@ -22,20 +22,15 @@ gunicorn's access log (`WEB_ACCESS_LOG`: none, `-` for stdout, or a file; the HT
 
 import gc
 import os
+import sys
+from pathlib import Path
 
-
-def _whole_number(name, default):
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise SystemExit(f"deploy/gunicorn.conf.py: {name} must be a whole number, 1 or more (it is {raw!r})")
-    return int(raw)
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # gunicorn reads this file before the app's path
+from config.env import env_int  # noqa: E402  (the project's one reader of numbers from the environment)
 
 bind = os.environ.get("BIND") or "0.0.0.0:8000"
-workers = _whole_number("WEB_WORKERS", 2 * len(os.sched_getaffinity(0)))
-threads = _whole_number("WEB_THREADS", 2)
+workers = env_int("WEB_WORKERS", 2 * len(os.sched_getaffinity(0)), minimum=1)
+threads = env_int("WEB_THREADS", 2, minimum=1)
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 keepalive = 30
 reuse_port = True

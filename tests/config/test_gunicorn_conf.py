@@ -37,8 +37,25 @@ def test_the_environment_sets_them(conf):
         3, 8, "127.0.0.1:9000", "-")
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "two", "2.5"])
-def test_a_bad_number_stops_with_the_variable_named(conf, value):
-    with pytest.raises(SystemExit) as stopped:
+@pytest.mark.parametrize(("value", "why"), [("0", "is below 1"), ("-1", "is below 1"), ("two", "is not a whole number"),
+                                          ("2.5", "is not a whole number")])
+def test_a_bad_number_stops_with_the_variable_named(conf, value, why):
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured) as stopped:
         conf(WEB_THREADS=value)
-    assert "WEB_THREADS must be a whole number, 1 or more" in str(stopped.value) and repr(value) in str(stopped.value)
+    assert str(stopped.value) == f"WEB_THREADS={value!r} {why}"
+
+
+def test_gunicorn_itself_refuses_a_bad_number_and_names_it(tmp_path):
+    """Read the way production reads it: gunicorn's own config check, outside the test's import path."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WEB_THREADS")}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "gunicorn"), "--check-config", "-c", CONF, "config.wsgi"],
+        env={**env, "WEB_WORKERS": "0"}, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert "WEB_WORKERS='0' is below 1" in result.stdout + result.stderr
