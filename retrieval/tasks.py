@@ -3,7 +3,7 @@
 Tasks take ids and re-read state; a retried or re-delivered task duplicates nothing (see
 retrieval.services.jobs). Acknowledged late, so a worker that dies mid-shard loses no work; retried
 only on the named transient errors (database connection trouble, network timeouts), with backoff.
-A worker starting under a node name re-sends what a dead worker of that name held.
+A worker starting under a node name re-sends what a dead worker of that name held or may have lost.
 
 This module is imported by every process that loads the Celery app (the web process too), so it
 imports nothing heavy: torch, transformers, faiss and bm25s are loaded inside the work itself.
@@ -12,7 +12,7 @@ imports nothing heavy: torch, transformers, faiss and bm25s are loaded inside th
 import time
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 
 from retrieval.services import jobs
 
@@ -89,9 +89,19 @@ def resume_job(job_id: int) -> dict:
 
 @worker_ready.connect
 def recover_orphaned_work(sender=None, **kwargs):
-    """On start, re-send the shards and finishing steps that a previous worker of this node name held."""
+    """On start, record the node's new life and re-send what a previous worker of this node name held or lost."""
     hostname = getattr(sender, "hostname", "") or ""
     try:
-        jobs.recover_worker(hostname)
+        jobs.worker_started(hostname)
     except Exception:  # noqa: BLE001 — a worker must start even when the database is not there yet
         jobs.logger.exception("could not recover the work of %s", hostname)
+
+
+@worker_shutdown.connect
+def record_clean_stop(sender=None, **kwargs):
+    """After a warm shutdown (unacknowledged messages are back in the broker), the next start has nothing to re-send."""
+    hostname = getattr(sender, "hostname", "") or ""
+    try:
+        jobs.worker_stopped(hostname)
+    except Exception:  # noqa: BLE001 — stopping must not fail; the next start then re-sends (harmless twice)
+        jobs.logger.exception("could not record that %s stopped", hostname)

@@ -175,3 +175,22 @@ class Shard(models.Model):
 
     def __str__(self):
         return f"job {self.job_id} shard {self.number}"
+
+
+class WorkerNode(models.Model):
+    """A Celery worker node name's latest life: when it started, and when it stopped cleanly (None: running, or died).
+
+    A node that starts while its previous life has no stop recorded knows that life died (SIGKILL,
+    out of memory, machine lost): messages it had taken from the broker but not yet acknowledged,
+    and of which the database knows nothing, are sent again (retrieval.services.jobs.recover_worker).
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    started_at = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name

@@ -23,7 +23,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from retrieval.models import Job, Shard
+from retrieval.models import Job, Shard, WorkerNode
 from retrieval.services import work
 
 logger = logging.getLogger("retrieval.jobs")
@@ -254,11 +254,40 @@ def resume(job_id: int, *, stale_only: bool = False) -> Job:
     return job
 
 
-def recover_worker(hostname: str) -> list[int]:
-    """A worker (re)starting under `hostname` re-sends what its previous life held: running shards, finishing jobs.
+def worker_started(hostname: str) -> list[int]:
+    """A worker node starts: record its new life, and re-send what its previous life held or may have lost.
+
+    When the previous life of this node name has no clean stop recorded (worker_stopped), it died:
+    besides the shards the database says it held, it may have taken messages from the broker that
+    it never acknowledged nor claimed (with Redis they come back only after the visibility timeout,
+    an hour). So every unfinished job's pending shards are sent again, and the callbacks of the jobs
+    that ended while it lived. Sending twice is safe: a shard is claimed once, callbacks run twice
+    without harm. Returns the ids of the shards it held.
+    """
+    if not hostname:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        node, created = WorkerNode.objects.select_for_update().get_or_create(name=hostname[:200], defaults={"started_at": now})
+        died_since = None if created or node.stopped_at is not None else node.started_at
+        node.started_at, node.stopped_at = now, None
+        node.save(update_fields=["started_at", "stopped_at"])
+    return recover_worker(hostname, died_since=died_since)
+
+
+def worker_stopped(hostname: str) -> None:
+    """A worker node stopped cleanly (warm shutdown: what it had not acknowledged went back to the broker)."""
+    if hostname:
+        WorkerNode.objects.filter(name=hostname[:200]).update(stopped_at=timezone.now())
+
+
+def recover_worker(hostname: str, *, died_since=None) -> list[int]:
+    """Re-send what the previous life of the node `hostname` held: running shards, finishing jobs.
 
     Node names are unique among live workers, so whatever a starting node is recorded as holding
-    belongs to a process that died (killed, out of memory, machine lost).
+    belongs to a process that died (killed, out of memory, machine lost). `died_since` (when that
+    life started, where it is known to have died) also re-sends every unfinished job's pending
+    shards and the callbacks of the jobs that ended since then (see worker_started).
     """
     if not hostname:
         return []
@@ -268,13 +297,27 @@ def recover_worker(hostname: str) -> list[int]:
     Shard.objects.filter(pk__in=[pk for pk, _ in held], status=Shard.Status.RUNNING).update(
         status=Shard.Status.PENDING, worker=""
     )
-    for shard_id, gpu in held:
-        send(tasks.gpu_run_shard if gpu else tasks.run_shard, shard_id)
     finishing = list(Job.objects.filter(status=Job.Status.FINISHING, finisher=hostname).values_list("pk", flat=True))
     for job_id in finishing:
         send(tasks.finish_job, job_id)
-    if held or finishing:
-        logger.warning("worker %s restarted: re-sent %d shard(s), %d finishing job(s)", hostname, len(held), len(finishing))
+    unfinished, ended = [], []
+    if died_since is None:
+        for shard_id, gpu in held:
+            send(tasks.gpu_run_shard if gpu else tasks.run_shard, shard_id)
+    else:
+        unfinished = list(Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("pk"))
+        for job in unfinished:  # its pending shards (the held ones among them), or its finishing step
+            start(job)
+        ended = list(Job.objects.filter(status__in=[Job.Status.DONE, Job.Status.FAILED], finished_at__gte=died_since)
+                     .exclude(callbacks=[]).order_by("pk"))
+        for job in ended:
+            notify(job)
+    if held or finishing or died_since is not None:
+        logger.warning(
+            "worker %s restarted%s: re-sent %d held shard(s), %d finishing job(s), the pending shards of %d unfinished "
+            "job(s), the callbacks of %d ended job(s)", hostname, " after dying" if died_since is not None else "",
+            len(held), len(finishing), len(unfinished), len(ended),
+        )
     return [pk for pk, _ in held]
 
 

@@ -26,6 +26,8 @@ def test_compose_runs_each_role_of_the_script_with_postgresql_and_redis():
     assert commands["web"] == ["deploy/run-production.sh", "web"]
     assert commands["worker"] == ["deploy/run-production.sh", "worker"]
     assert commands["gpu-worker"] == ["deploy/run-production.sh", "gpu"]
+    # node names (role@host name) stay the same when a container is re-created, so a restart recovers its work
+    assert services["worker"]["hostname"] == "worker" and services["gpu-worker"]["hostname"] == "gpu-worker"
     assert services["db"]["image"].startswith("postgres:") and services["redis"]["image"].startswith("redis:")
     env = services["web"]["environment"]
     assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith("redis://")

@@ -1,16 +1,18 @@
 """Indexes, searches and re-rankings as sharded jobs (eager Celery): idempotent, resumable, with stored progress."""
 
 import json
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from celery import shared_task
 from django.db import OperationalError
+from django.utils import timezone
 
 from retrieval import services
 from retrieval.encoders import Encoder, EncoderSpec
 from retrieval.lexical import BM25Index
-from retrieval.models import Index, Job, Passage, Shard
+from retrieval.models import Index, Job, Passage, Shard, WorkerNode
 from retrieval.services import jobs, work
 from retrieval.specs import parse
 from tests import factories
@@ -153,6 +155,37 @@ def test_a_restarted_worker_resends_the_shards_its_previous_life_held(cranfield,
     jobs.run_shard(third.pk, worker="gpu2@host")
     job.refresh_from_db()
     assert job.status == Job.Status.DONE and job.shards_done == 3
+
+
+def test_a_worker_that_died_before_claiming_is_made_good_on_its_next_start_and_a_clean_stop_sends_nothing(
+    cranfield, dense
+):
+    """A dead life may have taken messages the database knows nothing of: its next start re-sends pending shards and
+    the callbacks of jobs that ended meanwhile. After a clean stop (messages back in the broker) nothing is sent."""
+    CALLS.clear()
+    assert jobs.worker_started("gpu1@host") == []  # first life
+    job = services.ensure_index(cranfield, dense, shard_size=40, start_now=False)
+    ended = Job.objects.create(kind=Job.Kind.SEARCH, key="ended", collection=cranfield, status=Job.Status.DONE,
+                               finished_at=timezone.now(), callbacks=[["tests.retrieval.record_callback", [7]]])
+    Job.objects.create(kind=Job.Kind.SEARCH, key="before", collection=cranfield, status=Job.Status.DONE,
+                       finished_at=timezone.now() - timedelta(days=1), callbacks=[["tests.retrieval.record_callback", [6]]])
+    first = job.shards.order_by("number").first()
+    jobs.run_shard(first.pk, worker="gpu1@host")  # then it took shard 2's message and died before claiming it
+
+    jobs.worker_stopped("gpu2@host")  # another node's stop is not this one's
+    jobs.worker_started("gpu1@host")
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.shards_done == 3
+    assert CALLS == [(7,)]
+    assert WorkerNode.objects.get(name="gpu1@host").stopped_at is None
+
+    CALLS.clear()
+    again = services.ensure_index(cranfield, parse("bm25"), start_now=False)
+    jobs.worker_stopped("gpu1@host")
+    jobs.worker_started("gpu1@host")  # after a clean stop: its messages are in the broker, nothing to re-send
+    assert again.shards.get().status == Shard.Status.PENDING and CALLS == []
+    node = WorkerNode.objects.get(name="gpu1@host")
+    assert node.stopped_at is None and node.started_at > ended.created_at
 
 
 def test_a_changed_collection_makes_the_index_out_of_date(cranfield):

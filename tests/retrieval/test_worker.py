@@ -3,7 +3,9 @@
 The second test runs the worker as a separate process on the test database (PostgreSQL, or SQLite
 when SQLITE_TEST_NAME puts the test database in a file), kills it with SIGKILL in the middle of a
 sharded encoding job, starts it again under the same node name, and checks that the job and the
-pool waiting on it finish with nothing duplicated.
+pool waiting on it finish with nothing duplicated. It kills the worker at two moments: holding a
+shard, and (PostgreSQL, held there by a row lock) after it took a shard's message from the broker
+but before it claimed the shard, when the database says nothing of it.
 """
 
 import json
@@ -15,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from assessments.models import CandidateSource, Pool, PoolCandidate, Run, RunEntry, Topic
 from assessments.services.pooling import define_pool
@@ -129,35 +131,85 @@ def start_worker_process(node, log):
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+WAITING_CLAIMS = (
+    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    " AND wait_event_type = 'Lock' AND query ILIKE '%%UPDATE%%retrieval_shard%%'"
+)
+
+
+def blocked_on_a_shard_lock() -> bool:
+    """Whether another PostgreSQL session waits for a lock while updating a shard (the worker's claim)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # in a transaction, pg_stat_activity is read once
+        cursor.execute("SELECT count(*) " + WAITING_CLAIMS)
+        return cursor.fetchone()[0] > 0
+
+
+def state(pool) -> str:
+    """What the jobs and shards look like, for a failure message."""
+    lines = [f"pool {pool.pk}: {Pool.objects.get(pk=pool.pk).status}"]
+    for job in Job.objects.order_by("pk"):
+        shards = ", ".join(f"{n}:{s}@{w or '-'}" for n, s, w in job.shards.order_by("number").values_list("number", "status", "worker"))
+        lines.append(f"job {job.pk} {job.kind} {job.status} {job.shards_done}/{job.shard_count}: {shards}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("moment", ["mid-shard", "before-claim"])
 def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
-    transactional_db, shared_index_dir, minilm, tmp_path  # noqa: F811
+    moment, transactional_db, shared_index_dir, minilm, tmp_path  # noqa: F811
 ):
+    """SIGKILL a worker holding a shard, or one that has taken a shard's message from the broker but not yet claimed
+    the shard in the database (so nothing there says it held it), and start it again: the job and pool finish."""
     from assessments.tasks import build_pool
 
     if database_url() is None:
         pytest.skip("a worker process needs the test database in PostgreSQL or in a SQLite file (SQLITE_TEST_NAME)")
+    if moment == "before-claim" and connection.vendor != "postgresql":
+        pytest.skip("holds the worker before its claim with a PostgreSQL row lock")
     pool = cranfield_pool(
-        "worker-kill", 96, 3, ["bm25", "dense"], strategy=Pool.Strategy.RRF, depth=10, per_topic=5,
+        f"worker-kill-{moment}", 96, 3, ["bm25", "dense"], strategy=Pool.Strategy.RRF, depth=10, per_topic=5,
     )
-    with open(tmp_path / "worker.log", "wb") as log:
+    log_path = tmp_path / "worker.log"
+    with open(log_path, "wb") as log:
         node = "gpu1@pooljudge-test"
         worker = start_worker_process(node, log)
         try:
             build_pool.delay(pool.pk)
             wait_for(lambda: Job.objects.filter(kind=Job.Kind.ENCODE, shards_done__gte=2).exists(), 600, "2 shards")
-            os.killpg(worker.pid, signal.SIGKILL)  # no warm shutdown: the shard in hand is lost with the process
-            worker.wait(30)
             job = Job.objects.get(kind=Job.Kind.ENCODE)
+            if moment == "mid-shard":
+                os.killpg(worker.pid, signal.SIGKILL)  # no warm shutdown: the shard in hand is lost with the process
+            else:
+                with transaction.atomic():
+                    # The worker's next claim waits on these rows: it has the message, the database says nothing.
+                    list(Shard.objects.select_for_update(of=("self",)).filter(job=job, status=Shard.Status.PENDING).values_list("pk"))
+                    try:
+                        wait_for(blocked_on_a_shard_lock, 300, "the worker to wait in its claim")
+                    except AssertionError as exc:
+                        raise AssertionError(f"{exc}\n{state(pool)}\n{log_path.read_text()[-4000:]}") from None
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.wait(30)
+                    with connection.cursor() as cursor:  # its server session would still run the claim: end it too,
+                        # and wait (up to 30 s) until it has ended, before the lock goes
+                        cursor.execute("SELECT pg_stat_clear_snapshot()")
+                        cursor.execute("SELECT bool_and(pg_terminate_backend(pid, 30000)) " + WAITING_CLAIMS)
+                        assert cursor.fetchone()[0], "the worker's server session did not end"
+                assert not job.shards.filter(status=Shard.Status.RUNNING).exists(), state(pool)
+            worker.wait(30)
+            job.refresh_from_db()
             assert job.status != Job.Status.DONE and job.shards_done < job.shard_count, "killed too late"
 
             worker = start_worker_process(node, log)  # same node name: it takes back what it held
-            wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 900, "pool")
+            try:
+                wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 600, "pool")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{state(pool)}\n{log_path.read_text()[-4000:]}") from None
         finally:
             if worker.poll() is None:
                 os.killpg(worker.pid, signal.SIGTERM)
                 worker.wait(60)
     pool.refresh_from_db()
-    assert pool.status == Pool.Status.READY, pool.error + (tmp_path / "worker.log").read_text()[-3000:]
+    assert pool.status == Pool.Status.READY, pool.error + log_path.read_text()[-3000:]
     job.refresh_from_db()
     assert job.shard_count == 12 and sum(job.shards.values_list("attempts", flat=True)) >= 12
     assert_nothing_duplicated(pool)
