@@ -12,9 +12,12 @@ class AssessmentsConfig(AppConfig):
 
         from assessments.models import Facet
         from assessments.services.judging import forget_topic_facets
+        from assessments.services.machine import resend_unfinished
+        from retrieval.services.jobs import node_died
 
         def forget(sender, instance, **kwargs):
             forget_topic_facets(instance.topic_id)
 
         post_save.connect(forget, sender=Facet, dispatch_uid="assessments.forget_topic_facets.save", weak=False)
         post_delete.connect(forget, sender=Facet, dispatch_uid="assessments.forget_topic_facets.delete", weak=False)
+        node_died.connect(resend_unfinished, dispatch_uid="assessments.machine.resend_unfinished", weak=False)

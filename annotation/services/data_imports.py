@@ -114,6 +114,17 @@ def _read_all(file) -> bytes:
     return file.read()
 
 
+def resend_queued(**_) -> int:
+    """After a worker died (retrieval's node_died): send the queued imports again, whose message it may have taken.
+    An import is claimed once, so a second message does nothing."""
+    from annotation.tasks import run_data_import
+
+    queued = list(DataImport.objects.filter(status=DataImport.Status.QUEUED).order_by("pk").values_list("pk", flat=True))
+    for import_id in queued:
+        run_data_import.delay(import_id)
+    return len(queued)
+
+
 def claim(import_id: int, redelivered: bool = False) -> bool:
     """Take a queued import (or a running one whose message came back: its worker died); False if someone has it."""
     statuses = [DataImport.Status.QUEUED, *([DataImport.Status.RUNNING] if redelivered else [])]

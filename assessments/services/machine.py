@@ -26,10 +26,11 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
 
 from assessments.machine import annotator, llm
 from assessments.machine import examples as human
-from assessments.machine.jobs import FINISHED, run_here_or_send
+from assessments.machine.jobs import FINISHED, LEASE, run_here_or_send
 from assessments.machine.metrics import FIGURES
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
 
@@ -232,6 +233,21 @@ def send(job: MachineJob) -> None:
     when the request or command that sent it ends). Its failure, if any, is stored on the job."""
     task, _ = _tasks(job)
     transaction.on_commit(lambda: task.delay(job.pk), robust=True)
+
+
+def resend_unfinished(**_) -> int:
+    """After a worker died (retrieval's node_died), send the unfinished jobs again: it may have taken a queued job's
+    message, or died running one. A job is claimed once: a running one only when its lease has run out with no
+    news, so its message is sent for then (a live worker's job writes its progress every few seconds and is left
+    alone); a second message for a queued one does nothing."""
+    now = timezone.now()
+    unfinished = list(MachineJob.objects.filter(status__in=[MachineJob.Status.QUEUED, MachineJob.Status.RUNNING])
+                      .order_by("pk"))
+    for job in unfinished:
+        task, _ = _tasks(job)
+        lease_ends = (job.updated_at + LEASE - now).total_seconds() if job.status == MachineJob.Status.RUNNING else 0
+        task.apply_async((job.pk,), countdown=max(0, math.ceil(lease_ends)) + (30 if lease_ends else 0))
+    return len(unfinished)
 
 
 def run(job: MachineJob, bar=None) -> MachineJob:

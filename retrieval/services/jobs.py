@@ -21,6 +21,7 @@ from datetime import timedelta
 
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from retrieval.models import Job, Shard, WorkerNode
@@ -31,6 +32,11 @@ logger = logging.getLogger("retrieval.jobs")
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 LEASE = timedelta(minutes=10)  # a RUNNING shard with no heartbeat for this long may be taken over
 HEARTBEAT_SECONDS = 10
+
+# Sent (hostname, since) when a worker node starts after its previous life died: the work of other apps that a
+# message starts (machine jobs, data imports) connects here to send again what is still queued, whose message
+# the dead worker may have taken.
+node_died = Signal()
 
 
 def create(*, kind, key, collection, params, index=None, callback=None) -> tuple[Job, bool]:
@@ -261,8 +267,9 @@ def worker_started(hostname: str) -> list[int]:
     besides the shards the database says it held, it may have taken messages from the broker that
     it never acknowledged nor claimed (with Redis they come back only after the visibility timeout,
     an hour). So every unfinished job's pending shards are sent again, and the callbacks of the jobs
-    that ended while it lived. Sending twice is safe: a shard is claimed once, callbacks run twice
-    without harm. Returns the ids of the shards it held.
+    that ended while it lived, and node_died tells the other apps (their queued work is sent again).
+    Sending twice is safe: a shard is claimed once, callbacks run twice without harm. Returns the ids
+    of the shards it held.
     """
     if not hostname:
         return []
@@ -272,7 +279,13 @@ def worker_started(hostname: str) -> list[int]:
         died_since = None if created or node.stopped_at is not None else node.started_at
         node.started_at, node.stopped_at = now, None
         node.save(update_fields=["started_at", "stopped_at"])
-    return recover_worker(hostname, died_since=died_since)
+    held = recover_worker(hostname, died_since=died_since)
+    if died_since is not None:
+        for receiver, outcome in node_died.send_robust(sender=WorkerNode, hostname=hostname, since=died_since):
+            if isinstance(outcome, Exception):
+                logger.error("after %s died, %s failed: %s", hostname, getattr(receiver, "__qualname__", receiver),
+                             describe(outcome), exc_info=outcome)
+    return held
 
 
 def worker_stopped(hostname: str) -> None:
