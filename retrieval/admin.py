@@ -1,10 +1,10 @@
-"""Admin pages for corpora (collections, books, sentences, passages) and retrieval work (indexes, jobs)."""
+"""Admin pages for corpora (collections, books, sentences, passages) and retrieval work (indexes, jobs, nodes)."""
 
 from datetime import timedelta
 
 from django.contrib import admin
 
-from retrieval.models import Book, Collection, Index, Job, Passage, Sentence, Shard
+from retrieval.models import Book, Collection, Index, Job, Passage, Sentence, Shard, WorkerNode
 
 
 @admin.register(Collection)
@@ -150,3 +150,21 @@ class ShardAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in Shard._meta.fields if f.name != "result"]
     exclude = ["result"]
     list_select_related = ["job"]
+
+
+@admin.register(WorkerNode)
+class WorkerNodeAdmin(admin.ModelAdmin):
+    """Celery worker nodes by name: when each last started and whether it then stopped cleanly (read-only)."""
+
+    list_display = ["name", "started_at", "stopped_at", "life"]
+    search_fields = ["name"]
+    readonly_fields = ["name", "started_at", "stopped_at"]
+
+    @admin.display(description="Life")
+    def life(self, node):
+        if node.stopped_at:
+            return "stopped cleanly"
+        return "running, or died (its next start sends its work again)"
+
+    def has_add_permission(self, request):
+        return False

@@ -3,9 +3,11 @@
 import pytest
 from django.contrib import admin
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.roles import Role, ensure_groups
 from assessments.models import Topic
+from retrieval.models import WorkerNode
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +30,7 @@ def some_data():
     p1, p2 = factories.passage(coll, "a" * 40), factories.passage(coll, "b" * 40, text="<script>alert(1)</script>")
     run = factories.run(coll, "guir", {topic: [p1, p2]})
     pool = factories.pool(coll, [topic], [run])
+    WorkerNode.objects.create(name="gpu1@water", started_at=timezone.now())
     return topic, pool
 
 
