@@ -10,8 +10,9 @@
   shard), so doing a shard twice duplicates nothing. The last shard in moves the job to
   FINISHING with another conditional UPDATE; that worker enqueues finish().
 - Errors: the TRANSIENT_ERRORS propagate so the task can retry; any other error fails the
-  shard and the job, with the reason stored, and tells the job's callbacks. resume() puts the
-  failed (and orphaned) shards back to PENDING and starts the job again.
+  shard and the job, with the reason stored, and tells the job's callbacks. So does a shard claimed
+  MAX_ATTEMPTS times (its workers kept dying on it). resume() puts the failed (and orphaned) shards
+  back to PENDING, with their attempts from zero, and starts the job again.
 """
 
 import logging
@@ -32,6 +33,7 @@ logger = logging.getLogger("retrieval.jobs")
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 LEASE = timedelta(minutes=10)  # a RUNNING shard with no heartbeat for this long may be taken over
 HEARTBEAT_SECONDS = 10
+MAX_ATTEMPTS = 10  # claims of one shard (deaths and transient retries alike) before it fails
 
 # Sent (hostname, since) when a worker node starts after its previous life died: the work of other apps that a
 # message starts (machine jobs, data imports) connects here to send again what is still queued, whose message
@@ -108,16 +110,30 @@ class Heartbeat:
 
 
 def claim(shard_id: int, worker: str, redelivered: bool = False) -> bool:
-    """Take a shard for `worker`; False when it is done or someone else holds it."""
+    """Take a shard for `worker`; False when it is done or someone else holds it.
+
+    A shard already claimed MAX_ATTEMPTS times without finishing (its workers died on it, or kept losing the
+    database) is failed instead, with the reason, so that a shard that kills its worker (out of memory) does not
+    take down every worker that restarts; resume() gives it MAX_ATTEMPTS more.
+    """
     now = timezone.now()
     claimable = Q(status=Shard.Status.PENDING) | Q(status=Shard.Status.RUNNING, heartbeat_at__lt=now - LEASE)
     if redelivered:
         claimable |= Q(status=Shard.Status.RUNNING)
-    claimed = Shard.objects.filter(claimable, pk=shard_id).update(
+    claimed = Shard.objects.filter(claimable, pk=shard_id, attempts__lt=MAX_ATTEMPTS).update(
         status=Shard.Status.RUNNING, worker=worker[:200], attempts=F("attempts") + 1, started_at=now,
         heartbeat_at=now, error="",
     )
+    if not claimed and Shard.objects.filter(claimable, pk=shard_id, attempts__gte=MAX_ATTEMPTS).exists():
+        fail_shard(shard_id, ShardGaveUp(
+            f"claimed {MAX_ATTEMPTS} times without finishing: each time its worker died (out of memory?) or lost "
+            f"the database; see the workers' logs, then resume the job"
+        ), only_if=claimable)
     return bool(claimed)
+
+
+class ShardGaveUp(Exception):
+    """A shard tried MAX_ATTEMPTS times."""
 
 
 def run_shard(shard_id: int, worker: str = "", redelivered: bool = False, *, finish_here: bool = False) -> dict:
@@ -198,12 +214,14 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()
 
 
-def fail_shard(shard_id: int, exc: BaseException) -> None:
-    """Store why a shard failed, fail its job, and tell the job's callbacks."""
+def fail_shard(shard_id: int, exc: BaseException, *, only_if: Q | None = None) -> None:
+    """Store why a shard failed, fail its job, and tell the job's callbacks (when `only_if` is given: if it holds)."""
     detail = traceback.format_exc() if exc.__traceback__ else ""
-    Shard.objects.filter(pk=shard_id).update(
+    failed = Shard.objects.filter(only_if or Q(), pk=shard_id).update(
         status=Shard.Status.FAILED, error=(describe(exc) + "\n\n" + detail)[:20_000], finished_at=timezone.now()
     )
+    if not failed:
+        return
     shard = Shard.objects.get(pk=shard_id)
     logger.warning("job %s shard %s failed: %s", shard.job_id, shard.number, describe(exc))
     fail_job(shard.job_id, f"shard {shard.number + 1} of {shard.job.shard_count} failed: {describe(exc)}")
@@ -251,7 +269,7 @@ def resume(job_id: int, *, stale_only: bool = False) -> Job:
             reset |= Q(status=Shard.Status.RUNNING, heartbeat_at__lt=timezone.now() - LEASE)
         else:
             reset |= Q(status=Shard.Status.RUNNING)
-        job.shards.filter(reset).update(status=Shard.Status.PENDING, worker="")
+        job.shards.filter(reset).update(status=Shard.Status.PENDING, worker="", attempts=0)
         job.status, job.error, job.finisher, job.finished_at = Job.Status.QUEUED, "", "", None
         job.started_at = None
         job.save(update_fields=["status", "error", "finisher", "finished_at", "started_at"])

@@ -188,6 +188,28 @@ def test_a_worker_that_died_before_claiming_is_made_good_on_its_next_start_and_a
     assert node.stopped_at is None and node.started_at > ended.created_at
 
 
+def test_a_shard_whose_workers_keep_dying_on_it_fails_with_the_reason_and_resume_gives_it_another_go(cranfield, dense):
+    job = services.ensure_index(cranfield, dense, shard_size=40, start_now=False)
+    first, second, _ = job.shards.order_by("number")
+    Shard.objects.filter(pk=first.pk).update(attempts=jobs.MAX_ATTEMPTS - 1)
+    assert jobs.run_shard(first.pk, worker="gpu1@host")["status"] == "done"  # the last try may still finish
+
+    Shard.objects.filter(pk=second.pk).update(status=Shard.Status.RUNNING, worker="gpu1@host",
+                                              attempts=jobs.MAX_ATTEMPTS, heartbeat_at=timezone.now())
+    assert jobs.run_shard(second.pk, worker="gpu2@host")["status"] == "skipped"
+    assert Shard.objects.get(pk=second.pk).status == Shard.Status.RUNNING  # a live worker holds it: left alone
+
+    Shard.objects.filter(pk=second.pk).update(status=Shard.Status.PENDING, worker="")  # its worker died (again)
+    assert jobs.run_shard(second.pk, worker="gpu2@host")["status"] == "skipped"
+    second.refresh_from_db()
+    job.refresh_from_db()
+    assert second.status == Shard.Status.FAILED and f"claimed {jobs.MAX_ATTEMPTS} times without finishing" in second.error
+    assert job.status == Job.Status.FAILED and "shard 2 of 3 failed: ShardGaveUp: claimed" in job.error
+
+    job = services.resume(job.pk)
+    assert job.status == Job.Status.DONE and job.shards.get(pk=second.pk).attempts == 1
+
+
 def test_a_changed_collection_makes_the_index_out_of_date(cranfield):
     services.ensure_index(cranfield, parse("bm25"))
     factories.passage(cranfield, "new", text="a new report on hypersonic flow")
