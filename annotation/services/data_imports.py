@@ -102,9 +102,7 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
             DataImportFile.objects.create(
                 data_import=data_import, position=position, name=upload.name[:255], size=len(content), content=content,
             )
-        from annotation.tasks import run_data_import
-
-        transaction.on_commit(lambda: run_data_import.delay(data_import.pk), robust=True)
+        send(data_import.pk)
     return data_import
 
 
@@ -114,14 +112,19 @@ def _read_all(file) -> bytes:
     return file.read()
 
 
+def send(import_id: int) -> None:
+    """Queue the import for the workers when the current transaction commits (at once outside one)."""
+    from annotation.tasks import run_data_import
+
+    transaction.on_commit(lambda: run_data_import.delay(import_id), robust=True)
+
+
 def resend_queued(**_) -> int:
     """After a worker died (retrieval's node_died): send the queued imports again, whose message it may have taken.
     An import is claimed once, so a second message does nothing."""
-    from annotation.tasks import run_data_import
-
     queued = list(DataImport.objects.filter(status=DataImport.Status.QUEUED).order_by("pk").values_list("pk", flat=True))
     for import_id in queued:
-        run_data_import.delay(import_id)
+        send(import_id)
     return len(queued)
 
 

@@ -244,9 +244,11 @@ def resend_unfinished(**_) -> int:
     unfinished = list(MachineJob.objects.filter(status__in=[MachineJob.Status.QUEUED, MachineJob.Status.RUNNING])
                       .order_by("pk"))
     for job in unfinished:
-        task, _ = _tasks(job)
-        lease_ends = (job.updated_at + LEASE - now).total_seconds() if job.status == MachineJob.Status.RUNNING else 0
-        task.apply_async((job.pk,), countdown=max(0, math.ceil(lease_ends)) + (30 if lease_ends else 0))
+        if job.status == MachineJob.Status.QUEUED:
+            send(job)
+        else:  # claimable once its lease has run out with no news; a little later, to be sure
+            lease_left = math.ceil((job.updated_at + LEASE - now).total_seconds())
+            _tasks(job)[0].apply_async((job.pk,), countdown=max(0, lease_left) + 30)
     return len(unfinished)
 
 

@@ -182,7 +182,7 @@ class WorkerNode(models.Model):
 
     A node that starts while its previous life has no stop recorded knows that life died (SIGKILL,
     out of memory, machine lost): messages it had taken from the broker but not yet acknowledged,
-    and of which the database knows nothing, are sent again (retrieval.services.jobs.recover_worker).
+    and of which the database knows nothing, are sent again (retrieval.services.jobs.worker_started).
     """
 
     name = models.CharField(max_length=200, unique=True)

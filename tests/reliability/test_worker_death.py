@@ -35,12 +35,17 @@ def machine_jobs():
     return queued, running
 
 
-def test_after_a_death_queued_imports_and_machine_jobs_are_sent_again_and_a_live_workers_job_is_left_alone():
+def test_after_a_death_queued_imports_and_machine_jobs_are_sent_again_and_a_live_workers_job_is_left_alone(
+    django_capture_on_commit_callbacks,
+):
     jobs.worker_started("cpu1@host")
     data_import = queued_import()
     queued, running = machine_jobs()
 
-    jobs.worker_started("cpu1@host")  # no clean stop recorded: the previous life died
+    # no clean stop recorded: the previous life died (a worker runs this outside any transaction: sent at once)
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        jobs.worker_started("cpu1@host")
+    assert len(sent) == 2  # the queued import and the queued machine job; the running one goes by apply_async
 
     data_import.refresh_from_db()
     assert data_import.status == DataImport.Status.DONE, data_import.problems
@@ -50,13 +55,15 @@ def test_after_a_death_queued_imports_and_machine_jobs_are_sent_again_and_a_live
     assert running.status == MachineJob.Status.RUNNING and running.started_at is None  # not claimed: its lease holds
 
 
-def test_after_a_clean_stop_nothing_is_sent_again():
+def test_after_a_clean_stop_nothing_is_sent_again(django_capture_on_commit_callbacks):
     jobs.worker_started("cpu1@host")
     data_import = queued_import()
     queued, _ = machine_jobs()
     jobs.worker_stopped("cpu1@host")
 
-    jobs.worker_started("cpu1@host")
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        jobs.worker_started("cpu1@host")
+    assert sent == []
 
     data_import.refresh_from_db()
     queued.refresh_from_db()

@@ -52,13 +52,14 @@ def cranfield_pool(name, documents, topics, retrievers, **fields):
     return define_pool(name=name, collection=coll, topics=chosen, retrievers=retrievers, **fields)
 
 
-def wait_for(condition, timeout, what):
+def wait_for(condition, timeout, what, explain=None):
+    """Wait until condition() holds; on a time-out, fail saying what, and explain() (the state, a log) when given."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what}" + (f"\n{explain()}" if explain else ""))
 
 
 def assert_nothing_duplicated(pool):
@@ -170,6 +171,10 @@ def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
         f"worker-kill-{moment}", 96, 3, ["bm25", "dense"], strategy=Pool.Strategy.RRF, depth=10, per_topic=5,
     )
     log_path = tmp_path / "worker.log"
+
+    def explain():
+        return f"{state(pool)}\n{log_path.read_text()[-4000:]}"
+
     with open(log_path, "wb") as log:
         node = "gpu1@pooljudge-test"
         worker = start_worker_process(node, log)
@@ -183,10 +188,7 @@ def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
                 with transaction.atomic():
                     # The worker's next claim waits on these rows: it has the message, the database says nothing.
                     list(Shard.objects.select_for_update(of=("self",)).filter(job=job, status=Shard.Status.PENDING).values_list("pk"))
-                    try:
-                        wait_for(blocked_on_a_shard_lock, 300, "the worker to wait in its claim")
-                    except AssertionError as exc:
-                        raise AssertionError(f"{exc}\n{state(pool)}\n{log_path.read_text()[-4000:]}") from None
+                    wait_for(blocked_on_a_shard_lock, 300, "the worker to wait in its claim", explain)
                     os.killpg(worker.pid, signal.SIGKILL)
                     worker.wait(30)
                     with connection.cursor() as cursor:  # its server session would still run the claim: end it too,
@@ -200,10 +202,8 @@ def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
             assert job.status != Job.Status.DONE and job.shards_done < job.shard_count, "killed too late"
 
             worker = start_worker_process(node, log)  # same node name: it takes back what it held
-            try:
-                wait_for(lambda: Pool.objects.get(pk=pool.pk).status in (Pool.Status.READY, Pool.Status.FAILED), 600, "pool")
-            except AssertionError as exc:
-                raise AssertionError(f"{exc}\n{state(pool)}\n{log_path.read_text()[-4000:]}") from None
+            built = (Pool.Status.READY, Pool.Status.FAILED)
+            wait_for(lambda: Pool.objects.get(pk=pool.pk).status in built, 600, "pool", explain)
         finally:
             if worker.poll() is None:
                 os.killpg(worker.pid, signal.SIGTERM)
