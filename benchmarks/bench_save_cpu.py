@@ -1,6 +1,6 @@
 """Server CPU per save: the save endpoint's cost in the web process, this tree against a baseline commit, same run.
 
-    .venv/bin/python benchmarks/bench_save_cpu.py [--saves 400] [--baseline 16a309c]
+    .venv/bin/python benchmarks/bench_save_cpu.py [--saves 400] [--baseline 16a309c] [--server] [--rounds 1]
         [--pg postgres://postgres@127.0.0.1:5432] [--redis redis://127.0.0.1:6379/11]
 
 For each tree (this one, and the baseline commit checked out into a temporary git worktree), a child process
@@ -12,6 +12,13 @@ view, driver; without the test client building the request and reading the answe
 own CPU per save (/proc of the backend serving the connection: the server is on this machine), wall time per save, SQL statements per save, and the ratio of this
 tree to the baseline. A load generator on a busy machine mostly measures the machine; CPU per save does not move
 with the load average as much. Not part of the test suite.
+
+`--server` sends the same saves and page loads through gunicorn instead (started from each tree with production's
+deploy/gunicorn.conf.py, one worker of one thread, over one kept-alive connection) and counts what the machine
+spends on each request: the gunicorn worker's CPU, its PostgreSQL backend's and Redis's (the test client skips the
+server, the database health check and the connection handling, about a quarter of a save). `--rounds N` measures
+each tree N times, alternating, and prints the median round: this machine's CPU per save moves by up to a tenth
+from one round to the next.
 """
 
 import argparse
@@ -35,25 +42,39 @@ def main(argv=None):
     parser.add_argument("--baseline", default="16a309c", help="Commit to compare with (before issue 19).")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/11")
+    parser.add_argument("--server", action="store_true",
+                        help="Send the saves and page loads through gunicorn (production's deploy/gunicorn.conf.py, one "
+                             "worker of one thread) over a kept-alive connection, and count the worker's CPU, the "
+                             "PostgreSQL backend's and Redis's: everything a request costs the machine, not only the "
+                             "Django handler's share (the test client skips the server, the health check and the "
+                             "connection handling).")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="Measure each tree this many times, alternating (baseline, this tree, baseline, …); "
+                             "the median round is printed.")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child(args)
-    results = {}
+    trees = {}
     with tempfile.TemporaryDirectory(prefix="save-cpu-") as tmp:
         baseline = Path(tmp) / "baseline"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), args.baseline], cwd=ROOT, check=True)
         try:
-            for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
-                out = subprocess.run(
-                    [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
-                     "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis],
-                    capture_output=True, text=True, check=False)
-                if out.returncode != 0:
-                    raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
-                results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+            for _ in range(args.rounds):  # alternating, so that a machine growing busier shows in both
+                for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
+                    out = subprocess.run(
+                        [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
+                         "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis,
+                         *(["--server"] if args.server else [])],
+                        capture_output=True, text=True, check=False)
+                    if out.returncode != 0:
+                        raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
+                    trees.setdefault(name, []).append(json.loads(out.stdout.strip().splitlines()[-1]))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
+    results = {name: _median_round(rounds) for name, rounds in trees.items()}
+    if args.server:
+        return _print_server(results, args)
     base = next(iter(results.values()))
     print(f"{'':22} {'CPU ms/save':>12} {'server CPU ms':>14} {'PostgreSQL CPU ms':>18} {'wall ms/save':>13} "
           f"{'statements':>11} {'CPU × baseline':>15} {'server × baseline':>18} {'PostgreSQL × baseline':>22}")
@@ -65,6 +86,28 @@ def main(argv=None):
     for name, r in results.items():
         print(f"{name:22} server CPU {r['page_cpu_ms']:7.2f} ms a load, {r['page_statements']:.1f} statements, "
               f"{r['page_cpu_ms'] / base['page_cpu_ms']:.2f}x the baseline")
+    return 0
+
+
+def _median_round(rounds):
+    """The round whose total CPU a save is the median of the tree's rounds (one round: that one)."""
+    key = "total_ms" if "total_ms" in rounds[0] else "cpu_ms"
+    return sorted(rounds, key=lambda r: r[key])[len(rounds) // 2] | {"rounds": [r[key] for r in rounds]}
+
+
+def _print_server(results, args):
+    base = next(iter(results.values()))
+    print(f"through gunicorn (deploy/gunicorn.conf.py, 1 worker x 1 thread), {args.saves} saves then {args.pages} "
+          f"page loads, one after the other; CPU per request of the machine's parts (median of {args.rounds} round(s))")
+    print(f"{'':22} {'gunicorn ms':>12} {'PostgreSQL ms':>14} {'Redis ms':>9} {'total ms':>9} {'wall ms':>8} "
+          f"{'total x baseline':>17}   rounds (total ms)")
+    for what, prefix in (("save", ""), ("page", "page_")):
+        print(what)
+        for name, r in results.items():
+            total = r[prefix + "total_ms"]
+            rounds = ", ".join(f"{t:.2f}" for t in r["rounds"]) if not prefix else ""
+            print(f"  {name:20} {r[prefix + 'web_ms']:12.3f} {r[prefix + 'db_ms']:14.3f} {r[prefix + 'redis_ms']:9.3f} "
+                  f"{total:9.3f} {r[prefix + 'wall_ms']:8.2f} {total / base[prefix + 'total_ms']:17.2f}   {rounds}")
     return 0
 
 
@@ -120,6 +163,13 @@ def child(args):
 
         for seq in range(30):  # warm: statuses, caches, imports
             save(seq)
+        if args.server:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                ours = cursor.fetchone()[0]
+            print(json.dumps(_through_server(tree, args, database, ours, client, assignment.token,
+                                             [p.pk for p in passages])))
+            return 0
         if os.environ.get("SAVE_CPU_PROFILE"):
             import cProfile
             import pstats
@@ -167,6 +217,98 @@ def child(args):
         with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     return 0
+
+
+def _through_server(tree, args, database, ours, client, token, passages):
+    """The saves and page loads through gunicorn, started from `tree` as production starts it (one worker of one
+    thread), over one kept-alive connection; CPU per request of the worker, its PostgreSQL backend and Redis."""
+    import http.client
+    import signal
+    import socket
+
+    import psycopg
+    from django.conf import settings
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=str(tree), DJANGO_ALLOWED_HOSTS="127.0.0.1")
+    log = open(Path(tempfile.mkdtemp(prefix="savecpu-gunicorn-")) / "gunicorn.log", "w")
+    server = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi", "-c", str(tree / "deploy" / "gunicorn.conf.py"),
+         "-b", f"127.0.0.1:{port}", "-w", "1", "--threads", "1", "--log-level", "warning"],
+        cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for _ in range(300):
+            try:
+                connection.connect()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise SystemExit(f"gunicorn exited: {Path(log.name).read_text()[-2000:]}") from None
+                time.sleep(0.1)
+        origin = f"https://127.0.0.1:{port}"
+        csrf = "k" * 32  # the cookie's secret, sent as is in the header too
+        cookies = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}; " \
+                  f"{settings.CSRF_COOKIE_NAME}={csrf}"
+        headers = {"X-Forwarded-Proto": "https", "Origin": origin, "Referer": origin + "/", "Cookie": cookies}
+        save_headers = {**headers, "Content-Type": "application/json", "X-CSRFToken": csrf}
+
+        def request(method, url, body=None, extra=headers):
+            connection.request(method, url, body=body, headers=extra)
+            response = connection.getresponse()
+            content = response.read()
+            if response.status != 200:
+                raise SystemExit(f"{method} {url}: {response.status} {content[:500]!r}")
+
+        def save(seq):
+            body = {"change_id": str(uuid.uuid4()), "layer": "facet", "passage": passages[seq % len(passages)],
+                    "value": [{"facet": f"tqa2:L_0001/T_{seq % 6}", "relevance": "must"}],
+                    "client_time": "2024-05-01T12:00:00.000Z", "client_seq": seq, "session_id": "page-2"}
+            request("POST", f"/a/{token}/save", json.dumps(body), save_headers)
+
+        page = f"/a/{token}/"
+        for seq in range(1000, 1100):  # warm: the worker's first statements, its connections, its imports
+            save(seq)
+        for _ in range(10):
+            request("GET", page)
+        worker = next(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == server.pid)
+        with psycopg.connect(f"{args.pg}/{database}", autocommit=True) as pg:
+            backends = [row[0] for row in pg.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid NOT IN (%s, pg_backend_pid())",
+                (database, ours))]
+        redis = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _command(p) == "redis-server"]
+        result = {}
+        for prefix, count, one in (("", args.saves, save), ("page_", args.pages, lambda _: request("GET", page))):
+            before = [sum(map(_process_cpu, pids)) for pids in ([worker, server.pid], backends, redis)]
+            started = time.perf_counter()
+            for seq in range(2000, 2000 + count):
+                one(seq)
+            wall = time.perf_counter() - started
+            after = [sum(map(_process_cpu, pids)) for pids in ([worker, server.pid], backends, redis)]
+            web, db, cache = ((a - b) * 1000 / count for a, b in zip(after, before, strict=True))
+            result.update({prefix + "web_ms": web, prefix + "db_ms": db, prefix + "redis_ms": cache,
+                           prefix + "total_ms": web + db + cache, prefix + "wall_ms": wall * 1000 / count})
+        connection.close()
+        return result
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def _parent(proc) -> int:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError):
+        return -1
+
+
+def _command(proc) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _process_cpu(pid) -> float:
