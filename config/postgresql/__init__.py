@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: Django's, with a health check that costs no round trip (see base.py)."""
