@@ -13,18 +13,21 @@ own CPU per save (/proc of the backend serving the connection: the server is on 
 tree to the baseline. A load generator on a busy machine mostly measures the machine; CPU per save does not move
 with the load average as much. Not part of the test suite.
 
-`--server` sends the same saves and page loads through gunicorn instead (started from each tree with production's
-deploy/gunicorn.conf.py, one worker of one thread, over one kept-alive connection) and counts what the machine
-spends on each request: the gunicorn worker's CPU, its PostgreSQL backend's and Redis's (the test client skips the
-server, the database health check and the connection handling, about a quarter of a save). `--rounds N` measures
-each tree N times, alternating, and prints the median round: this machine's CPU per save moves by up to a tenth
-from one round to the next.
+`--server` sends saves and page loads through gunicorn instead: each tree's own gunicorn (production's
+deploy/gunicorn.conf.py, one worker), both running at once on databases of their own, one request after another
+over a kept-alive connection. Blocks of --saves saves and --pages page loads go to one tree, then the other, in
+alternating order, --rounds times, counting the CPU time of every thread (/proc/…/schedstat, nanoseconds) of the
+gunicorn worker, its PostgreSQL backends and Redis: what a request costs the machine, where the test client skips
+the server, the database health check and the connection handling. Prints the median block and the median of the
+blocks' ratios. On this machine one block's CPU per save moves by a quarter from one block to the next, so use many
+short blocks: `--server --saves 100 --pages 10 --rounds 40` gave 1.009 for a tree against itself (26 Nov 2026).
 """
 
 import argparse
 import json
 import os
 import secrets
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,12 +63,13 @@ def main(argv=None):
         baseline = Path(tmp) / "baseline"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), args.baseline], cwd=ROOT, check=True)
         try:
+            if args.server:
+                return _compare_servers(args, (("baseline " + args.baseline, baseline), ("this tree", ROOT)))
             for _ in range(args.rounds):  # alternating, so that a machine growing busier shows in both
                 for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
                     out = subprocess.run(
                         [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
-                         "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis,
-                         *(["--server"] if args.server else [])],
+                         "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis],
                         capture_output=True, text=True, check=False)
                     if out.returncode != 0:
                         raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
@@ -73,8 +77,6 @@ def main(argv=None):
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
     results = {name: _median_round(rounds) for name, rounds in trees.items()}
-    if args.server:
-        return _print_server(results, args)
     base = next(iter(results.values()))
     print(f"{'':22} {'CPU ms/save':>12} {'server CPU ms':>14} {'PostgreSQL CPU ms':>18} {'wall ms/save':>13} "
           f"{'statements':>11} {'CPU × baseline':>15} {'server × baseline':>18} {'PostgreSQL × baseline':>22}")
@@ -90,25 +92,8 @@ def main(argv=None):
 
 
 def _median_round(rounds):
-    """The round whose total CPU a save is the median of the tree's rounds (one round: that one)."""
-    key = "total_ms" if "total_ms" in rounds[0] else "cpu_ms"
-    return sorted(rounds, key=lambda r: r[key])[len(rounds) // 2] | {"rounds": [r[key] for r in rounds]}
-
-
-def _print_server(results, args):
-    base = next(iter(results.values()))
-    print(f"through gunicorn (deploy/gunicorn.conf.py, 1 worker x 1 thread), {args.saves} saves then {args.pages} "
-          f"page loads, one after the other; CPU per request of the machine's parts (median of {args.rounds} round(s))")
-    print(f"{'':22} {'gunicorn ms':>12} {'PostgreSQL ms':>14} {'Redis ms':>9} {'total ms':>9} {'wall ms':>8} "
-          f"{'total x baseline':>17}   rounds (total ms)")
-    for what, prefix in (("save", ""), ("page", "page_")):
-        print(what)
-        for name, r in results.items():
-            total = r[prefix + "total_ms"]
-            rounds = ", ".join(f"{t:.2f}" for t in r["rounds"]) if not prefix else ""
-            print(f"  {name:20} {r[prefix + 'web_ms']:12.3f} {r[prefix + 'db_ms']:14.3f} {r[prefix + 'redis_ms']:9.3f} "
-                  f"{total:9.3f} {r[prefix + 'wall_ms']:8.2f} {total / base[prefix + 'total_ms']:17.2f}   {rounds}")
-    return 0
+    """The round whose CPU a save is the median of the tree's rounds (one round: that one)."""
+    return sorted(rounds, key=lambda r: r["cpu_ms"])[len(rounds) // 2]
 
 
 def child(args):
@@ -164,12 +149,7 @@ def child(args):
         for seq in range(30):  # warm: statuses, caches, imports
             save(seq)
         if args.server:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                ours = cursor.fetchone()[0]
-            print(json.dumps(_through_server(tree, args, database, ours, client, assignment.token,
-                                             [p.pk for p in passages])))
-            return 0
+            return _serve(tree, database, client, assignment.token, [p.pk for p in passages])
         if os.environ.get("SAVE_CPU_PROFILE"):
             import cProfile
             import pstats
@@ -219,82 +199,170 @@ def child(args):
     return 0
 
 
-def _through_server(tree, args, database, ours, client, token, passages):
-    """The saves and page loads through gunicorn, started from `tree` as production starts it (one worker of one
-    thread), over one kept-alive connection; CPU per request of the worker, its PostgreSQL backend and Redis."""
-    import http.client
+def _serve(tree, database, client, token, passages):
+    """Start gunicorn from `tree` as production does (deploy/gunicorn.conf.py), with one worker; say on stdout how to
+    reach it (one JSON line), and stop it when the parent writes a line."""
     import signal
     import socket
 
-    import psycopg
     from django.conf import settings
+    from django.db import connections
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, PYTHONPATH=str(tree), DJANGO_ALLOWED_HOSTS="127.0.0.1")
-    log = open(Path(tempfile.mkdtemp(prefix="savecpu-gunicorn-")) / "gunicorn.log", "w")
+    log = Path(tempfile.mkdtemp(prefix="savecpu-gunicorn-")) / "gunicorn.log"
     server = subprocess.Popen(
         [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi", "-c", str(tree / "deploy" / "gunicorn.conf.py"),
-         "-b", f"127.0.0.1:{port}", "-w", "1", "--threads", "1", "--log-level", "warning"],
-        cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+         "-b", f"127.0.0.1:{port}", "-w", "1", "--log-level", "warning"],
+        cwd=tree, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        for _ in range(300):
-            try:
-                connection.connect()
-                break
-            except OSError:
-                if server.poll() is not None:
-                    raise SystemExit(f"gunicorn exited: {Path(log.name).read_text()[-2000:]}") from None
-                time.sleep(0.1)
-        origin = f"https://127.0.0.1:{port}"
-        csrf = "k" * 32  # the cookie's secret, sent as is in the header too
-        cookies = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}; " \
-                  f"{settings.CSRF_COOKIE_NAME}={csrf}"
-        headers = {"X-Forwarded-Proto": "https", "Origin": origin, "Referer": origin + "/", "Cookie": cookies}
-        save_headers = {**headers, "Content-Type": "application/json", "X-CSRFToken": csrf}
-
-        def request(method, url, body=None, extra=headers):
-            connection.request(method, url, body=body, headers=extra)
-            response = connection.getresponse()
-            content = response.read()
-            if response.status != 200:
-                raise SystemExit(f"{method} {url}: {response.status} {content[:500]!r}")
-
-        def save(seq):
-            body = {"change_id": str(uuid.uuid4()), "layer": "facet", "passage": passages[seq % len(passages)],
-                    "value": [{"facet": f"tqa2:L_0001/T_{seq % 6}", "relevance": "must"}],
-                    "client_time": "2024-05-01T12:00:00.000Z", "client_seq": seq, "session_id": "page-2"}
-            request("POST", f"/a/{token}/save", json.dumps(body), save_headers)
-
-        page = f"/a/{token}/"
-        for seq in range(1000, 1100):  # warm: the worker's first statements, its connections, its imports
-            save(seq)
-        for _ in range(10):
-            request("GET", page)
-        worker = next(int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == server.pid)
-        with psycopg.connect(f"{args.pg}/{database}", autocommit=True) as pg:
-            backends = [row[0] for row in pg.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid NOT IN (%s, pg_backend_pid())",
-                (database, ours))]
-        redis = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _command(p) == "redis-server"]
-        result = {}
-        for prefix, count, one in (("", args.saves, save), ("page_", args.pages, lambda _: request("GET", page))):
-            before = [sum(map(_process_cpu, pids)) for pids in ([worker, server.pid], backends, redis)]
-            started = time.perf_counter()
-            for seq in range(2000, 2000 + count):
-                one(seq)
-            wall = time.perf_counter() - started
-            after = [sum(map(_process_cpu, pids)) for pids in ([worker, server.pid], backends, redis)]
-            web, db, cache = ((a - b) * 1000 / count for a, b in zip(after, before, strict=True))
-            result.update({prefix + "web_ms": web, prefix + "db_ms": db, prefix + "redis_ms": cache,
-                           prefix + "total_ms": web + db + cache, prefix + "wall_ms": wall * 1000 / count})
-        connection.close()
-        return result
+        connections.close_all()  # the only connections to `database` left are the server's
+        print(json.dumps({
+            "port": port, "server": server.pid, "log": str(log), "database": database, "token": token,
+            "passages": passages, "session": [settings.SESSION_COOKIE_NAME,
+                                              client.cookies[settings.SESSION_COOKIE_NAME].value],
+            "csrf_cookie": settings.CSRF_COOKIE_NAME,
+        }), flush=True)
+        sys.stdin.readline()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+    return 0
+
+
+class _Server:
+    """One tree's gunicorn, as the parent drives it: saves and page loads over one kept-alive connection, and the
+    CPU (ns, every thread) of its worker, the worker's PostgreSQL backends and Redis."""
+
+    def __init__(self, name, info, args):
+        import http.client
+
+        self.name, self.info, self.args = name, info, args
+        self.connection = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=30)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.connection.connect()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: gunicorn did not listen: {Path(info['log']).read_text()[-2000:]}") from None
+                time.sleep(0.1)
+        origin = f"https://127.0.0.1:{info['port']}"
+        csrf = "k" * 32  # the cookie's secret, sent as is in the header too
+        self.headers = {"X-Forwarded-Proto": "https", "Origin": origin, "Referer": origin + "/",
+                        "Cookie": f"{info['session'][0]}={info['session'][1]}; {info['csrf_cookie']}={csrf}"}
+        self.save_headers = {**self.headers, "Content-Type": "application/json", "X-CSRFToken": csrf}
+        self.seq = 1000
+
+    def request(self, method, url, body=None, headers=None):
+        self.connection.request(method, url, body=body, headers=headers or self.headers)
+        response = self.connection.getresponse()
+        content = response.read()
+        if response.status != 200:
+            raise SystemExit(f"{self.name}: {method} {url}: {response.status} {content[:500]!r}")
+
+    def save(self):
+        self.seq += 1
+        passages = self.info["passages"]
+        body = {"change_id": str(uuid.uuid4()), "layer": "facet", "passage": passages[self.seq % len(passages)],
+                "value": [{"facet": f"tqa2:L_0001/T_{self.seq % 6}", "relevance": "must"}],
+                "client_time": "2024-05-01T12:00:00.000Z", "client_seq": self.seq, "session_id": "page-2"}
+        self.request("POST", f"/a/{self.info['token']}/save", json.dumps(body), self.save_headers)
+
+    def page(self):
+        self.request("GET", f"/a/{self.info['token']}/")
+
+    def find_processes(self):
+        """The worker, its PostgreSQL backends (a thread connects on its first request, so asked before each block)
+        and Redis."""
+        import psycopg
+
+        proc = Path("/proc")
+        workers = [int(p.name) for p in proc.iterdir() if p.name.isdigit() and _parent(p) == self.info["server"]]
+        with psycopg.connect(f"{self.args.pg}/postgres", autocommit=True) as pg:
+            backends = [row[0] for row in pg.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.info["database"],))]
+        redis = [int(p.name) for p in proc.iterdir() if p.name.isdigit() and _command(p) == "redis-server"]
+        self.processes = {"web": [self.info["server"], *workers], "db": backends, "redis": redis}
+
+    def measure(self, one, count) -> dict:
+        """CPU ms a request of each part, over `count` requests one after the other."""
+        self.find_processes()
+        before = {part: _run_ns(pids) for part, pids in self.processes.items()}
+        started = time.perf_counter()
+        for _ in range(count):
+            one()
+        wall = time.perf_counter() - started
+        used = {part: (_run_ns(pids) - before[part]) / 1e6 / count for part, pids in self.processes.items()}
+        return used | {"total": sum(used.values()), "wall": wall * 1000 / count}
+
+
+def _compare_servers(args, trees):
+    """Each tree's gunicorn at once (own database, own worker); blocks of saves and page loads go to one, then the
+    other, in alternating order, so that a machine growing busier or quieter weighs on both alike. Prints the
+    median block of each and the median of the blocks' ratios."""
+    children, servers = [], []
+    try:
+        for name, tree in trees:
+            child = subprocess.Popen(
+                [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree), "--server",
+                 "--pg", args.pg, "--redis", args.redis],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            children.append(child)
+            line = child.stdout.readline()
+            if not line:
+                raise SystemExit(f"{name} failed:\n{child.stderr.read()[-3000:]}")
+            servers.append(_Server(name, json.loads(line), args))
+        for server in servers:  # warm: the worker's first statements, its connections, its imports
+            for _ in range(100):
+                server.save()
+            for _ in range(10):
+                server.page()
+        blocks = {server.name: {"save": [], "page": []} for server in servers}
+        for number in range(args.rounds):
+            for server in servers if number % 2 == 0 else servers[::-1]:
+                blocks[server.name]["save"].append(server.measure(server.save, args.saves))
+                blocks[server.name]["page"].append(server.measure(server.page, args.pages))
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.stdin.write("stop\n")
+                child.stdin.flush()
+            child.wait(timeout=120)
+    base, this = (blocks[server.name] for server in servers)
+    print(f"through gunicorn (deploy/gunicorn.conf.py, one worker), one request after another over a kept-alive "
+          f"connection; {args.rounds} rounds of {args.saves} saves and {args.pages} page loads per tree, alternating; "
+          f"CPU ms a request (median round), every thread of each process")
+    print(f"{'':24} {'gunicorn':>9} {'PostgreSQL':>11} {'Redis':>7} {'total':>7} {'wall':>7}   rounds' totals (sorted; min … quartile | quartile … max)")
+    for kind in ("save", "page"):
+        print(kind)
+        for server in servers:
+            rows = blocks[server.name][kind]
+            median = {part: statistics.median(r[part] for r in rows) for part in rows[0]}
+            totals = sorted(r["total"] for r in rows)
+            each = ", ".join(f"{t:.2f}" for t in totals) if len(rows) <= 5 else \
+                f"{totals[0]:.2f} … {totals[len(totals) // 4]:.2f} | {totals[len(totals) * 3 // 4]:.2f} … {totals[-1]:.2f}"
+            print(f"  {server.name[:22]:22} {median['web']:9.3f} {median['db']:11.3f} {median['redis']:7.3f} "
+                  f"{median['total']:7.3f} {median['wall']:7.2f}   {each}")
+        ratios = [t["total"] / b["total"] for b, t in zip(base[kind], this[kind], strict=True)]
+        print(f"  this tree / baseline, CPU of a {kind} in all: {statistics.median(ratios):.3f} (median of the rounds' "
+              f"ratios; from {min(ratios):.3f} to {max(ratios):.3f})")
+    return 0
+
+
+def _run_ns(pids) -> int:
+    """Nanoseconds on a CPU of every thread of these processes so far (/proc/PID/task/TID/schedstat)."""
+    total = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+    return total
 
 
 def _parent(proc) -> int:
