@@ -17,7 +17,10 @@ gunicorn's access log (`WEB_ACCESS_LOG`: none, `-` for stdout, or a file; the HT
 - **Kept-alive connections for 30 s**: a judging page saves every few seconds over one connection.
 - **The loaded application is frozen for the garbage collector** (`gc.freeze()` once the worker has loaded Django):
   the modules, models, URL patterns and compiled templates of a worker live as long as it does, and a full
-  collection no longer walks them.
+  collection no longer walks them. The youngest generation is collected after 50,000 allocations instead of 700:
+  a request's objects are freed by reference counting long before, so most young collections found nothing to
+  free. `benchmarks/bench_save_cpu.py --server --saves 100 --pages 10 --rounds 40`, 26 Nov 2026: 0.973 of the CPU
+  a save, 0.964 of a page load.
 """
 
 import gc
@@ -37,5 +40,7 @@ reuse_port = True
 
 
 def post_worker_init(worker):
-    """After the worker has loaded the application: what is alive now lives as long as the worker."""
+    """After the worker has loaded the application: what is alive now lives as long as the worker; young objects
+    are collected less often."""
     gc.freeze()
+    gc.set_threshold(50_000, 20, 100)

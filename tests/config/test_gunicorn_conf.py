@@ -59,3 +59,16 @@ def test_gunicorn_itself_refuses_a_bad_number_and_names_it(tmp_path):
     )
     assert result.returncode != 0
     assert "WEB_WORKERS='0' is below 1" in result.stdout + result.stderr
+
+
+def test_a_worker_freezes_what_it_loaded_and_collects_young_objects_seldom(conf):
+    import gc
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    try:
+        conf()["post_worker_init"](None)
+        assert gc.get_threshold() == (50_000, 20, 100)
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
