@@ -39,6 +39,10 @@ class Topic(models.Model):
     ground_truth = models.ManyToManyField(Passage, related_name="ground_truth_for", blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    facets_version = models.PositiveIntegerField(
+        default=0, editable=False,
+        help_text="Raised whenever a facet of the topic is saved or deleted: each process keeps the topic's facet ids "
+                  "under this number (assessments.services.judging.topic_facet_ids).")
 
     objects = TopicQuerySet.as_manager()
 

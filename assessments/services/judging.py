@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from django.core.cache import cache
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -15,7 +15,6 @@ from assessments.models import Judgement, JudgementChange, Layer, Relevance, Spe
 from assessments.models.judgements import RELEVANCE_GRADE
 
 RATING_MIN, RATING_MAX = 1, 10
-FACETS_CACHE_SECONDS = 3600
 
 
 class JudgementInvalid(ValueError):
@@ -92,22 +91,30 @@ def _facet(value, topic, allow_legacy=False):
 
 
 def topic_facet_ids(topic, *, fresh=False) -> set:
-    """The heading ids of the topic's facets, kept in the shared cache (a facet's save or delete clears it:
-    forget_topic_facets); `fresh` reads them from the database. The cached entry carries the topic's creation
-    time, so a recreated database never takes another's."""
-    key, stamp = f"pj:facets:{topic.pk}", str(getattr(topic, "created_at", ""))
-    if not fresh:
-        cached = cache.get(key)
-        if cached is not None and cached[0] == stamp:
-            return set(cached[1])
+    """The heading ids of the topic's facets, kept in this process under the topic's facets_version (a facet's save
+    or delete raises it: forget_topic_facets), so a save that reads its topic reads no facets; `fresh` reads them
+    from the database. The key carries the topic's creation time too, so a recreated database never takes
+    another's."""
+    key = (topic.pk, str(getattr(topic, "created_at", "")), getattr(topic, "facets_version", None))
+    if not fresh and key[2] is not None:
+        ids = _FACET_IDS.get(key)
+        if ids is not None:
+            return set(ids)
     ids = list(topic.facets.order_by().values_list("heading_id", flat=True))
-    cache.set(key, (stamp, ids), FACETS_CACHE_SECONDS)
+    if len(_FACET_IDS) >= _FACET_IDS_MAX:
+        _FACET_IDS.clear()
+    _FACET_IDS[key] = ids
     return set(ids)
 
 
+_FACET_IDS = {}  # (topic id, created, facets_version) -> heading ids: this process's
+_FACET_IDS_MAX = 20_000  # topics; emptied when full
+
+
 def forget_topic_facets(topic_id):
-    """Clear the cached facets of a topic (Facet's post_save and post_delete signals call it)."""
-    cache.delete(f"pj:facets:{topic_id}")
+    """A facet of the topic changed: raise its facets_version, so every process reads its facets again (Facet's
+    post_save and post_delete signals call it, and the outline import after creating facets in bulk)."""
+    Topic.objects.filter(pk=topic_id).update(facets_version=F("facets_version") + 1)
 
 
 def _removal(value, topic):

@@ -141,3 +141,27 @@ def test_a_change_id_of_another_assessor_is_refused(outline):
     with pytest.raises(JudgementInvalid, match="another assessor"):
         record_judgement(assessor=factories.user(), layer=Layer.NOTES, topic=topic, passage=p1, value="y",
                          change_id=change_id)
+
+
+def facet_change(topic, passage, judge, facet):
+    return record_judgement(assessor=judge, layer=Layer.FACET, topic=topic, passage=passage,
+                            value=[{"facet": facet, "relevance": "must"}])
+
+
+def test_the_topics_facets_are_read_once_per_process_and_again_after_any_facet_changes(outline, django_assert_num_queries):
+    """Each process keeps a topic's facet ids under its facets_version; saving or deleting a facet raises it, so a
+    process that has the old ids (here: this one, its entry left in place) reads them again."""
+    from assessments.models import Facet
+
+    topic, p1, p2 = outline
+    judge = factories.user()
+    facet_change(Topic.objects.get(pk=topic.pk), p1, judge, "tqa2:L_0257/T_1512")  # read and kept
+    fresh = Topic.objects.get(pk=topic.pk)
+    with django_assert_num_queries(3):  # the three writes; nothing for the facets
+        facet_change(fresh, p1, judge, "tqa2:L_0257/T_1512")
+    Facet.objects.filter(topic=topic).delete()
+    assert Topic.objects.get(pk=topic.pk).facets_version > topic.facets_version
+    with pytest.raises(JudgementInvalid, match="is not a facet of topic"):
+        facet_change(Topic.objects.get(pk=topic.pk), p2, judge, "tqa2:L_0257/T_1512")
+    Facet.objects.create(topic=topic, heading_id="tqa2:L_0257/T_9", heading="new", position=1)
+    facet_change(Topic.objects.get(pk=topic.pk), p2, judge, "tqa2:L_0257/T_9")

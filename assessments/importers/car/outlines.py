@@ -21,6 +21,7 @@ from assessments.importers.trec import (
     refused,
 )
 from assessments.models import Facet, Topic
+from assessments.services.judging import forget_topic_facets
 from retrieval.ingest import ImportFailed, Problem, Problems, decode_text, json_type
 from retrieval.models import Collection
 
@@ -414,6 +415,7 @@ def update_topic(topic, page: OutlinePage):
                              notes=facet.notes or ""))
     Facet.objects.bulk_update(kept, ["position", "heading", "notes"])
     Facet.objects.bulk_create(new)
+    forget_topic_facets(topic.pk)  # bulk writes send no signals
 
 
 def import_outlines(
