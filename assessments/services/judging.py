@@ -242,7 +242,7 @@ def record_judgement(
 
 
 def _store(row, change_row) -> Recorded | None:
-    """Three statements in one transaction (the caller's, when it has one: no savepoint):
+    """Three writes in one transaction (the caller's, when it has one: no savepoint):
 
     1. INSERT the judgement ON CONFLICT (assessor, key) DO UPDATE (a no-op that locks the row), RETURNING its
        current value, clock and runs;
@@ -250,11 +250,11 @@ def _store(row, change_row) -> Recorded | None:
     3. UPDATE the judgement: the runs, and the value, grade, clock and latest change when this change is the
        assessor's latest by (client_time, client_seq).
 
-    Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
+    On PostgreSQL 1 and 2 are one statement (two INSERTs in a WITH: one round trip); SQLite runs them one after
+    the other. Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
     """
     with transaction.atomic(savepoint=False):
-        current = _upsert_judgement(row)
-        change_id = _insert_change(dict(change_row, judgement_id=current["id"]))
+        current, change_id = _upsert_judgement_and_insert_change(row, change_row)
         if change_id is None:
             if current["latest_change_id"] is None:  # made by step 1 for a change that is not new: not kept
                 Judgement.objects.filter(pk=current["id"], latest_change__isnull=True).delete()
@@ -275,11 +275,28 @@ def _store(row, change_row) -> Recorded | None:
 _RETURNED = ("id", "value", "grade", "client_time", "client_seq", "run_ids", "adjudicated", "latest_change_id")
 
 
+def _upsert_judgement_and_insert_change(row, change_row) -> tuple:
+    """Writes 1 and 2 of _store: (the judgement's state before this change, the new change's id or None)."""
+    if connection.vendor != "postgresql":  # SQLite has no INSERT in a WITH
+        current = _upsert_judgement(row)
+        return current, _insert_change(dict(change_row, judgement_id=current["id"]))
+    with connection.cursor() as cursor:
+        cursor.execute(_combined_sql(tuple(row), tuple(change_row), connection.vendor),
+                       [*_params(Judgement, row), *_params(JudgementChange, change_row)])
+        *values, change_id = cursor.fetchone()
+    return _current(values), change_id
+
+
 def _upsert_judgement(row) -> dict:
     """INSERT … ON CONFLICT (assessor_id, key) DO UPDATE … RETURNING the row's current state (PostgreSQL and SQLite)."""
     with connection.cursor() as cursor:
         cursor.execute(_sql("upsert", Judgement, tuple(row)), _params(Judgement, row))
         values = cursor.fetchone()
+    return _current(values)
+
+
+def _current(values) -> dict:
+    """The judgement's state as write 1 returned it, converted as the ORM would."""
     current = dict(zip(_RETURNED, values, strict=True))
     for name in ("value", "run_ids"):
         current[name] = Judgement._meta.get_field(name).from_db_value(current[name], None, connection)
@@ -332,6 +349,22 @@ def _built_sql(kind, model, names, vendor):  # per vendor: quoting is the connec
                 f"DO UPDATE SET {quote('updated_at')} = {table}.{quote('updated_at')} "
                 f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
     return f"{insert}ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}"
+
+
+@functools.lru_cache(maxsize=16)
+def _combined_sql(judgement_names, change_names, vendor):
+    """Writes 1 and 2 as one PostgreSQL statement: the judgement's upsert, and the change's insert naming the
+    judgement the upsert returned (VALUES, so that each parameter takes its column's type). Both run once, whatever
+    the outer SELECT reads; it returns the judgement's state and the change's id (NULL: stored already)."""
+    quote = connection.ops.quote_name
+    upsert = _built_sql("upsert", Judgement, judgement_names, vendor)
+    table = quote(JudgementChange._meta.db_table)
+    columns = [quote(field.column) for field in _fields(JudgementChange, change_names)]
+    insert = (f"INSERT INTO {table} ({quote('judgement_id')}, {', '.join(columns)}) "
+              f"VALUES ((SELECT {quote('id')} FROM j), {', '.join(['%s'] * len(columns))}) "
+              f"ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}")
+    returned = ", ".join(f"j.{quote(c)}" for c in _RETURNED)
+    return f"WITH j AS ({upsert}), c AS ({insert}) SELECT {returned}, (SELECT {quote('id')} FROM c) FROM j"
 
 
 def _datetime(value):

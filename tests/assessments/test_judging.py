@@ -157,7 +157,9 @@ def test_the_topics_facets_are_read_once_per_process_and_again_after_any_facet_c
     judge = factories.user()
     facet_change(Topic.objects.get(pk=topic.pk), p1, judge, "tqa2:L_0257/T_1512")  # read and kept
     fresh = Topic.objects.get(pk=topic.pk)
-    with django_assert_num_queries(3):  # the three writes; nothing for the facets
+    from django.db import connection
+
+    with django_assert_num_queries(2 if connection.vendor == "postgresql" else 3):  # the writes; nothing for facets
         facet_change(fresh, p1, judge, "tqa2:L_0257/T_1512")
     Facet.objects.filter(topic=topic).delete()
     assert Topic.objects.get(pk=topic.pk).facets_version > topic.facets_version
