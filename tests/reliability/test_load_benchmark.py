@@ -21,6 +21,7 @@ def test_the_load_benchmark_runs_a_smoke_level():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "signed in 2 assessors" in result.stdout
     assert "   2 assessors:" in result.stdout and "saves/s" in result.stdout and "errors 0" in result.stdout
+    assert "of server time" not in result.stdout  # no Server-Timing header unless asked: production runs without
 
 
 def test_the_open_loop_sends_the_rate_asked_for_whatever_the_servers_pace():
@@ -31,11 +32,12 @@ def test_the_open_loop_sends_the_rate_asked_for_whatever_the_servers_pace():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "DJANGO_"))}
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_load.py"), "--smoke", "--levels", "2", "--seconds", "4",
-         "--rate", "10"],
+         "--rate", "10", "--server-timing"],
         capture_output=True, text=True, timeout=240, env=env, cwd=ROOT,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "open loop at 10 saves/s offered (latency from when each was due)" in result.stdout
+    assert "of server time" in result.stdout and "a save inside the server" in result.stdout  # --server-timing
     summary = re.search(r"2 \(open loop, 10/s offered\):\s+(\d+) saves in ([\d.]+) s", result.stdout)
     assert summary, result.stdout[-2000:]
     saves, seconds = int(summary[1]), float(summary[2])
