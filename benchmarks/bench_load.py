@@ -488,6 +488,8 @@ class Assessor:
             if due is not None:  # open loop: also the answer's time alone (how late it left is the rest)
                 level.latencies[f"{kind} from sending"].append(time.perf_counter() - sent)
             timing = _server_timing(response.headers.get("server-timing", ""))
+            if not timing:  # without --server-timing the server says nothing
+                return response
             level.db_ms += timing.get("db", 0.0)
             level.app_ms += timing.get("app", 0.0)
             if kind == "save":
