@@ -72,3 +72,17 @@ def test_a_worker_freezes_what_it_loaded_and_collects_young_objects_seldom(conf)
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_gunicorn_parses_http_in_c(conf):
+    """gunicorn_h1c is installed with the project, and gunicorn's default parser ("auto") takes it with these
+    settings (it falls back to Python silently when the package is missing or a setting rules it out)."""
+    from gunicorn.config import Config
+    from gunicorn.http import message
+
+    cfg = Config()
+    for name, value in conf().items():
+        if name in cfg.settings:
+            cfg.set(name, value)
+    assert cfg.http_parser == "auto"
+    assert message._check_fast_parser(cfg) is True
