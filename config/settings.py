@@ -96,8 +96,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
 else:
-    # Django's backend with a health check that needs no round trip (config/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend with a health check that needs no round trip (config/postgresql/base.py).
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Server-side cursors (the streamed exports: qrels, Y3, audit log) are read to the end: plan them for the whole
     # result, not PostgreSQL's default first 10% (that plan walked every change of the site in order for one

@@ -71,3 +71,26 @@ def test_something_to_read_on_a_healthy_connection_falls_back_to_select_1():
     assert connection.is_usable()
     with connection.cursor() as cursor:
         cursor.execute("UNLISTEN *")
+
+
+def test_a_connection_on_a_file_descriptor_above_1024_is_checked_too(tmp_path):
+    """select() cannot watch a descriptor above 1023; the check polls, so a busy process keeps its connection."""
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 1200:
+        pytest.skip("this process may not open 1,200 files")
+    connection.close()
+    held = [open(tmp_path / "held", "a") for _ in range(1100)]  # noqa: SIM115 (closed below)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        assert connection.connection.fileno() > 1024
+        with other_session() as admin:
+            last = last_statement(admin, pid)
+            assert connection.is_usable()
+            assert last_statement(admin, pid) == last  # usable, and no SELECT 1 sent
+    finally:
+        connection.close()
+        for handle in held:
+            handle.close()
