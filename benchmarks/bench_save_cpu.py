@@ -46,14 +46,14 @@ def main(argv=None):
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/11")
     parser.add_argument("--server", action="store_true",
-                        help="Send the saves and page loads through gunicorn (production's deploy/gunicorn.conf.py, one "
-                             "worker of one thread) over a kept-alive connection, and count the worker's CPU, the "
-                             "PostgreSQL backend's and Redis's: everything a request costs the machine, not only the "
-                             "Django handler's share (the test client skips the server, the health check and the "
-                             "connection handling).")
+                        help="Send the saves and page loads through each tree's own gunicorn (production's "
+                             "deploy/gunicorn.conf.py, one worker), both at once, in alternating blocks, and count the "
+                             "CPU of the worker, its PostgreSQL backends and Redis: what a request costs the machine "
+                             "(the test client skips the server, the health check and the connection handling).")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="Measure each tree this many times, alternating (baseline, this tree, baseline, …); "
-                             "the median round is printed.")
+                        help="How many times each tree is measured, alternating (baseline, this tree, this tree, "
+                             "baseline, …): the median is printed. With --server, blocks of --saves and --pages; use "
+                             "many short ones (--saves 100 --pages 10 --rounds 40).")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
