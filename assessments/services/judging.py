@@ -1,12 +1,13 @@
 """Recording judgements: every change kept, each change stored once, the latest by the assessor's clock wins."""
 
+import contextlib
 import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -242,6 +243,52 @@ def record_judgement(
 
 
 def _store(row, change_row) -> Recorded | None:
+    """Store a change and bring its judgement up to date; None for a change stored already.
+
+    The storing rule, one home (each vendor's SQL below writes it, and tests/assessments/test_store_vendors.py
+    holds the two to the same results):
+    - the change is stored once (its change_id is unique); a change stored already changes nothing;
+    - the judgement takes the change's value, grade, clock and id when the change is the assessor's latest by
+      (client_time, client_seq), ties going to the change arriving last;
+    - its runs become the sorted union of its runs and the change's, whether or not the change is the latest.
+
+    PostgreSQL: one statement (_store_in_one_statement). SQLite, which has no INSERT in a WITH: three, in one
+    transaction (_store_in_steps).
+    """
+    if connection.vendor == "postgresql":
+        return _store_in_one_statement(row, change_row)
+    return _store_in_steps(row, change_row)
+
+
+def _store_in_one_statement(row, change_row) -> Recorded | None:
+    """PostgreSQL: the judgement's upsert and the change's insert in one statement (_one_statement_sql). Outside a
+    transaction it is its own (no BEGIN or COMMIT sent); inside one, a savepoint keeps the caller's transaction
+    usable when the change turns out to be stored already by someone else."""
+    sql = _one_statement_sql(tuple(k for k in row if k != "latest_change_id"), tuple(change_row), connection.vendor)
+    params = [*_params(Judgement, {k: v for k, v in row.items() if k != "latest_change_id"}),
+              change_row["change_id"], *_params(JudgementChange, change_row)]
+    try:
+        outside = connection.get_autocommit() and not connection.in_atomic_block
+        with contextlib.nullcontext() if outside else transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                found = cursor.fetchone()
+    except IntegrityError:
+        # the change_id was stored by a save that committed after this statement's snapshot (the same change sent
+        # twice at once), or it is another key's: the caller reads the stored change; anything else is raised
+        if JudgementChange.objects.filter(change_id=change_row["change_id"]).exists():
+            return None
+        raise
+    if found is None:  # the change is stored already: nothing was written
+        return None
+    *values, change_id = found
+    current = _current(values)
+    judgement = Judgement(**{**row, **current})
+    change = JudgementChange(pk=change_id, **dict(change_row, judgement_id=current["id"]))
+    return Recorded(judgement=judgement, change=change, duplicate=False, current=current["latest_change_id"] == change_id)
+
+
+def _store_in_steps(row, change_row) -> Recorded | None:
     """Three writes in one transaction (the caller's, when it has one: no savepoint):
 
     1. INSERT the judgement ON CONFLICT (assessor, key) DO UPDATE (a no-op that locks the row), RETURNING its
@@ -250,11 +297,11 @@ def _store(row, change_row) -> Recorded | None:
     3. UPDATE the judgement: the runs, and the value, grade, clock and latest change when this change is the
        assessor's latest by (client_time, client_seq).
 
-    On PostgreSQL 1 and 2 are one statement (two INSERTs in a WITH: one round trip); SQLite runs them one after
-    the other. Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
+    Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
     """
     with transaction.atomic(savepoint=False):
-        current, change_id = _upsert_judgement_and_insert_change(row, change_row)
+        current = _upsert_judgement(row)
+        change_id = _insert_change(dict(change_row, judgement_id=current["id"]))
         if change_id is None:
             if current["latest_change_id"] is None:  # made by step 1 for a change that is not new: not kept
                 Judgement.objects.filter(pk=current["id"], latest_change__isnull=True).delete()
@@ -273,18 +320,6 @@ def _store(row, change_row) -> Recorded | None:
 
 
 _RETURNED = ("id", "value", "grade", "client_time", "client_seq", "run_ids", "adjudicated", "latest_change_id")
-
-
-def _upsert_judgement_and_insert_change(row, change_row) -> tuple:
-    """Writes 1 and 2 of _store: (the judgement's state before this change, the new change's id or None)."""
-    if connection.vendor != "postgresql":  # SQLite has no INSERT in a WITH
-        current = _upsert_judgement(row)
-        return current, _insert_change(dict(change_row, judgement_id=current["id"]))
-    with connection.cursor() as cursor:
-        cursor.execute(_combined_sql(tuple(row), tuple(change_row), connection.vendor),
-                       [*_params(Judgement, row), *_params(JudgementChange, change_row)])
-        *values, change_id = cursor.fetchone()
-    return _current(values), change_id
 
 
 def _upsert_judgement(row) -> dict:
@@ -351,20 +386,59 @@ def _built_sql(kind, model, names, vendor):  # per vendor: quoting is the connec
     return f"{insert}ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}"
 
 
+_LATEST_RULE_FIELDS = ("value", "grade", "client_time", "client_seq", "latest_change_id")
+
+
 @functools.lru_cache(maxsize=16)
-def _combined_sql(judgement_names, change_names, vendor):
-    """Writes 1 and 2 as one PostgreSQL statement: the judgement's upsert, and the change's insert naming the
-    judgement the upsert returned (VALUES, so that each parameter takes its column's type). Both run once, whatever
-    the outer SELECT reads; it returns the judgement's state and the change's id (NULL: stored already)."""
+def _one_statement_sql(judgement_names, change_names, vendor):
+    """The storing rule (_store) as one PostgreSQL statement, its parameters the judgement's row (without
+    latest_change_id), the change_id, and the change's row:
+
+    - n: the new change's id, taken from its sequence first, so the judgement can name it;
+    - j: INSERT the judgement (a new key: the change is its latest) ON CONFLICT (assessor, key) DO UPDATE: the
+      runs' sorted union (text compared as "C", by code point, as Python sorts), and the value, grade, clock and
+      latest change where the change is the latest; WHERE the change_id is not stored yet (a change stored already
+      updates nothing, and j returns no row);
+    - c: INSERT the change for the row j returned (none: nothing inserted). A plain INSERT: a change_id stored by a
+      concurrent statement, or by another key's change, fails the statement, so nothing is half-written.
+
+    Returns the judgement's state after it and the change's id; no row when the change was stored already.
+    c's values are a SELECT's, each cast to its column's type (text for character columns: the column's length is
+    then still checked, where a cast to varchar(n) would cut)."""
     quote = connection.ops.quote_name
-    upsert = _built_sql("upsert", Judgement, judgement_names, vendor)
-    table = quote(JudgementChange._meta.db_table)
-    columns = [quote(field.column) for field in _fields(JudgementChange, change_names)]
-    insert = (f"INSERT INTO {table} ({quote('judgement_id')}, {', '.join(columns)}) "
-              f"VALUES ((SELECT {quote('id')} FROM j), {', '.join(['%s'] * len(columns))}) "
-              f"ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}")
+    table = quote(Judgement._meta.db_table)
+    changes = quote(JudgementChange._meta.db_table)
+    columns = [quote(field.column) for field in _fields(Judgement, judgement_names)]
+    latest = (f"(EXCLUDED.{quote('client_time')}, EXCLUDED.{quote('client_seq')}) "
+              f">= ({table}.{quote('client_time')}, {table}.{quote('client_seq')})")
+    run_ids = quote("run_ids")
+    runs = (f"(SELECT COALESCE(jsonb_agg(DISTINCT r.value COLLATE \"C\" ORDER BY r.value COLLATE \"C\"), '[]'::jsonb) "
+            f"FROM jsonb_array_elements_text(CASE jsonb_typeof({table}.{run_ids}) WHEN 'array' THEN {table}.{run_ids} "
+            f"ELSE '[]'::jsonb END || EXCLUDED.{run_ids}) AS r)")
+    assignments = [f"{run_ids} = {runs}", f"{quote('updated_at')} = EXCLUDED.{quote('updated_at')}"]
+    for name in _LATEST_RULE_FIELDS:
+        column = quote(Judgement._meta.get_field(name).column)
+        assignments.append(f"{column} = CASE WHEN {latest} THEN EXCLUDED.{column} ELSE {table}.{column} END")
+    upsert = (f"INSERT INTO {table} ({', '.join(columns)}, {quote('latest_change_id')}) "
+              f"VALUES ({', '.join(['%s'] * len(columns))}, (SELECT id FROM n)) "
+              f"ON CONFLICT ({quote('assessor_id')}, {quote('key')}) DO UPDATE SET {', '.join(assignments)} "
+              f"WHERE NOT EXISTS (SELECT 1 FROM {changes} WHERE {quote('change_id')} = %s) "
+              f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
+    change_fields = _fields(JudgementChange, change_names)
+    change_columns = [quote(field.column) for field in change_fields]
+    casts = [f"CAST(%s AS {_cast_type(field)})" for field in change_fields]
+    insert = (f"INSERT INTO {changes} ({quote('id')}, {quote('judgement_id')}, {', '.join(change_columns)}) "
+              f"SELECT n.id, j.{quote('id')}, {', '.join(casts)} FROM n, j")
+    sequence = f"pg_get_serial_sequence('{JudgementChange._meta.db_table}', 'id')"
     returned = ", ".join(f"j.{quote(c)}" for c in _RETURNED)
-    return f"WITH j AS ({upsert}), c AS ({insert}) SELECT {returned}, (SELECT {quote('id')} FROM c) FROM j"
+    return (f"WITH n AS MATERIALIZED (SELECT nextval({sequence}) AS id), j AS ({upsert}), c AS ({insert}) "
+            f"SELECT {returned}, n.id FROM j, n")
+
+
+def _cast_type(field):
+    """The type a SELECT's parameter is cast to for `field`'s column: its own, or text for a character column."""
+    db_type = field.db_type(connection)
+    return "text" if db_type.startswith("varchar") else db_type
 
 
 def _datetime(value):
