@@ -1,6 +1,5 @@
 """Recording judgements: every change kept, each change stored once, the latest by the assessor's clock wins."""
 
-import contextlib
 import functools
 import uuid
 from dataclasses import dataclass
@@ -261,23 +260,23 @@ def _store(row, change_row) -> Recorded | None:
 
 
 def _store_in_one_statement(row, change_row) -> Recorded | None:
-    """PostgreSQL: the judgement's upsert and the change's insert in one statement (_one_statement_sql). Outside a
-    transaction it is its own (no BEGIN or COMMIT sent); inside one, a savepoint keeps the caller's transaction
-    usable when the change turns out to be stored already by someone else."""
+    """PostgreSQL: the judgement's upsert and the change's insert in one statement (_one_statement_sql), its own
+    transaction when the caller has none (no BEGIN or COMMIT sent), or a part of the caller's.
+
+    The statement fails only when the change_id was stored by a transaction that committed after the statement
+    began (the same change sent twice at once). Outside a transaction that reads as a duplicate. Inside the
+    caller's, the IntegrityError is the caller's (its transaction cannot go on: an import is refused, whole)."""
     sql = _one_statement_sql(tuple(k for k in row if k != "latest_change_id"), tuple(change_row), connection.vendor)
     params = [*_params(Judgement, {k: v for k, v in row.items() if k != "latest_change_id"}),
               change_row["change_id"], *_params(JudgementChange, change_row)]
     try:
-        outside = connection.get_autocommit() and not connection.in_atomic_block
-        with contextlib.nullcontext() if outside else transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                found = cursor.fetchone()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchone()
     except IntegrityError:
-        # the change_id was stored by a save that committed after this statement's snapshot (the same change sent
-        # twice at once), or it is another key's: the caller reads the stored change; anything else is raised
-        if JudgementChange.objects.filter(change_id=change_row["change_id"]).exists():
-            return None
+        outside = connection.get_autocommit() and not connection.in_atomic_block
+        if outside and JudgementChange.objects.filter(change_id=change_row["change_id"]).exists():
+            return None  # stored meanwhile by the same change sent at once: the caller reads it
         raise
     if found is None:  # the change is stored already: nothing was written
         return None
@@ -395,16 +394,16 @@ def _one_statement_sql(judgement_names, change_names, vendor):
     latest_change_id), the change_id, and the change's row:
 
     - n: the new change's id, taken from its sequence first, so the judgement can name it;
-    - j: INSERT the judgement (a new key: the change is its latest) ON CONFLICT (assessor, key) DO UPDATE: the
-      runs' sorted union (text compared as "C", by code point, as Python sorts), and the value, grade, clock and
-      latest change where the change is the latest; WHERE the change_id is not stored yet (a change stored already
-      updates nothing, and j returns no row);
-    - c: INSERT the change for the row j returned (none: nothing inserted). A plain INSERT: a change_id stored by a
-      concurrent statement, or by another key's change, fails the statement, so nothing is half-written.
+    - j: INSERT the judgement, where the change_id is not stored yet (a change stored already, whichever key or
+      assessor it is of, writes nothing and j returns no row), ON CONFLICT (assessor, key) DO UPDATE: the runs'
+      sorted union (text compared as "C", by code point, as Python sorts), and the value, grade, clock and latest
+      change where the change is the latest. A new key's judgement has the change as its latest;
+    - c: INSERT the change for the row j returned. A plain INSERT: a change_id that a concurrent transaction
+      stored after the statement began fails the whole statement, so nothing is half-written.
 
     Returns the judgement's state after it and the change's id; no row when the change was stored already.
-    c's values are a SELECT's, each cast to its column's type (text for character columns: the column's length is
-    then still checked, where a cast to varchar(n) would cut)."""
+    Both INSERTs take a SELECT's values, each parameter cast to its column's type (text for a character column:
+    its length is then still checked, where a cast to varchar(n) would cut)."""
     quote = connection.ops.quote_name
     table = quote(Judgement._meta.db_table)
     changes = quote(JudgementChange._meta.db_table)
@@ -419,10 +418,11 @@ def _one_statement_sql(judgement_names, change_names, vendor):
     for name in _LATEST_RULE_FIELDS:
         column = quote(Judgement._meta.get_field(name).column)
         assignments.append(f"{column} = CASE WHEN {latest} THEN EXCLUDED.{column} ELSE {table}.{column} END")
+    judgement_casts = [f"CAST(%s AS {_cast_type(field)})" for field in _fields(Judgement, judgement_names)]
     upsert = (f"INSERT INTO {table} ({', '.join(columns)}, {quote('latest_change_id')}) "
-              f"VALUES ({', '.join(['%s'] * len(columns))}, (SELECT id FROM n)) "
-              f"ON CONFLICT ({quote('assessor_id')}, {quote('key')}) DO UPDATE SET {', '.join(assignments)} "
+              f"SELECT {', '.join(judgement_casts)}, n.id FROM n "
               f"WHERE NOT EXISTS (SELECT 1 FROM {changes} WHERE {quote('change_id')} = %s) "
+              f"ON CONFLICT ({quote('assessor_id')}, {quote('key')}) DO UPDATE SET {', '.join(assignments)} "
               f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
     change_fields = _fields(JudgementChange, change_names)
     change_columns = [quote(field.column) for field in change_fields]

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from assessments.models import Judgement, JudgementChange, Layer
@@ -134,8 +134,8 @@ def _same_change_at_once(topic, passage, judge, *, second_inside_a_transaction):
         try:
             if second_inside_a_transaction:
                 with transaction.atomic():
+                    Judgement.objects.filter(assessor=judge).count()  # the caller's transaction has begun
                     results["second"] = record_judgement(**change)
-                    results["usable"] = Judgement.objects.filter(assessor=judge).count()
             else:
                 results["second"] = record_judgement(**change)
         except Exception as exc:  # noqa: BLE001  (reported by the test below)
@@ -160,13 +160,12 @@ def _someone_waits_on_a_lock():
 
 @postgresql_only
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("inside", [False, True], ids=["own-transaction", "inside-a-transaction"])
-def test_the_same_change_sent_twice_at_once_is_stored_once(inside):
+def test_the_same_change_sent_twice_at_once_is_stored_once():
     coll = factories.collection("car")
     topic = factories.topic(coll, "tqa2:L_0257", facets=[])
     passage = factories.passage(coll, "c" * 40)
     judge = factories.user()
-    results = _same_change_at_once(topic, passage, judge, second_inside_a_transaction=inside)
+    results = _same_change_at_once(topic, passage, judge, second_inside_a_transaction=False)
     assert "error" not in results, results.get("error")
     assert results["waited"], "the second save never waited on the first's transaction"
     assert results["first"].duplicate is False and results["second"].duplicate is True
@@ -174,5 +173,19 @@ def test_the_same_change_sent_twice_at_once_is_stored_once(inside):
     assert JudgementChange.objects.count() == 1
     judgement = Judgement.objects.get()
     assert judgement.value == "once" and judgement.latest_change_id == results["first"].change.pk
-    if inside:
-        assert results["usable"] == 1  # the savepoint kept the caller's transaction usable
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_callers_transaction_the_same_change_at_once_fails_the_callers_transaction_whole():
+    """An import is one transaction: the change it sends at the same time as another transaction is the import's
+    IntegrityError (the importer refuses the file, nothing of it kept), never a change stored twice."""
+    coll = factories.collection("car")
+    topic = factories.topic(coll, "tqa2:L_0257", facets=[])
+    passage = factories.passage(coll, "c" * 40)
+    judge = factories.user()
+    results = _same_change_at_once(topic, passage, judge, second_inside_a_transaction=True)
+    assert results["waited"], "the second save never waited on the first's transaction"
+    assert isinstance(results.get("error"), IntegrityError), results
+    assert JudgementChange.objects.count() == 1 and Judgement.objects.count() == 1
+    assert Judgement.objects.get().latest_change_id == results["first"].change.pk
