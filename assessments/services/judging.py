@@ -263,9 +263,10 @@ def _store_in_one_statement(row, change_row) -> Recorded | None:
     """PostgreSQL: the judgement's upsert and the change's insert in one statement (_one_statement_sql), its own
     transaction when the caller has none (no BEGIN or COMMIT sent), or a part of the caller's.
 
-    The statement fails only when the change_id was stored by a transaction that committed after the statement
-    began (the same change sent twice at once). Outside a transaction that reads as a duplicate. Inside the
-    caller's, the IntegrityError is the caller's (its transaction cannot go on: an import is refused, whole)."""
+    Unless a row it names (assessor, topic, passage) is deleted meanwhile, the statement fails only when the
+    change_id was stored by a transaction that committed after the statement began (the same change sent twice at
+    once). Outside a transaction that reads as a duplicate. Inside the caller's, the IntegrityError is the caller's
+    (its transaction cannot go on: an import is refused, whole)."""
     sql = _one_statement_sql(tuple(k for k in row if k != "latest_change_id"), tuple(change_row), connection.vendor)
     params = [*_params(Judgement, {k: v for k, v in row.items() if k != "latest_change_id"}),
               change_row["change_id"], *_params(JudgementChange, change_row)]
