@@ -4,21 +4,13 @@ It starts gunicorn in production mode, signs the assessors in through the real s
 through the outline page's endpoint; its figures are not asserted here (the machine is shared).
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+import re
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.reliability.benchmark_runs import run_benchmark
 
 
 def test_the_load_benchmark_runs_a_smoke_level():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "DJANGO_"))}
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_load.py"), "--smoke", "--levels", "2", "--seconds", "2"],
-        capture_output=True, text=True, timeout=240, env=env, cwd=ROOT,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    result = run_benchmark("bench_load.py", "--smoke", "--levels", 2, "--seconds", 2, timeout=240)
     assert "signed in 2 assessors" in result.stdout
     assert "   2 assessors:" in result.stdout and "saves/s" in result.stdout and "errors 0" in result.stdout
     assert "of server time" not in result.stdout  # no Server-Timing header unless asked: production runs without
@@ -27,15 +19,8 @@ def test_the_load_benchmark_runs_a_smoke_level():
 def test_the_open_loop_sends_the_rate_asked_for_whatever_the_servers_pace():
     """--rate: the assessors together send about that many saves a second (Poisson), not as many as the server
     answers (the closed loop's smoke level answers some 50 a second), and say so."""
-    import re
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "DJANGO_"))}
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_load.py"), "--smoke", "--levels", "2", "--seconds", "4",
-         "--rate", "10", "--server-timing"],
-        capture_output=True, text=True, timeout=240, env=env, cwd=ROOT,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    result = run_benchmark("bench_load.py", "--smoke", "--levels", 2, "--seconds", 4, "--rate", 10, "--server-timing",
+                           timeout=240)
     assert "open loop at 10 saves/s offered (latency from when each was due)" in result.stdout
     assert "of server time" in result.stdout and "a save inside the server" in result.stdout  # --server-timing
     summary = re.search(r"2 \(open loop, 10/s offered\):\s+(\d+) saves in ([\d.]+) s", result.stdout)

@@ -1,29 +1,16 @@
 """benchmarks/bench_save_cpu.py --server still runs end to end: two trees' gunicorn at once, blocks alternating,
 and prints the CPU a save and a page load cost each and the ratio (needs PostgreSQL and Redis, as it does)."""
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
+from tests.reliability.benchmark_runs import needs_postgresql, postgres_server, run_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-                                reason="the benchmark makes PostgreSQL databases of its own")
+pytestmark = needs_postgresql
 
 
 def test_the_save_cpu_benchmark_compares_two_trees_through_gunicorn():
-    server = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_", "DJANGO_", "CACHE_"))}
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--server", "--baseline", "HEAD",
-         "--saves", "5", "--pages", "2", "--rounds", "2", "--pg", server, "--redis", "redis://127.0.0.1:6379/11"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=ROOT,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    result = run_benchmark("bench_save_cpu.py", "--server", "--baseline", "HEAD", "--saves", 5, "--pages", 2,
+                           "--rounds", 2, "--pg", postgres_server(), "--redis", "redis://127.0.0.1:6379/11")
     assert "2 rounds of 5 saves and 2 page loads per tree" in result.stdout
     for kind in ("save", "page"):
         ratio = re.search(rf"this tree / baseline, CPU of a {kind} in all: ([\d.]+)", result.stdout)
