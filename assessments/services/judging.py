@@ -309,8 +309,7 @@ def _store_in_steps(row, change_row) -> Recorded | None:
         is_latest = (row["client_time"], row["client_seq"]) >= (current["client_time"], current["client_seq"])
         fields = dict(run_ids=sorted(set(current["run_ids"] or ()) | set(row["run_ids"])), updated_at=row["updated_at"])
         if is_latest:
-            fields.update(value=row["value"], grade=row["grade"], client_time=row["client_time"],
-                          client_seq=row["client_seq"], latest_change_id=change_id)
+            fields.update({name: row[name] for name in _LATEST_RULE_FIELDS}, latest_change_id=change_id)
         _update_judgement(current["id"], fields)
     state = {**row, **{k: current[k] for k in ("value", "grade", "client_time", "client_seq", "adjudicated",
                                                "latest_change_id")}, **fields}
@@ -386,6 +385,7 @@ def _built_sql(kind, model, names, vendor):  # per vendor: quoting is the connec
     return f"{insert}ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}"
 
 
+# What the judgement takes from a change that is the assessor's latest (both writings of _store use it).
 _LATEST_RULE_FIELDS = ("value", "grade", "client_time", "client_seq", "latest_change_id")
 
 
