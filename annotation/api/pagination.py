@@ -6,7 +6,8 @@ Each list view names its `ordering`: integer or text fields of the model, unique
 order, found through the index that serves the ordering, so a page costs the same on the first and the
 thousandth page, whatever the table holds. There is no count: it would read every row.
 
-A cursor or page size the client did not get from us (or mistyped) is a 400 naming `cursor` or `page_size`.
+A cursor or page size the client did not get from us (or mistyped) is a 400 naming `cursor` or `page_size`; so is
+a cursor holding text no database stores (NUL, a lone surrogate).
 """
 
 import binascii
@@ -98,6 +99,8 @@ class KeysetPagination(CursorPagination):
             value = model._meta.get_field(name.lstrip("-")).to_python(value)
             if isinstance(value, int) and not -BIGINT <= value < BIGINT or isinstance(value, str) and "\x00" in value:
                 raise ValueError("out of range")
+            if isinstance(value, str):
+                value.encode("utf-8")  # a lone surrogate (JSON's "\ud800") cannot be: UnicodeEncodeError, a ValueError
             position.append(value)
         return tuple(position)
 
