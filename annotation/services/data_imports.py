@@ -24,7 +24,7 @@ from django.utils.text import get_valid_filename
 
 from annotation.models import Campaign, DataImport, DataImportFile, Track
 from annotation.services.errors import ServiceError
-from assessments.models import RunEntry, Topic
+from assessments.models import QrelSet, Run, RunEntry, Topic
 from retrieval.ingest import ImportFailed, InputTooLarge
 from retrieval.services.jobs import TRANSIENT_ERRORS
 
@@ -148,6 +148,7 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
             summary, topic_ids = import_files(
                 data_import.kind, paths, data_import.collection, data_import.options, progress=report,
             )
+            _name_sources(names)
             added = _add_topics(data_import.campaign, topic_ids, data_import.kind)
     except ImportFailed as exc:
         problems = [_problem(p, names) for p in exc.problems]
@@ -189,6 +190,14 @@ def _write_files(data_import, folder: Path):
         paths.append(path)
         names[str(path)] = item.name
     return paths, names
+
+
+def _name_sources(names):
+    """The runs and qrels an import wrote name their source by the uploaded file's name, not the temporary path
+    the importer read (the folder is gone once the import ends)."""
+    for path, name in names.items():
+        for model in (Run, QrelSet):
+            model.objects.filter(source_file=path).update(source_file=name[:500])
 
 
 def _problem(problem, names) -> dict:

@@ -9,7 +9,7 @@ from annotation.models import DataImport, DataImportFile
 from annotation.services import data_imports
 from annotation.services.campaigns import create_campaign
 from annotation.services.data_imports import ImportInvalid, Upload, progress_of, progress_reporter, start_import
-from assessments.models import Run, Topic
+from assessments.models import QrelSet, Run, Topic
 from tests import factories
 from tests.factories import DATA
 
@@ -87,3 +87,14 @@ def test_plot_queries_need_their_book_first(tmp_path):
     assert failed.problems == [{"source": "q.jsonl", "line": 1, "field": "book",
                                 "message": failed.problems[0]["message"]}]
     assert "unknown book 'nope'" in failed.problems[0]["message"]
+
+
+def test_runs_and_qrels_from_an_upload_keep_the_uploaded_files_name_not_the_servers_path():
+    factories.collection("car-y3")
+    start_import(kind="car-runs", uploads=[upload(RUN)], collection="car-y3", options={"create_topics": True})
+    start_import(kind="trec-run", uploads=[Upload("team-a.run", io.BytesIO(b"1 Q0 d 1 1 r\n"))],
+                 collection="web", options={"create_missing": True})
+    start_import(kind="qrels", uploads=[Upload("judged.qrels", io.BytesIO(b"1 0 d 1\n"))],
+                 collection="web", options={"create_missing": True})
+    assert sorted(Run.objects.values_list("source_file", flat=True)) == [RUN.name, "team-a.run"]
+    assert list(QrelSet.objects.values_list("source_file", flat=True)) == ["judged.qrels"]
