@@ -52,7 +52,7 @@ def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):
 
     query = {"name": "car-pool", "runs": [r.pk for r in runs], "strategy": "union", "fusion": "rrf", "depth": 20,
              "only_ranked": "on", "preview": "1"}
-    response = client.get("/campaigns/car/pools/", query)
+    response = client.post("/campaigns/car/pools/", query)
     assert response.status_code == 200 and b"Candidates per topic" in response.content
     query.pop("preview")
     response = client.post("/campaigns/car/pools/", query)

@@ -92,3 +92,23 @@ def test_a_choice_campaign_makes_its_forced_choice_items_from_a_pool_run(tmp_pat
     assert item.kind == StudyItem.Kind.CHOICE and item.candidates.count() == 3
     response = client.post("/campaigns/choice/pools/", {"action": "study_items", "pool": pool.name, "run": 0, "n": 3})
     assert response.status_code == 400 and "one of the pool&#x27;s runs" in response.content.decode()
+
+
+def test_the_console_previews_a_pool_by_post_so_no_csrf_token_reaches_the_address_bar(campaign, client):
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import Role, ensure_groups
+
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(boss)
+    page = client.get("/campaigns/tiny/pools/").content.decode()
+    assert 'id="preview-pool"' in page and 'formmethod="get"' not in page  # Preview sends the form as it is: POST
+    form = {"name": "p", "runs": runs("r1", "r2"), "strategy": "union", "fusion": "rrf", "depth": 2, "preview": "1"}
+    shown = client.post("/campaigns/tiny/pools/", form)
+    assert shown.status_code == 200 and b"Candidates per topic" in shown.content
+    assert not Pool.objects.filter(name="p").exists()  # a preview builds nothing
+    # A GET never previews (an old bookmarked preview address shows the empty form).
+    old = client.get("/campaigns/tiny/pools/", {**form, "csrfmiddlewaretoken": "x"})
+    assert old.status_code == 200 and b"Candidates per topic" not in old.content

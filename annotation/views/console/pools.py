@@ -45,21 +45,22 @@ def _options(form):
 @require_http_methods(["GET", "POST"])
 @organisers_only
 def pools_page(request, name):
-    """The campaign's pools with their state, and the form for a new one (its preview with `?preview`)."""
+    """The campaign's pools with their state, and the form for a new one; a POST with `preview` previews the pool
+    (a POST, so the form's CSRF token never lands in the address bar or the history), without it builds it."""
     campaign = campaign_of(name)
     runs = _runs(campaign)
     if request.method == "POST" and request.POST.get("action") == "study_items":
         return _study_items(request, campaign, runs)
-    if request.method == "GET" and "preview" not in request.GET:
+    if request.method == "GET":
         default = f"{campaign.name}-pool-{campaign.pools.count() + 1}"
         return _render(request, campaign, PoolForm(runs=runs, initial={"name": default}))
-    form = PoolForm(request.POST if request.method == "POST" else request.GET, runs=runs)
+    form = PoolForm(request.POST, runs=runs)
     if not form.is_valid():
         return _render(request, campaign, form, status=400)
     data = form.cleaned_data
     try:
         retrievers, run_ids = _options(form)
-        if request.method == "GET":
+        if "preview" in request.POST:
             shown = preview(campaign=campaign, runs=run_ids, retrievers=retrievers, depth=data["depth"],
                             per_topic=data["per_topic"], topics=data["topic_ids"], only_ranked=data["only_ranked"])
             return _render(request, campaign, form, shown=shown)
