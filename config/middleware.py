@@ -49,10 +49,10 @@ class DatabaseUnavailableMiddleware:
 
 
 class LoginThrottleMiddleware:
-    """Too many failed sign-ins for one user name from one address: that pair is refused (429) for a while.
+    """Too many sign-in attempts for one user name from one address: that pair is refused (429) for a while.
 
-    Failures are counted by the user_login_failed signal (config.throttle), so the site's and the admin's
-    sign-in pages share the count; the check happens here, before the password is even looked at.
+    Each attempt on the site's or the admin's sign-in page is counted and checked here in one step
+    (config.throttle.attempt), before the password is even looked at; the two pages share the count.
     """
 
     def __init__(self, get_response):
@@ -60,7 +60,7 @@ class LoginThrottleMiddleware:
 
     def __call__(self, request):
         if request.method == "POST" and throttle.is_login_path(request.path):
-            wait = throttle.seconds_blocked(request, request.POST.get("username", ""))
+            wait = throttle.attempt(request, request.POST.get("username", ""))
             if wait:
                 return throttle.refused(request, wait)
         return self.get_response(request)

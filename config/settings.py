@@ -177,7 +177,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_BYTES", 2 * 1024 *
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_FILE_UPLOAD_MAX_MEMORY_BYTES", 2 * 1024 * 1024)
 FILE_UPLOAD_PERMISSIONS = 0o640
-# Login throttling (config/throttle.py): this many failures per user name and address within the window.
+# Login throttling (config/throttle.py): this many sign-in attempts per user name and address within the window
+# (the next is refused; a successful sign-in clears the count).
 LOGIN_THROTTLE_FAILURES = env_int("LOGIN_THROTTLE_FAILURES", 5)
 LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 15 * 60)
 # Behind a proxy that appends the client's address to X-Forwarded-For, count per that address.

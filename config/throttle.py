@@ -1,10 +1,14 @@
-"""Login throttling: failed sign-ins counted per (user name, client address) in the cache, in a fixed window.
+"""Login throttling: sign-in attempts counted per (user name, client address) in the cache, in a fixed window.
 
-After LOGIN_THROTTLE_FAILURES failures within LOGIN_THROTTLE_WINDOW seconds, that user name from that address
-is refused with 429 and a message saying how long to wait; a successful sign-in clears the count.
+The user name is the one the sign-in form authenticates (`login_name`: stripped and normalised to NFKC, as
+Django's UsernameField does; then case-folded), so a look-alike spelling (full-width or mathematical letters) that
+signs in as the same user is counted as that user. Each POST to a sign-in page is counted before its password is
+checked, and refused with 429 (and a message saying how long to wait) once the count passes
+LOGIN_THROTTLE_FAILURES within LOGIN_THROTTLE_WINDOW seconds: counting and checking are one atomic step
+(`attempt`), so parallel sign-ins get no more password checks than the limit. A successful sign-in clears the count.
 
 The count lives in the default cache and is raised atomically (cache.add starts it, cache.incr raises it: one
-Redis INCR), so concurrent failures in several processes are all counted. Several server processes must share
+Redis INCR), so concurrent attempts in several processes are all counted. Several server processes must share
 the cache (CACHE_URL, e.g. Redis): without it each process counts on its own and N workers would allow N times
 the tries, which `manage.py check --deploy` reports (config.checks).
 """
@@ -14,6 +18,8 @@ import hashlib
 import time
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UsernameField
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
 from django.dispatch import receiver
@@ -44,9 +50,26 @@ def client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
+def login_name(username: str) -> str:
+    """The name counted for what was typed: the name the sign-in form authenticates (Django's UsernameField:
+    stripped, NFKC unless longer than the user name's column), case-folded."""
+    user_model = get_user_model()
+    column = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    return UsernameField(max_length=column.max_length or 254).to_python(username).casefold()
+
+
 def _key(request, username: str) -> str:
-    who = f"{username.strip().casefold()}|{client_address(request)}"
+    who = f"{login_name(username)}|{client_address(request)}"
     return "login-failures:" + hashlib.sha256(who.encode("utf-8")).hexdigest()
+
+
+def attempt(request, username: str) -> int:
+    """Count this sign-in attempt, before its password is checked; seconds it must wait when the count is now over
+    the limit (refuse it), else 0. One atomic step, so that parallel attempts cannot all pass a check made before
+    any of them was counted. The failure signal then leaves this request uncounted."""
+    count, wait = hit(_key(request, username), settings.LOGIN_THROTTLE_WINDOW)
+    request._login_attempt_counted = True
+    return wait if count > settings.LOGIN_THROTTLE_FAILURES else 0
 
 
 def seconds_blocked(request, username: str) -> int:
@@ -107,7 +130,8 @@ def refused(request, wait: int):
 
 @receiver(user_login_failed)
 def _count_failure(sender, credentials, request=None, **kwargs):
-    if request is not None:
+    # A sign-in page's attempt was counted before the password was checked (attempt); count other callers' failures.
+    if request is not None and not getattr(request, "_login_attempt_counted", False):
         record_failure(request, credentials.get("username") or "")
 
 
