@@ -7,6 +7,7 @@ one transaction, so a bad file writes nothing.
 
 import gzip
 import json
+import re
 import sys
 import zlib
 from dataclasses import dataclass
@@ -296,6 +297,68 @@ def json_type(value) -> str:
     return type(value).__name__
 
 
+JSON_DEPTH_SHOWN = 100  # a document the parser found nested too deeply is shown where it passes this many levels
+_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_JSON_NUMBERS = re.compile(_JSON_STRING + r"|(-?\d+)(\.\d+)?([eE][-+]?\d+)?")
+_JSON_BRACKETS = re.compile(_JSON_STRING + r"|[\[{]|[\]}]")
+_JSON_WORDS = {  # the json module's messages that end in "at", said without it
+    "Unterminated string starting at": "a string that is never closed starts",
+    "Invalid control character at": "a control character (a tab, a line break...) inside a string",
+}
+
+
+class InvalidJSON(ValueError):
+    """Text that is not JSON, or not JSON that can be read: where (line and column, both from 1) and what, in words.
+
+    `message` is the problem's text ("invalid JSON: ... at column C"); the line goes in the problem's line."""
+
+    def __init__(self, line: int, column: int, what: str):
+        self.line, self.column, self.what = line, column, what
+        self.message = f"invalid JSON: {what} at column {column}"
+        super().__init__(f"line {line}: {self.message}")
+
+
+def load_json(text: str, *, first_line: int = 1):
+    """json.loads(text) of untrusted text; InvalidJSON for anything it cannot read: broken JSON, an integer of
+    more digits than Python converts (sys.get_int_max_str_digits, a plain ValueError from json), nesting deeper
+    than the parser recurses. The one reader of uploaded JSON: every importer's JSON goes through it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = _JSON_WORDS.get(exc.msg, exc.msg)
+        raise _invalid(text, exc.pos, first_line, what) from None
+    except ValueError as exc:  # json read an integer it may not convert: find it (json does not say where)
+        for match in _JSON_NUMBERS.finditer(text):
+            digits, fraction, exponent = match.groups()
+            if digits and not fraction and not exponent and len(digits.lstrip("-")) > _int_digits():
+                what = f"a number of {len(digits.lstrip('-')):,} digits (at most {_int_digits():,} are taken)"
+                raise _invalid(text, match.start(), first_line, what) from None
+        raise _invalid(text, 0, first_line, f"cannot be read ({exc})") from None
+    except RecursionError:
+        depth, deepest, place = 0, 0, 0
+        for match in _JSON_BRACKETS.finditer(text):
+            token = match.group()
+            if token in "[{":
+                depth += 1
+                if depth > deepest:
+                    deepest, place = depth, match.start()
+                    if depth >= JSON_DEPTH_SHOWN:
+                        break
+            elif token in "]}":
+                depth -= 1
+        what = f"lists and objects nested too deeply (level {deepest} starts here)"
+        raise _invalid(text, place, first_line, what) from None
+
+
+def _int_digits():
+    return sys.get_int_max_str_digits() or 4300
+
+
+def _invalid(text, pos, first_line, what) -> InvalidJSON:
+    line_start = text.rfind("\n", 0, pos) + 1
+    return InvalidJSON(first_line + text.count("\n", 0, pos), pos - line_start + 1, what)
+
+
 def parse_json_lines(text: str, problems: Problems, first: int = 1):
     """Yield (line number, object) for each non-blank line (the first numbered `first`); a line that is not a
     JSON object is a problem."""
@@ -303,12 +366,9 @@ def parse_json_lines(text: str, problems: Problems, first: int = 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
-            continue
-        except RecursionError:
-            problems.add("invalid JSON: nested too deeply", line=number)
+            obj = load_json(line, first_line=number)
+        except InvalidJSON as exc:
+            problems.add(exc.message, line=exc.line)
             continue
         if not isinstance(obj, dict):
             problems.add(f"expected a JSON object, got {json_type(obj)}", line=number)

@@ -5,6 +5,7 @@ import io
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Campaign, CampaignTopic
 from annotation.roles import Role, ensure_groups
@@ -102,3 +103,23 @@ def test_the_form_shows_each_problem_beside_its_field(client):
     form = response.context["form"]
     assert set(form.errors) >= {"name", "overlap", "plot_scale", "topics"}
     assert 'aria-invalid="true"' in response.content.decode()
+
+
+def test_a_topic_file_with_a_huge_number_lists_the_problem_and_makes_nothing(client):
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(boss)
+    topic_file = SimpleUploadedFile("topics.json", b'{"headings": ' + b"1" * 5000 + b"}")
+    response = client.post("/campaigns/new/", {
+        "name": "car", "task": "outline", "collection": "car-y3", "topics_from": "file", "topic_file": topic_file,
+        "overlap": 1, "qualification_threshold": 90, "qualification_attempts": 2, "review_sample_size": 10,
+        "review_threshold": 95, "mode": "label", "context_sentences": 5, "choice_candidates": 20,
+        "plot_scale": "1 Yes\n0 No",
+    })
+    assert response.status_code == 400
+    assert response.context["problems"] == [{
+        "source": "topics.json", "line": 1, "field": None,
+        "message": "invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 14",
+    }]
+    assert not Campaign.objects.exists()

@@ -126,3 +126,10 @@ def test_a_run_name_the_uploader_already_has_in_the_campaign_is_rejected(outline
 def test_a_binary_file_is_rejected(outline, team_a):
     body = rejected(team_a, "car-y3", b"\x89PNG\r\n\x1a\n\x00\x00")
     assert problem(body, 3, None) == "not a text file: NUL byte at offset 8"
+
+
+def test_a_number_of_more_digits_than_python_converts_is_a_problem_not_a_500(outline, team_a):
+    body = rejected(team_a, "car-y3", '{"run_id": ' + "1" * 5000 + "}\n")
+    assert problem(body, 1, None) == "invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 12"
+    body = rejected(team_a, "car-y3", page() + "\n" + '{"title": ' + "1" * 5000 + "}\n")
+    assert problem(body, 2, None).startswith("invalid JSON: a number of 5,000 digits")

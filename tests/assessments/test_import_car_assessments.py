@@ -343,3 +343,10 @@ def test_an_unknown_collection_or_missing_file_is_rejected(car, tmp_path):
     assert f"{tmp_path / 'missing.json'}: cannot read" in rejected(tmp_path / "missing.json")
     (tmp_path / "empty").mkdir()
     assert "the directory holds no .json files" in rejected(tmp_path / "empty")
+
+
+def test_a_number_of_more_digits_than_python_converts_is_rejected_with_its_place(car, tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text('{\n  "notes_state": ' + "1" * 5000 + "\n}\n")
+
+    assert f"{path}:2: invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 18" in rejected(path)

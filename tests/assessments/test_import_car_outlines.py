@@ -414,3 +414,13 @@ def test_it_rejects_duplicate_pages_and_sections_in_cbor(write):
 
     assert f"{path}:2: page_id: page 'tqa2:L_0001' appears twice (also record 1)" in message
     assert f"{path}:3: sections[1].headingId: section tqa2:L_0004/T_0008 appears twice (also sections[0])" in message
+
+
+def test_it_rejects_a_number_of_more_digits_than_python_converts(write):
+    path = write('{"headings": [],\n "notes": ' + "1" * 5000 + "}")
+    assert f"{path}:2: invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 11" in rejected(path)
+
+
+def test_an_unclosed_string_is_named_once_at_its_column_from_1(write):
+    path = write('{"headings": "abc')
+    assert f"{path}:1: invalid JSON: a string that is never closed starts at column 14" in rejected(path)

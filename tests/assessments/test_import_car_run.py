@@ -278,7 +278,7 @@ def test_a_created_trial_topic_takes_its_facets_from_the_first_page(data_dir):
 def test_it_rejects_a_truncated_file_and_writes_nothing(outlines, y3_page, write):
     text = json.dumps(y3_page(n=2)) + "\n" + json.dumps(y3_page(squid="tqa2:L_0003"))[:150] + "\n"
     path = write(text)
-    assert f"{path}:2: invalid JSON: Unterminated string starting at" in rejected(path)
+    assert f"{path}:2: invalid JSON: a string that is never closed starts at column 146\n" in rejected(path) + "\n"
 
 
 def test_it_rejects_a_truncated_single_page_file(data_dir, write):
@@ -437,3 +437,11 @@ def test_it_reports_every_problem_of_a_file_at_once(outlines, y3_page, write):
     assert f"{path}:1: paragraphs[0].para_id" in message
     assert f"{path}:2: squid: unknown topic 'tqa2:L_9999'" in message
     assert f"{path}:3: expected a JSON object, got a string" in message
+
+
+@pytest.mark.parametrize("pretty", [False, True], ids=["json-lines", "one-object"])
+def test_it_rejects_a_number_of_more_digits_than_python_converts(outlines, y3_page, write, pretty):
+    text = json.dumps(y3_page(title="BIG"), indent=2 if pretty else None).replace('"BIG"', "1" * 5000)
+    path = write(text + "\n")
+    assert f"{path}:{2 if pretty else 1}: invalid JSON: a number of 5,000 digits (at most 4,300 are taken)" in \
+        rejected(path)

@@ -21,7 +21,7 @@ from assessments.importers.car.common import DEFAULT_COLLECTION, merge_failure, 
 from assessments.importers.trec import no_progress, raise_if_any, refused
 from assessments.models import Judgement, JudgementChange, Layer, Topic
 from assessments.services.judging import JudgementInvalid, record_judgement, validate_value
-from retrieval.ingest import ImportFailed, Problem, Problems, json_type, read_text
+from retrieval.ingest import ImportFailed, InvalidJSON, Problem, Problems, json_type, load_json, read_text
 from retrieval.models import Collection, Passage
 
 
@@ -78,12 +78,9 @@ def read_assessment_file(path, problems) -> list[Entry]:
         merge_failure(exc, problems)
         return []
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.add(f"invalid JSON: {exc.msg} at column {exc.colno}", line=exc.lineno)
-        return []
-    except RecursionError:
-        problems.add("invalid JSON: nested too deeply")
+        doc = load_json(text)
+    except InvalidJSON as exc:
+        problems.add(exc.message, line=exc.line)
         return []
     prefix = ""
     if isinstance(doc, dict) and isinstance(doc.get("saved_data"), dict):  # the original tool's save files

@@ -5,7 +5,6 @@ in file order, titled from `headings` and annotated from `notes`, each keyed by 
 """
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from assessments.importers.trec import (
 )
 from assessments.models import Facet, Topic
 from assessments.services.judging import forget_topic_facets
-from retrieval.ingest import ImportFailed, Problem, Problems, decode_text, json_type
+from retrieval.ingest import ImportFailed, InvalidJSON, Problem, Problems, decode_text, json_type, load_json
 from retrieval.models import Collection
 
 from assessments.importers.car.common import (
@@ -117,11 +116,9 @@ def parse_cast_outlines(text, source, *, include_train=False, progress=no_progre
     """The pages to import from the JSON cast file; ImportFailed with every problem if it is broken."""
     problems = Problems(source)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.fail(f"invalid JSON: {exc.msg} at column {exc.colno}", line=exc.lineno)
-    except RecursionError:
-        problems.fail("invalid JSON: nested too deeply")
+        doc = load_json(text)
+    except InvalidJSON as exc:
+        problems.fail(exc.message, line=exc.line)
     if not isinstance(doc, dict):
         problems.fail(f"expected a JSON object with the keys {', '.join(OUTLINE_KEYS)}, got {json_type(doc)}")
     for key, kind in OUTLINE_KEYS.items():

@@ -5,7 +5,6 @@ squid starts with `tqa2:` are held to the Y3 submission rules; trial pages are t
 paragraph repeated within a trial page is kept once, at its first place.
 """
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -23,7 +22,9 @@ from assessments.importers.trec import (
 )
 from assessments.models import Facet, Run, RunEntry, Topic
 from assessments.services.runs import name_scope, name_taken_message, taken_names
-from retrieval.ingest import ImportFailed, Problems, hidden_characters, json_type, parse_json_lines, read_text
+from retrieval.ingest import (
+    ImportFailed, InvalidJSON, Problems, hidden_characters, json_type, load_json, parse_json_lines, read_text,
+)
 from retrieval.models import Collection, Passage
 
 from assessments.importers.car.common import (
@@ -72,12 +73,9 @@ class Article:
 def json_records(text, problems):
     """(line, object) of a file that is one JSON object (the trial pages, maybe pretty-printed) or JSON lines."""
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError as exc:
+        whole = load_json(text)
+    except InvalidJSON as exc:
         error = exc
-    except RecursionError:
-        problems.add("invalid JSON: nested too deeply")
-        return
     else:
         first_line = text[: len(text) - len(text.lstrip())].count("\n")  # blank lines before the object
         if isinstance(whole, dict):
@@ -90,15 +88,15 @@ def json_records(text, problems):
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     first = lines[0] if lines else ""
     try:
-        json.loads(first)
+        load_json(first)
         first_is_json = True
-    except (json.JSONDecodeError, RecursionError):
+    except InvalidJSON:
         first_is_json = False
     if first_is_json or (first.startswith("{") and first.endswith("}")):
         yield from parse_json_lines(text, problems)
     else:
         # Neither one object nor JSON lines: most likely a broken (e.g. truncated) single page.
-        problems.add(f"invalid JSON: {error.msg} at column {error.colno}", line=error.lineno)
+        problems.add(error.message, line=error.line)
 
 
 def is_number(value) -> bool:
@@ -301,8 +299,8 @@ def parse_article_batches(batches, problems, progress=no_progress) -> list[Artic
         else:
             first_line = None
         try:
-            lines_mode = isinstance(json.loads(first_line), dict) if first_line is not None else False
-        except (json.JSONDecodeError, RecursionError):
+            lines_mode = isinstance(load_json(first_line), dict) if first_line is not None else False
+        except InvalidJSON:
             lines_mode = False
         if not lines_mode:
             yield from json_records("\n".join(head + [text for _, text in batches_left]), problems)
