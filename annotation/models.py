@@ -52,6 +52,9 @@ class Campaign(models.Model):
         help_text="Who reviews this campaign's batches (empty: everyone in the reviewer group).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    show_run_names = models.BooleanField(
+        default=False, help_text="Show assessors which run wrote the article they judge (off: judging is blind).",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -167,6 +170,11 @@ class Assignment(models.Model):
         return f"{self.assessor} — {self.topic.external_id}{what}"
 
     def save(self, *args, **kwargs):
+    @property
+    def shown_run_name(self) -> str:
+        """The run's name as the assessor may see it: empty unless the campaign shows run names (judging is blind)."""
+        return self.run.name if self.run_id and self.campaign_id and self.campaign.show_run_names else ""
+
         if not self.token:
             self.token = secrets.token_hex(16)
         if not self.seed:

@@ -54,7 +54,8 @@ def plot_settings(*, mode="label", scale=None, context_sentences=DEFAULT_CONTEXT
 def new_campaign(
     *, name, task, title="", collection="", topics=(), topic_file=None, guidelines="", overlap=1,
     qualification_topics=(), qualification_gold=None, qualification_threshold=0.9, qualification_attempts=2,
-    review_sample_size=10, review_threshold=0.95, settings=None, max_runs=None, max_per_topic=None,
+    review_sample_size=10, review_threshold=0.95, show_run_names=False, settings=None, max_runs=None,
+    max_per_topic=None,
 ) -> Campaign:
     """Make a campaign as the console's form describes it; SetupInvalid names the field, ImportFailed lists the
     topic file's problems. Nothing is written unless all of it is.
@@ -97,6 +98,7 @@ def new_campaign(
         campaign.qualification_attempts = qualification_attempts
         campaign.review_sample_size = review_sample_size
         campaign.review_threshold = review_threshold
+        campaign.show_run_names = show_run_names
         campaign.settings = dict(settings or {})
         try:
             campaign.full_clean(validate_unique=False)

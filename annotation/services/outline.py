@@ -185,13 +185,17 @@ def outline_page(assignment, *, readonly=False) -> OutlinePage:
         "assignment": assignment.token,
         "status": assignment.status,
         "readonly": readonly,
-        "run": assignment.run.name,
         "topic": assignment.topic.external_id,
         "facets": facets,
         "label_sets": outline_labels(),
         "passages": [{"id": e.passage_id, "n": n} for n, e in enumerate(entries, start=1)],
         "labels": {key: {str(k): v for k, v in labels[key].items()} for key in labels},
     }
+    if assignment.shown_run_name:
+        state["run"] = assignment.shown_run_name
+    else:  # blind: how many other articles a passage was judged in, not their runs' names
+        runs = state["labels"]["runs"]
+        runs.update({pid: len(set(names) - {assignment.run.name}) for pid, names in runs.items()})
     from annotation.services.plot import shown_machine_labels
 
     machine = shown_machine_labels(assignment, ids)

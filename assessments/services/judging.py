@@ -3,7 +3,7 @@
 import functools
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
 from django.db import IntegrityError, connection, transaction
@@ -15,6 +15,12 @@ from assessments.models import Judgement, JudgementChange, Layer, Relevance, Spe
 from assessments.models.judgements import RELEVANCE_GRADE
 
 RATING_MIN, RATING_MAX = 1, 10
+
+# THE window of an assessor's clock (client_time), for every path that stores a change (pages, API, imports): not
+# before 2000, not more than CLIENT_CLOCK_SKEW past the server's clock. Outside it a change is refused; a page's or
+# the API's clock ahead of the server's within the skew is taken as the server's now.
+EARLIEST_CLIENT_TIME = datetime(2000, 1, 1, tzinfo=dt_timezone.utc)
+CLIENT_CLOCK_SKEW = timedelta(days=1)
 
 
 class JudgementInvalid(ValueError):
@@ -219,11 +225,7 @@ def record_judgement(
     )
     change_id = uuid.UUID(str(change_id)) if change_id else uuid.uuid4()
     now = timezone.now()
-    client_time = client_time or now
-    if source in (JudgementChange.Source.WEB, JudgementChange.Source.API):
-        # The assessor's clock never runs ahead of the server's: a clock far in the future would otherwise make
-        # every later change non-current. (A late clock only orders that device's changes among themselves.)
-        client_time = min(client_time, now)
+    client_time = checked_client_time(client_time or now, source=source, now=now)
     run_ids = sorted({str(r) for r in run_ids})
     key = Judgement.make_key(layer, topic and topic.pk, passage and passage.pk, passage2 and passage2.pk, item, campaign_id)
     row = dict(
@@ -239,6 +241,28 @@ def record_judgement(
     )
     recorded = _store(row, change_row)
     return recorded or _existing_change(change_id, assessor)
+
+
+def checked_client_time(client_time: datetime, *, source: str, now: datetime | None = None) -> datetime:
+    """The assessor's clock as stored, or JudgementInvalid naming `client_time` when it is outside the window
+    (EARLIEST_CLIENT_TIME to the server's clock plus CLIENT_CLOCK_SKEW). A time far outside it (year 1, with a
+    zone) would be stored as a date PostgreSQL keeps but no export can read back."""
+    now = now or timezone.now()
+    if client_time < EARLIEST_CLIENT_TIME:
+        raise JudgementInvalid(f"client_time: {_shown(client_time)} is before {EARLIEST_CLIENT_TIME:%Y-%m-%d}: "
+                               "check the clock of the device the change came from")
+    if client_time > now + CLIENT_CLOCK_SKEW:
+        raise JudgementInvalid(f"client_time: {_shown(client_time)} is more than a day after the server's clock "
+                               f"({now:%Y-%m-%dT%H:%MZ}): check the clock of the device the change came from")
+    if source in (JudgementChange.Source.WEB, JudgementChange.Source.API):
+        # The assessor's clock never runs ahead of the server's: a clock in the future would otherwise make every
+        # later change non-current. (A late clock only orders that device's changes among themselves.)
+        client_time = min(client_time, now)
+    return client_time
+
+
+def _shown(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds")
 
 
 def _store(row, change_row) -> Recorded | None:

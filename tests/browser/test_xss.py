@@ -44,7 +44,7 @@ def world(tmp_path):
     passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i} {PAYLOAD}") for i in range(1, 4)]
     run = factories.run(coll, f"run{PAYLOAD}"[:100], {topic: passages})
     campaign = Campaign.objects.create(name="xss", task=Campaign.Task.OUTLINE, title=f"Campaign {PAYLOAD}",
-                                       guidelines=f"Guidelines {PAYLOAD}")
+                                       guidelines=f"Guidelines {PAYLOAD}", show_run_names=True)  # run names shown
     outline = Assignment.objects.create(campaign=campaign, assessor=assessor, topic=topic, run=run)
     record_judgement(assessor=assessor, layer="notes", value=f"My notes {PAYLOAD}", topic=topic,
                      passage=passages[0], client_time=datetime(2024, 5, 1, tzinfo=UTC), run_ids=[run.name])

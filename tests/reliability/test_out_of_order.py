@@ -60,12 +60,18 @@ def test_equal_clock_times_from_two_tabs_are_ordered_by_the_counter(client, assi
 
 @pytest.mark.django_db
 def test_a_client_clock_far_in_the_future_does_not_pin_the_label(client, assignment, article, save):
-    """A change sent with a clock years ahead is taken at the server's time: the assessor's next change wins."""
+    """A change sent with a clock hours ahead is taken at the server's time: the assessor's next change wins. One
+    years ahead is refused, naming client_time (the window: assessments.services.judging.checked_client_time)."""
+    from datetime import timedelta
+
     from assessments.models import Judgement
 
     client.force_login(assignment.assessor)
     passage = article[2][0]
-    save(assignment, "notes", passage, "from a broken clock", client_time="2099-01-01T00:00:00.000Z")
+    refused = save(assignment, "notes", passage, "from a broken clock", client_time="2099-01-01T00:00:00.000Z")
+    assert refused.status_code == 400 and refused.json()["field"] == "client_time"
+    ahead = (timezone.now() + timedelta(hours=20)).isoformat()
+    assert save(assignment, "notes", passage, "from a clock ahead", client_time=ahead).status_code == 200
     later = save(assignment, "notes", passage, "the fix", client_time=timezone.now().isoformat())
     assert later.json()["current"] is True
     assert Judgement.objects.get(layer="notes").value == "the fix"

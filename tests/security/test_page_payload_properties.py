@@ -15,7 +15,7 @@ number of examples. PJ_FUZZ_EXAMPLES=500 searches that many random examples a te
 import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from django.urls import reverse
@@ -61,10 +61,19 @@ NOT_JSON = st.one_of(
 )
 
 
+ZONES = st.one_of(st.just(timezone.utc), st.integers(-14 * 60, 14 * 60).map(
+    lambda minutes: timezone(timedelta(minutes=minutes))))
+
+
 def clock():
-    """Well-formed client times: past, present and far future (the server clamps those to its own)."""
-    return st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2200, 1, 1),
-                        timezones=st.just(timezone.utc)).map(lambda t: t.isoformat().replace("+00:00", "Z"))
+    """Well-formed client times from the whole datetime range (year 1 to 9999, zones from -14:00 to +14:00), mostly
+    inside the window the server keeps (2000 to its clock plus a day; outside it a save is a 400 naming client_time)."""
+    anywhere = st.datetimes(timezones=ZONES)
+    recent = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2026, 1, 1), timezones=ZONES)
+    edges = st.sampled_from([datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))), datetime.min, datetime.max,
+                             datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-14))),
+                             datetime(1999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)])
+    return st.one_of(recent, recent, anywhere, edges).map(lambda t: t.isoformat().replace("+00:00", "Z"))
 
 
 @st.composite

@@ -158,8 +158,15 @@
     }
     summary.classList.toggle("is-open", !removed && !facetList(pid).length);
 
-    var others = (L.runs[pid] || []).filter(function (r) { return r !== S.run; });
-    p.el.querySelector('[data-role="runs"]').textContent = others.length ? "also judged under " + others.join(", ") : "";
+    // The runs' names where the campaign shows them; judging blind, how many other articles (never which runs).
+    var runs = L.runs[pid] || [], text = "";
+    if (typeof runs === "number") {
+      if (runs) text = "also judged in " + runs + " other article" + (runs === 1 ? "" : "s");
+    } else {
+      var others = runs.filter(function (r) { return r !== S.run; });
+      if (others.length) text = "also judged under " + others.join(", ");
+    }
+    p.el.querySelector('[data-role="runs"]').textContent = text;
   }
 
   function buildSlot(slot) {

@@ -59,7 +59,8 @@ def campaign_new(request):
             qualification_threshold=data["qualification_threshold"] / 100,
             qualification_attempts=data["qualification_attempts"],
             review_sample_size=data["review_sample_size"], review_threshold=data["review_threshold"] / 100,
-            settings=settings, max_runs=data["max_runs"], max_per_topic=data["max_per_topic"],
+            show_run_names=data["show_run_names"], settings=settings, max_runs=data["max_runs"],
+            max_per_topic=data["max_per_topic"],
         )
     except (SetupInvalid, OrderSettingsInvalid) as exc:
         form.add_service_error(exc.field, exc.message)

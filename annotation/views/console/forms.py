@@ -136,6 +136,10 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
                                             help_text="Items a reviewer checks of each finished batch (0: no review).")
     review_threshold = forms.IntegerField(min_value=0, max_value=100, initial=95, label="Review pass mark (%)",
                                           help_text="Under it the batch goes back for revision (seed 000: 95%).")
+    show_run_names = forms.BooleanField(
+        required=False, label="Show run names to assessors",
+        help_text="Off (the default), judging is blind: assessors never see which run wrote an article.",
+    )
     mode = forms.ChoiceField(
         choices=[("label", "Label each candidate (grade and query spans)"),
                  ("choice", "Forced choice: pick the plot among N candidates"), ("pair", "Rate pairs 1–10")],

@@ -20,7 +20,7 @@ from assessments.exporters.car_y3 import (  # noqa: F401 (the wire table is shar
 from assessments.importers.car.common import DEFAULT_COLLECTION, merge_failure, short
 from assessments.importers.trec import no_progress, raise_if_any, refused
 from assessments.models import Judgement, JudgementChange, Layer, Topic
-from assessments.services.judging import JudgementInvalid, record_judgement, validate_value
+from assessments.services.judging import JudgementInvalid, checked_client_time, record_judgement, validate_value
 from retrieval.ingest import ImportFailed, InvalidJSON, Problem, Problems, json_type, load_json, read_text
 from retrieval.models import Collection, Passage
 
@@ -180,8 +180,11 @@ class _Reader:
             self.add(f"expected a time stamp string, got {json_type(stamp)}", f"{place}.time_stamp")
         else:
             try:
-                moment = parse_time(stamp)
-            except ValueError as exc:
+                moment = checked_client_time(parse_time(stamp), source=JudgementChange.Source.IMPORT)
+            except JudgementInvalid as exc:
+                moment = None
+                self.add(f"{short(stamp)}: {str(exc).partition(': ')[2]}", f"{place}.time_stamp")
+            except (ValueError, OverflowError) as exc:
                 self.add(f"{short(stamp)}: {exc}", f"{place}.time_stamp")
         if not isinstance(session, str):
             self.add(f"expected a string, got {json_type(session)}", f"{place}.session_id")
