@@ -215,8 +215,8 @@ def _progress_over_time(changes, names, order, colours):
 
 
 def _per_assessor(judgements, names, order):
-    counts = dict(judgements.exclude(value=None).exclude(layer=Layer.NOTES).order_by().values("assessor_id")
-                  .annotate(n=Count("id")).values_list("assessor_id", "n"))
+    counts = dict(judgements.exclude(value=None).exclude(layer=Layer.NOTES).without_stale_transitions().order_by()
+                  .values("assessor_id").annotate(n=Count("id")).values_list("assessor_id", "n"))
     return hbars("per-assessor", "Current labels per assessor", [(names[pk], counts.get(pk, 0)) for pk in order],
                  unit="labels")
 
@@ -244,7 +244,8 @@ def _grade_distribution(judgements, names, order):
 def _transition_distribution(judgements, names, order):
     per = defaultdict(Counter)
     known = {value: Transition(value).label for value in Transition.values}
-    rows = (judgements.filter(layer=Layer.TRANSITION).exclude(value=None).order_by().values("assessor_id", "value")
+    rows = (judgements.filter(layer=Layer.TRANSITION).exclude(value=None).without_stale_transitions().order_by()
+            .values("assessor_id", "value")
             .annotate(n=Count("id")).values_list("assessor_id", "value", "n"))
     for assessor, value, n in rows:
         per[assessor][known.get(value, str(value)) if isinstance(value, str) else str(value)] += n

@@ -93,8 +93,8 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
     rows = Judgement.objects.in_campaign(campaign).filter(
         topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, Layer.PLOT_GRADE),
-    ).exclude(value=None).values_list("topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value",
-                                      "adjudicated")
+    ).exclude(value=None).without_stale_transitions().values_list(
+        "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated")
     final_marks = defaultdict(lambda: [False, {}])
     for topic_id, pid, pid2, assessor, kind, value, adjudicated in rows:
         if not adjudicated and assessor not in who[topic_id]:

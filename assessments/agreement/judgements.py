@@ -180,7 +180,7 @@ def _removal_triples(judgements, usernames):
 
 
 def _transition_triples(judgements, usernames):
-    rows = judgements.filter(layer=Layer.TRANSITION, value__isnull=False).order_by()
+    rows = judgements.filter(layer=Layer.TRANSITION, value__isnull=False).without_stale_transitions().order_by()
     return [
         ((topic, passage, passage2), usernames.get(assessor, str(assessor)), value)
         for topic, passage, passage2, assessor, value in rows.values_list(

@@ -182,6 +182,7 @@ def export_rows(scope):
     Adjudicated labels (an organiser's final labels, not an assessor's assessments) are left out.
     """
     rows = scope.judgements().filter(layer__in=CAR_LAYERS, topic__kind=Topic.Kind.OUTLINE, adjudicated=False)
+    rows = rows.without_stale_transitions()  # a transition no article shows now is not an assessment
     return rows.order_by("assessor_id", "topic_id").values_list(
         "assessor_id", "topic_id", "assessor__username", "topic__external_id", "layer",
         "passage__external_id", "passage2__external_id", "value", "client_time", "latest_change__session_id",

@@ -13,6 +13,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Coalesce
 
 from assessments.models.topics import Topic
 from retrieval.models import Passage
@@ -111,6 +112,54 @@ class JudgementQuerySet(models.QuerySet):
     def of_layer(self, layer):
         """Judgements of one layer."""
         return self.filter(layer=layer)
+
+    def without_stale_transitions(self):
+        """These judgements less the transitions that no article shows now: THE rule of which transitions count
+        (the Y3 export, agreement, the dashboard and adjudication call it; the stored history keeps everything).
+
+        A transition (p1, p2) counts where p1 and p2 are consecutive and kept in some article of the topic (a run's
+        entries for it) under the same assessor's removals in the same campaign: both kept, and every passage
+        between them removed. Removing a passage (or keeping one between) ends the pair's transition, as the
+        outline page, which then shows the next kept pair, does. Where no article of the topic holds both passages
+        (labels imported without their runs) only the removals decide. Other layers pass untouched.
+        """
+        from assessments.models.runs import RunEntry
+
+        def removed(passage, depth):
+            """The assessor's removal of `passage` (a column `depth` queries out from the transition)."""
+            def outer(name):
+                ref = name
+                for _ in range(depth):
+                    ref = models.OuterRef(ref)
+                return ref
+
+            return models.Exists(
+                Judgement.objects.annotate(_campaign=Coalesce("campaign_id", 0)).filter(
+                    assessor_id=outer("assessor_id"), topic_id=outer("topic_id"), layer=Layer.REMOVAL, grade=0,
+                    passage_id=passage, adjudicated=outer("adjudicated"), _campaign=Coalesce(outer("campaign_id"), 0),
+                )
+            )
+
+        kept_between = RunEntry.objects.filter(  # an entry between e1 and e2 that the assessor kept
+            run_id=models.OuterRef("run_id"), topic_id=models.OuterRef("topic_id"),
+            rank__gt=models.OuterRef(models.OuterRef("rank")), rank__lt=models.OuterRef("rank"),
+        ).filter(~removed(models.OuterRef("passage_id"), 4))
+        second = RunEntry.objects.filter(  # e2: passage2 after e1 in e1's article, nothing kept between
+            run_id=models.OuterRef("run_id"), topic_id=models.OuterRef("topic_id"),
+            passage_id=models.OuterRef(models.OuterRef("passage2_id")), rank__gt=models.OuterRef("rank"),
+        ).filter(~models.Exists(kept_between))
+        first = RunEntry.objects.filter(  # e1: passage in an article of the topic
+            topic_id=models.OuterRef("topic_id"), passage_id=models.OuterRef("passage_id"),
+        ).filter(models.Exists(second))
+        together = RunEntry.objects.filter(  # an article holding both passages, in any order
+            topic_id=models.OuterRef("topic_id"), passage_id=models.OuterRef("passage_id"),
+        ).filter(models.Exists(RunEntry.objects.filter(
+            run_id=models.OuterRef("run_id"), topic_id=models.OuterRef("topic_id"),
+            passage_id=models.OuterRef(models.OuterRef("passage2_id")),
+        )))
+        live = ((models.Exists(first) | ~models.Exists(together)) & ~removed(models.OuterRef("passage_id"), 1)
+                & ~removed(models.OuterRef("passage2_id"), 1))
+        return self.filter(~models.Q(layer=Layer.TRANSITION) | live)
 
 
 class Judgement(models.Model):

@@ -115,10 +115,10 @@ def export(out):
     return out
 
 
-def judgements():
-    """Every judgement as comparable plain data."""
+def judgements(queryset=None):
+    """Every judgement (of `queryset`) as comparable plain data."""
     return sorted(
-        Judgement.objects.order_by().values_list(
+        (Judgement.objects.all() if queryset is None else queryset).order_by().values_list(
             "assessor__username", "layer", "topic__external_id", "passage__external_id", "passage2__external_id",
             "value", "grade", "client_time", "latest_change__session_id", "run_ids",
         ),
@@ -181,10 +181,11 @@ def test_the_original_tools_labels_import_and_export_unchanged(car, tmp_path):
         P10: [("NONE_OF_THESE", "DuplicateLabel"), (f"{TOPIC}/T_1512", "UnsetLabel")],
         P11: [(f"{TOPIC}/T_1512", "NonRelLabel")],
     }
+    # P12 is removed (nonrelevant_state): the transitions into it are kept in the history, not exported (issue 32).
     assert {(k["paragraph_id1"], k["paragraph_id2"]): w["value"] for k, w in doc["transition_label_state"]} == {
-        (P9, P10): "OfftopicTransition", (P10, P11): "ToNonRelTransition", (P11, P12): "RedundantTransition",
-        (P9, P11): "CoherentTransition", (P9, P12): "UnsetTransition", (P10, P12): "AppropriateTransition",
+        (P9, P10): "OfftopicTransition", (P10, P11): "ToNonRelTransition", (P9, P11): "CoherentTransition",
     }
+    assert Judgement.objects.filter(layer=Layer.TRANSITION).count() == 6
     assert doc["nonrelevant_state2"] == [[key(P12), wrapped(True, "laura", "2019-10-11T21:02:58.354696Z", "s-7",
                                                             ["guir"])]]
     # Two notes for one key: the later one is current, the run ids of both are the key's.
@@ -199,7 +200,7 @@ def test_the_original_tools_labels_import_and_export_unchanged(car, tmp_path):
 @pytest.mark.parametrize("make", [appendix_example, original_tool_file], ids=["appendix", "original-tool"])
 def test_import_export_import_gives_the_same_judgements(car, tmp_path, make):
     run_import(write(tmp_path, make()))
-    first = judgements()
+    first = judgements(Judgement.objects.without_stale_transitions())  # what the export carries
     export(tmp_path / "first")
 
     Judgement.objects.update(latest_change=None)
