@@ -1,13 +1,17 @@
 """import_car_outlines: the Y3 JSON cast file and official CBOR outlines become topics with facets, checked whole."""
 
 import json
+import time
+import tracemalloc
 from io import StringIO
 
 import cbor
 import pytest
 from django.core.management import CommandError, call_command
 
+from assessments.importers.car.outlines import parse_cbor_outlines
 from assessments.models import Facet, Topic
+from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 from tests import factories
 from tests.factories import db_snapshot
@@ -394,7 +398,8 @@ def test_it_rejects_a_cbor_file_that_is_not_an_outlines_file(write):
 
 def test_it_rejects_cbor_garbage(write):
     path = write(b"\x9f\x1c garbage", "outlines.cbor")
-    assert f"{path}:1: not valid CBOR at byte 0" in rejected(path)
+    assert f"{path}:1: not valid CBOR at offset 0: a byte that starts no CBOR item (its low five bits are 28, 29 or " \
+           "30)" in rejected(path)
 
 
 def test_it_rejects_a_cbor_record_that_is_not_a_page(write):
@@ -424,3 +429,41 @@ def test_it_rejects_a_number_of_more_digits_than_python_converts(write):
 def test_an_unclosed_string_is_named_once_at_its_column_from_1(write):
     path = write('{"headings": "abc')
     assert f"{path}:1: invalid JSON: a string that is never closed starts at column 14" in rejected(path)
+
+
+# --- hostile CBOR: refused before decoding, in bounded time and memory ------------------------------------------
+
+HOSTILE_MB = 20 * 1024 * 1024  # the most an outlines upload may have
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"\xc2\x5a" + HOSTILE_MB.to_bytes(4, "big") + b"\xa5" * HOSTILE_MB, "a big number (CBOR tag 2 or 3) at offset 0"),
+    (b"\x80" * HOSTILE_MB, "more than 1,000,000 CBOR items"),
+    (b"\x9f" + b"\x80" * HOSTILE_MB + b"\xff", "more than 1,000,000 CBOR items"),
+    (b"\x81" * HOSTILE_MB, "CBOR lists or maps nested more than 64 deep at offset 64"),
+], ids=["bignum", "empty-lists", "empty-lists-in-one-list", "nested-lists"])
+def test_a_hostile_20_mb_cbor_file_is_refused_within_5_seconds_and_50_mb(data, expected):
+    """The pure-Python decoder took 15.9 s for a 300 KB bignum (quadratic: 20 MB, hours) and 150 MB for 2 MB of
+    empty lists; check_cbor refuses each before decoding (0.4 s at most here, nothing kept)."""
+    started = time.perf_counter()
+    with pytest.raises(ImportFailed) as excinfo:
+        parse_cbor_outlines(data, "outlines.cbor")
+    assert time.perf_counter() - started < 5
+    assert expected in excinfo.value.report()
+    tracemalloc.start()  # again, for its memory (tracemalloc slows it)
+    try:
+        with pytest.raises(ImportFailed):
+            parse_cbor_outlines(data, "outlines.cbor")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20
+
+
+def test_the_most_items_allowed_in_one_hostile_record_decode_within_5_seconds():
+    n = 1_000_000 - 10
+    started = time.perf_counter()
+    with pytest.raises(ImportFailed) as excinfo:
+        parse_cbor_outlines(b"\x9a" + n.to_bytes(4, "big") + b"\x80" * n, "outlines.cbor")
+    assert time.perf_counter() - started < 5
+    assert "1: not a TREC CAR outline page" in excinfo.value.report()

@@ -190,6 +190,60 @@ def parse_cast_outlines(text, source, *, include_train=False, progress=no_progre
 
 
 CAR_FILE_TYPES = {0: "pages", 1: "outlines", 2: "paragraphs"}
+# The CBOR limits: an outlines file is walked item head by item head before anything is decoded (check_cbor), so
+# that the pure-Python decoder never meets what makes it slow or big: a tag (TREC CAR uses none; a bignum, tag 2 or
+# 3, decodes in time quadratic in its length), lists or maps nested deeper than MAX_CBOR_DEPTH, more than
+# MAX_CBOR_ITEMS items in the file (2 MB of empty lists were 150 MB of Python lists). The Y3 outlines have ~20
+# items a facet, 14 levels at most.
+MAX_CBOR_DEPTH = 64
+MAX_CBOR_ITEMS = 1_000_000
+STOP_AFTER_PROBLEMS = 1000  # a CBOR file with this many bad records is not read further
+_CBOR_ARGUMENT_BYTES = {24: 1, 25: 2, 26: 4, 27: 8}
+
+
+def check_cbor(data: bytes, problems: Problems) -> None:
+    """Refuse CBOR the decoder should not be given (see MAX_CBOR_DEPTH): walks the item heads only, skipping string
+    contents, in time linear in the items and at most MAX_CBOR_ITEMS of them; what is merely broken or truncated is
+    left to the decoder, which says where."""
+    size, at, items = len(data), 0, 0
+    open_counts = []  # items still expected by each open list or map; None: indefinite (ends with a break)
+    while at < size:
+        start, head = at, data[at]
+        major, info = head >> 5, head & 0x1F
+        if head == 0xFF:  # a break ends an indefinite list, map or string
+            if not open_counts or open_counts[-1] is not None:
+                return
+            open_counts.pop()
+            at += 1
+        else:
+            items += 1
+            if items > MAX_CBOR_ITEMS:
+                problems.fail(f"more than {MAX_CBOR_ITEMS:,} CBOR items: larger than an outlines file can be")
+            if major == 6:
+                what = "a big number (CBOR tag 2 or 3)" if info in (2, 3) else "a CBOR tag"
+                problems.fail(f"{what} at offset {start}: TREC CAR outlines have none")
+            width = _CBOR_ARGUMENT_BYTES.get(info, 0)
+            if info in (28, 29, 30) or at + 1 + width > size:
+                return  # broken or truncated: the decoder says so
+            argument = int.from_bytes(data[at + 1 : at + 1 + width], "big") if width else info
+            at += 1 + width
+            if major in (2, 3) and info != 31:
+                at += argument  # a string's bytes
+            elif major in (2, 3, 4, 5) and info == 31:
+                open_counts.append(None)
+            elif major in (4, 5) and argument:
+                open_counts.append(argument * (2 if major == 5 else 1))
+            else:  # a number, a simple value, an empty list or map: no items inside
+                pass
+            if len(open_counts) > MAX_CBOR_DEPTH:
+                problems.fail(f"CBOR lists or maps nested more than {MAX_CBOR_DEPTH} deep at offset {start}")
+            if major in (4, 5) and (info == 31 or argument):
+                continue  # its items come next
+        while open_counts and open_counts[-1] is not None:  # an item ended: count it in the list or map it is in
+            open_counts[-1] -= 1
+            if open_counts[-1]:
+                break
+            open_counts.pop()
 
 
 class StrictBytes(io.BytesIO):
@@ -202,6 +256,19 @@ class StrictBytes(io.BytesIO):
         return data
 
 
+def cbor_fault(exc: Exception) -> str:
+    """What the pure-Python decoder's exception means, in words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "a text string that is not UTF-8"
+    if isinstance(exc, AssertionError):  # _tag_aux: additional information 28 to 30 is reserved
+        return "a byte that starts no CBOR item (its low five bits are 28, 29 or 30)"
+    if isinstance(exc, RecursionError) or "recursion" in str(exc):
+        return "items nested too deeply"
+    if "tag 7 byte" in str(exc):
+        return "a simple value CBOR does not define"
+    return "the bytes are not CBOR"
+
+
 def cbor_records(data: bytes, problems: Problems):
     """Yield (record number, decoded item) of a TREC CAR CBOR file, following trec_car.read_data's framing.
 
@@ -209,6 +276,7 @@ def cbor_records(data: bytes, problems: Problems):
     trec_car.read_data.iter_outlines uses never returns on a truncated file (it waits for bytes that never
     come), which an importer of untrusted files cannot afford. Records are numbered from 1.
     """
+    check_cbor(data, problems)
     stream = StrictBytes(data)
     size = len(data)
 
@@ -217,9 +285,9 @@ def cbor_records(data: bytes, problems: Problems):
         try:
             return pure_cbor.load(stream)
         except EOFError:
-            problems.fail(f"the file ends inside a CBOR item that starts at byte {offset} (truncated?)", line=record)
+            problems.fail(f"the file ends inside a CBOR item that starts at offset {offset} (truncated?)", line=record)
         except Exception as exc:  # noqa: BLE001 - untrusted bytes make the decoder fail in many ways
-            problems.fail(f"not valid CBOR at byte {offset} ({type(exc).__name__}: {exc})", line=record)
+            problems.fail(f"not valid CBOR at offset {offset}: {cbor_fault(exc)}", line=record)
 
     first = load(1)
     if not (isinstance(first, list) and first and first[0] == "CAR"):
@@ -253,7 +321,10 @@ def parse_cbor_outlines(data: bytes, source, *, progress=no_progress) -> Outline
         try:
             page = CarPage.from_cbor(item)
         except Exception as exc:  # noqa: BLE001 - any malformed record
-            problems.add(f"not a TREC CAR outline page ({type(exc).__name__}: {exc})", line=record)
+            problems.add(f"not a TREC CAR outline page (a list [kind, name, id bytes, sections, page type, metadata]): "
+                         f"got {short(item, 80)}", line=record)
+            if problems.total >= STOP_AFTER_PROBLEMS:
+                problems.stop(f"reading stopped after {STOP_AFTER_PROBLEMS:,} problems")
             continue
         ok = check_text(page.page_id, problems, line=record, field="page_id", limit=MAX_EXTERNAL_ID)
         ok &= check_text(page.page_name, problems, line=record, field="page_name", limit=MAX_TITLE)
