@@ -22,6 +22,7 @@ from assessments.exporters import qrels as qrels_export
 from assessments.exporters.common import ExportFailed
 from assessments.services.qrels import QrelsRequest, qrels_rows
 from assessments.models import QrelSet, Topic
+from config.ids import parse_id
 
 DEFAULT_MEASURES = ("AP", "nDCG@10", "P@10", "RR", "Judged@10")
 DEFAULT_PLOT_MEASURES = ("N-RODCG@10", "nDCG@10", "RR@10", "Judged@10")
@@ -137,7 +138,8 @@ class RunEvaluation(APIView):
         },
     )
     def get(self, request, pk):
-        run = visible_runs(request).filter(pk=pk).first() if str(pk).isdigit() else None
+        run_id = parse_id(pk)
+        run = visible_runs(request).filter(pk=run_id).first() if run_id is not None else None
         if run is None:
             return detail(status.HTTP_404_NOT_FOUND, "No such run.")
         query = EvaluationQuerySerializer(data=request.query_params)

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from annotation.api.common import visible_campaigns
 from annotation.api.permissions import IsOrganiser
 from assessments.services import machine
+from config.ids import parse_id
 
 TEXT = 200
 MANY = 1000
@@ -165,9 +166,10 @@ class MachineJobDetail(APIView):
     @extend_schema(summary="Get a machine job", responses={200: MachineJobSerializer})
     def get(self, request, name, id):
         campaign = _campaign(request, name)
-        if not str(id).isdigit() or len(str(id)) > 12:
+        job_id = parse_id(id)
+        if job_id is None:
             raise Http404("No such job.")
-        job = get_object_or_404(machine.campaign_jobs(campaign.pk), pk=int(id))
+        job = get_object_or_404(machine.campaign_jobs(campaign.pk), pk=job_id)
         return Response(MachineJobSerializer(machine.job_status(job)).data)
 
 

@@ -22,6 +22,8 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from config.ids import parse_id
+
 PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 MAX_CURSOR_CHARS = 600  # ours hold a name of at most 100 characters or two ids; and JSON nests < 1000 deep
@@ -67,11 +69,12 @@ class KeysetPagination(CursorPagination):
         value = request.query_params.get(self.page_size_query_param, "")
         if value == "":
             return self.page_size
-        if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= self.max_page_size:
+        size = parse_id(value, maximum=self.max_page_size)
+        if size is None:
             raise ValidationError(
                 {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}, not {value[:50]!r}."]}
             )
-        return int(value)
+        return size
 
     def decode_cursor(self, request, model=None):
         """(reverse, position or None) from the cursor parameter (empty: the first page), or 400 naming it."""

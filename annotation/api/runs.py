@@ -1,6 +1,7 @@
 """Runs: upload (checked whole, stored only when clean), list, get, delete while no pool uses it."""
 
 from django.conf import settings
+from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
@@ -12,6 +13,7 @@ from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, re
 from annotation.api.serializers import DetailSerializer, RejectionSerializer, RunSerializer, RunUploadSerializer
 from annotation.services.submissions import RunInUse, RunLimitReached, UploadTooLarge, delete_run, upload_run
 from config import throttle
+from config.ids import parse_id
 from retrieval.ingest import ImportFailed
 
 MULTIPART_OVERHEAD = 64 * 1024  # room for the form's other fields and boundaries before a body is too large
@@ -134,6 +136,12 @@ class RunDetail(generics.RetrieveDestroyAPIView):
 
     def get_queryset(self):
         return visible_runs(self.request)
+
+    def get_object(self):
+        # int() reads "٣" (and the ORM with it) as 3: only an id in ASCII digits names a run.
+        if parse_id(self.kwargs[self.lookup_field]) is None:
+            raise Http404("No such run.")
+        return super().get_object()
 
     @extend_schema(summary="Get a run")
     def get(self, request, *args, **kwargs):

@@ -36,6 +36,7 @@ from annotation.models import Assignment, Campaign, CampaignTopic
 from annotation.services.errors import ServiceError
 from annotation.services.status import kind_for
 from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
+from config.ids import parse_id
 
 
 class AssignmentError(ServiceError):
@@ -292,8 +293,8 @@ def parse_topic_overlap(items) -> dict:
             raise AssignmentError("topic_overlap", f"{item!r} is not TOPIC=K")
         if raw == "all":
             parsed[topic] = 0
-        elif raw.isdigit():
-            parsed[topic] = int(raw)
+        elif (k := parse_id(raw, minimum=0)) is not None:
+            parsed[topic] = k
         else:
             raise AssignmentError("topic_overlap", f"{item!r}: K must be a whole number or 'all'")
     return parsed

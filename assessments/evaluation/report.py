@@ -4,6 +4,7 @@ import json
 from dataclasses import dataclass, field
 
 from assessments.evaluation.measures import SUMMED, Measure, aggregate
+from config.ids import parse_id
 
 
 @dataclass
@@ -62,4 +63,5 @@ def _format(measure, value) -> str:
 
 
 def _topic_key(topic):
-    return (0, int(topic), "") if str(topic).isdigit() else (1, 0, str(topic))
+    number = parse_id(topic, minimum=0)
+    return (0, number, "") if number is not None else (1, 0, str(topic))

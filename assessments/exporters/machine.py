@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
 from assessments.models import MachineLabel, MachineLabelSource
+from config.ids import parse_id
 
 CHUNK = 2000
 HUMAN, MACHINE = "human", "machine"
@@ -31,7 +32,8 @@ def pick_source(scope, wanted=None, campaign_id=None) -> MachineLabelSource:
     sources = MachineLabelSource.objects.filter(kind__in=QRELS_KINDS)
     if wanted not in (None, ""):
         text = str(wanted)
-        found = list(sources.filter(pk=int(text))) if text.isdigit() else list(sources.filter(name=text))
+        source_id = parse_id(text)
+        found = list(sources.filter(pk=source_id) if source_id is not None else sources.filter(name=text))
         if not found:
             raise ExportFailed(f"no machine label source {text!r}", "machine_source")
         if len(found) > 1:

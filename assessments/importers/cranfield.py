@@ -29,6 +29,7 @@ from assessments.importers.trec import (
     MAX_GRADE, bulk_insert, check_slug, ids_by_external_id, no_progress, raise_if_any, refused,
 )
 from assessments.models import Qrel, QrelSet, Topic
+from config.ids import parse_id
 from retrieval.ingest import ImportFailed, Problem, Problems, read_text
 from retrieval.models import Collection, Passage
 
@@ -282,7 +283,7 @@ def import_cranfield(folder, collection_name="cranfield", *, minus_one_gain=0, p
     if collection is not None:
         existing = ids_by_external_id(Passage.objects.filter(collection=collection), documents)
         if existing:
-            examples = ", ".join(sorted(existing, key=lambda x: int(x) if x.isdigit() else 0)[:5])
+            examples = ", ".join(sorted(existing, key=lambda x: parse_id(x, minimum=0) or 0)[:5])
             setup.add(
                 f"collection {collection_name!r} already has {len(existing):,} of these {len(documents):,} documents "
                 f"(e.g. {examples}); was Cranfield imported before? Use another --collection",

@@ -27,6 +27,7 @@ from assessments.exporters.qrels import judgement_qrels
 from assessments.machine.metrics import cohen_kappa
 from assessments.models import JudgementChange, Layer, MachineLabel, Run, RunEntry
 from assessments.services.runs import run_labels
+from config.ids import parse_id
 
 GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
 
@@ -109,7 +110,8 @@ def _weighted_kappa(h, m, labels):
 
 
 def _natural(topic):
-    return (0, int(topic), "") if str(topic).isdigit() else (1, 0, str(topic))
+    number = parse_id(topic, minimum=0)
+    return (0, number, "") if number is not None else (1, 0, str(topic))
 
 
 def rankings(runs: dict, reference: dict, others: dict, measure, *, reference_name="human") -> dict:

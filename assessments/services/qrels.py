@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from assessments.exporters import machine
 from assessments.exporters import qrels as rules
 from assessments.exporters.common import ExportFailed, resolve_scope
+from config.ids import parse_id
 
 AGGREGATES = rules.AGGREGATES
 LEVELS = rules.LEVELS
@@ -75,7 +76,8 @@ def _scope(request, assessor):
         text = str(request.machine_source)
         from assessments.models import MachineLabelSource
 
-        found = MachineLabelSource.objects.filter(**{"pk": int(text)} if text.isdigit() else {"name": text})
+        source_id = parse_id(text)
+        found = MachineLabelSource.objects.filter(**{"pk": source_id} if source_id is not None else {"name": text})
         collection = found.values_list("collection__name", flat=True).first()
     return resolve_scope(
         collection=collection, topics=request.topics, pool=request.pool, assessor=assessor,

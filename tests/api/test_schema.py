@@ -1,6 +1,7 @@
 """The OpenAPI schema (/api/schema/), the documentation page (/api/docs/), and schemathesis against the schema."""
 
 import os
+from urllib.parse import quote
 
 import pytest
 import schemathesis
@@ -9,7 +10,8 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rest_framework.test import APIClient
 from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.config import SchemathesisConfig
@@ -27,9 +29,8 @@ load_all_checks()
 CONFIG = SchemathesisConfig.from_dict({"checks": {"positive_data_acceptance": {
     "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "413", "429"],
 }}})
-schema = schemathesis.openapi.from_dict(
-    SchemaGenerator(patterns=api_urls.schema_patterns).get_schema(request=None, public=True), config=CONFIG
-)
+DOCUMENT = SchemaGenerator(patterns=api_urls.schema_patterns).get_schema(request=None, public=True)
+schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 schema.app = WSGIHandler()  # the checks' own probes (no token, a wrong one, other methods) reach the same app
 
 
@@ -100,3 +101,28 @@ def role_key(request, fuzz_world):
           suppress_health_check=list(HealthCheck))
 def test_the_api_gives_no_server_error_to_anything_the_schema_allows(case, role_key, wsgi_app):
     case.call_and_validate(headers={"Authorization": f"Token {role_key}"}, checks=ALL_CHECKS)
+
+
+# Every operation with an id in its path (the schema's integer path parameters), and ids drawn from all of
+# Unicode's digits: "²", "①", "٣" pass str.isdigit() but not int(), which gave 500s (issue 31, finding 5).
+ID_OPERATIONS = [
+    (method.upper(), path) for path, operations in DOCUMENT["paths"].items() for method, operation in operations.items()
+    if any(p["in"] == "path" and p["schema"].get("type") == "integer" for p in operation.get("parameters", []))
+]
+UNICODE_DIGITS = st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=25)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method, path", ID_OPERATIONS)
+@given(text=UNICODE_DIGITS)
+@settings(max_examples=FUZZ_EXAMPLES * 3, derandomize=not EXPLORING, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+def test_ids_drawn_from_every_unicode_digit_name_no_row_and_give_no_500(method, path, role_key, text):
+    assert ID_OPERATIONS, "the schema names no operation with an id"
+    url = path.replace("{name}", "adhoc")
+    for parameter in ("{id}", "{pk}"):
+        url = url.replace(parameter, quote(text, safe=""))
+    response = APIClient().generic(method, url, HTTP_AUTHORIZATION=f"Token {role_key}")
+    assert response.status_code < 500, (method, url, response.status_code)
+    if not (text.isascii() and text.isdigit()):  # never a row: int() reads "٣" as 3, an id does not
+        assert response.status_code in (403, 404), (method, url, response.status_code)

@@ -11,6 +11,7 @@ from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
 from assessments.labels import DEFAULT_PLOT_SCALE
 from assessments.models import Pool
 from assessments.services.runs import run_labels
+from config.ids import parse_id
 from retrieval import fusion
 
 
@@ -165,9 +166,10 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
             if not line.strip():
                 continue
             value, _, label = line.strip().partition(" ")
-            if not value.isdigit() or not label.strip():
+            grade = parse_id(value, minimum=0)
+            if grade is None or not label.strip():
                 raise forms.ValidationError(f"line {n}: expected a whole number and a label, e.g. '2 Describes it'")
-            scale.append([int(value), label.strip()])
+            scale.append([grade, label.strip()])
         if len(scale) < 2:
             raise forms.ValidationError("give at least two answers")
         if len({v for v, _ in scale}) != len(scale):

@@ -20,6 +20,7 @@ from annotation.services import people
 from annotation.services.tokens import TokenError, revoke_token
 from annotation.views.console.common import organisers_only
 from annotation.views.console.forms import PersonForm, TokenForm
+from config.ids import parse_id
 
 User = get_user_model()
 
@@ -81,14 +82,13 @@ def people_page(request):
         return render(request, "annotation/console/people.html", _context(request, token_form=form), status=400)
     if action == "revoke":
         try:
-            token = revoke_token(request.POST.get("token") if str(request.POST.get("token", "")).isdigit() else 0)
+            token = revoke_token(parse_id(request.POST.get("token", "")) or 0)
         except TokenError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Token {token.prefix}… of {token.user.username} revoked.")
         return redirect("annotation:console_people")
-    user = User.objects.filter(pk=request.POST.get("user") if str(request.POST.get("user", "")).isdigit() else 0,
-                               is_active=True).first()
+    user = User.objects.filter(pk=parse_id(request.POST.get("user", "")) or 0, is_active=True).first()
     if user is None or action not in ("roles", "password", "link"):
         return render(request, "annotation/console/people.html",
                       _context(request, error="Choose a person and what to do."), status=400)

@@ -13,6 +13,7 @@ from annotation.services.pool_setup import (
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
 from assessments.models import Pool, Run, StudyItem
+from config.ids import parse_id
 
 
 def _runs(campaign):
@@ -81,11 +82,11 @@ def pools_page(request, name):
 def _study_items(request, campaign, runs):
     """Make the forced-choice items of a ready pool (choice campaigns): the ground truth and N − 1 negatives."""
     raw_run, raw_n = request.POST.get("run", ""), request.POST.get("n", "")
+    run, n = parse_id(raw_run, minimum=0), parse_id(raw_n, minimum=0)  # the service says what 0 is wrong for
     try:
-        if not raw_run.isdigit() or not raw_n.isdigit():
+        if run is None or n is None:
             raise PoolInvalid("run", "choose the run and the number of candidates")
-        items = forced_choice_items(campaign=campaign, pool=request.POST.get("pool", ""), run=int(raw_run),
-                                    n=int(raw_n))
+        items = forced_choice_items(campaign=campaign, pool=request.POST.get("pool", ""), run=run, n=n)
     except PoolInvalid as exc:
         return _render(request, campaign, PoolForm(runs=runs), status=400, error=exc.message)
     messages.success(request, f"{len(items)} forced-choice items of {raw_n} candidates made.")

@@ -12,6 +12,7 @@ from annotation.services.assignment import AssignmentError, assign_campaign, cam
 from annotation.services.workload import WorkInvalid, held_topics, loads, reassign, take_back
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import AssignForm
+from config.ids import parse_id
 
 
 def _assessors():
@@ -39,9 +40,9 @@ def _render(request, campaign, form=None, status=200, error=None):
 def _pairs(request):
     pairs = []
     for value in request.POST.getlist("work"):
-        assessor, _, topic = value.partition(":")
-        if assessor.isdigit() and topic.isdigit():
-            pairs.append((int(assessor), int(topic)))
+        assessor, _, topic = (parse_id(part) for part in value.partition(":"))
+        if assessor is not None and topic is not None:
+            pairs.append((assessor, topic))
     return pairs
 
 

@@ -11,6 +11,7 @@ from assessments.evaluation.sources import stored_qrels
 from assessments.machine import compare
 from assessments.machine.commands import number
 from assessments.models import MachineLabelSource, Pool, QrelSet, Topic
+from config.ids import parse_id
 
 
 class Command(BaseCommand):
@@ -37,7 +38,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         text = options["source"]
-        source = MachineLabelSource.objects.filter(**{"pk": int(text)} if text.isdigit() else {"name": text}).first()
+        source_id = parse_id(text)
+        source = MachineLabelSource.objects.filter(
+            **{"pk": source_id} if source_id is not None else {"name": text}
+        ).first()
         if source is None:
             raise CommandError(f"--source: no machine label source {text!r}")
         if bool(options["campaign"]) == bool(options["qrels"]):

@@ -1,0 +1,18 @@
+"""Ids (and other whole numbers) from a request or a person's text: the one parser every app uses.
+
+`str.isdigit()` is true of "²", "①" and every other Unicode digit, which `int()` then refuses (a 500); `int()`
+alone also takes " 7", "+7", "٧" and "1_000". An id here is ASCII digits only, within a positive 64-bit integer
+(PostgreSQL's bigint, the widest id column), or a narrower range the caller names.
+"""
+
+ID_MAX = 2**63 - 1
+
+
+def parse_id(text, *, minimum: int = 1, maximum: int = ID_MAX) -> int | None:
+    """The whole number `text` spells in ASCII digits, when it lies from `minimum` to `maximum`; else None (the
+    caller answers 404, or 400 naming the field)."""
+    text = str(text)
+    if not text.isascii() or not text.isdigit() or len(text) > len(str(maximum)):
+        return None
+    value = int(text)
+    return value if minimum <= value <= maximum else None

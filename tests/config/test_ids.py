@@ -1,0 +1,35 @@
+"""config.ids.parse_id: ASCII digits within a range, or None (issue 31, finding 5)."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from config.ids import ID_MAX, parse_id
+
+
+@pytest.mark.parametrize("text, value", [("1", 1), ("42", 42), ("007", 7), (str(ID_MAX), ID_MAX), (12, 12)])
+def test_ascii_digits_in_range_are_the_number(text, value):
+    assert parse_id(text) == value
+
+
+@pytest.mark.parametrize("text", [
+    "", "0", "-1", "+1", " 1", "1 ", "1_000", "1.0", "²", "①", "٣", "３", "𝟕", "½", "1²", str(ID_MAX + 1),
+    "9" * 40, None,
+])
+def test_anything_else_is_none(text):
+    assert parse_id(text) is None
+
+
+def test_the_caller_names_the_range():
+    assert parse_id("0", minimum=0) == 0
+    assert parse_id("1000", maximum=1000) == 1000
+    assert parse_id("1001", maximum=1000) is None
+
+
+@given(st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=30))
+def test_every_unicode_digit_is_refused_or_read_as_int_reads_it(text):
+    value = parse_id(text)
+    if value is not None:
+        assert text.isascii() and value == int(text) and 1 <= value <= ID_MAX
+    else:
+        assert not text.isascii() or not text.isdigit() or not 1 <= int(text) <= ID_MAX
