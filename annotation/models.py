@@ -3,6 +3,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Count, Q
 
@@ -277,11 +278,14 @@ class Track(models.Model):
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="track")
     collection = models.ForeignKey("retrieval.Collection", on_delete=models.PROTECT, related_name="tracks")
     topics = models.ManyToManyField(Topic, related_name="tracks")
+    # The limits' range is the column's (PostgreSQL's integer): past it PostgreSQL wrapped or refused a limit.
+    LIMIT_MAX = 2_147_483_647
     max_runs = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Runs a participant may upload (empty: the API_MAX_RUNS_PER_PARTICIPANT setting)."
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(LIMIT_MAX)],
+        help_text="Runs a participant may upload (empty: the API_MAX_RUNS_PER_PARTICIPANT setting).",
     )
     max_per_topic = models.PositiveIntegerField(
-        null=True, blank=True,
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(LIMIT_MAX)],
         help_text="Passages a run may give a topic (empty: 20 for outline articles, as in Y3; 1000 for TREC runs).",
     )
     created_at = models.DateTimeField(auto_now_add=True)

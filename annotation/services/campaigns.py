@@ -82,8 +82,11 @@ def create_campaign(
                 raise CampaignError(f"collection {coll.name!r} has no {kind} topics")
         campaign = Campaign(name=name, task=task, title=title)
         _checked(campaign)
+        track = Track(campaign=campaign, collection=coll, max_runs=max_runs, max_per_topic=max_per_topic)
+        _checked(track, exclude=["campaign"])  # the limits within the column's range, before anything is saved
         campaign.save()
-        track = Track.objects.create(campaign=campaign, collection=coll, max_runs=max_runs, max_per_topic=max_per_topic)
+        track.campaign = campaign
+        track.save()
         track.topics.set(topic_ids)
     return campaign
 

@@ -123,3 +123,21 @@ def test_a_topic_file_with_a_huge_number_lists_the_problem_and_makes_nothing(cli
         "message": "invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 14",
     }]
     assert not Campaign.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["max_runs", "max_per_topic"])
+@pytest.mark.parametrize("value", ["2147483648", "4294967295", "4294967296", "99999999999"])
+def test_the_forms_run_limits_stay_within_the_column(client, field, value):
+    """The console's limits have the column's maximum: past it PostgreSQL wrapped or refused them (issue 31, 7)."""
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(boss)
+    response = client.post("/campaigns/new/", {
+        "name": "car", "task": "outline", "collection": "car-y3", "topics_from": "pick", "overlap": 1,
+        "qualification_threshold": 90, "qualification_attempts": 2, "review_sample_size": 10, "review_threshold": 95,
+        "mode": "label", "context_sentences": 5, "choice_candidates": 20, field: value,
+    })
+    assert response.status_code == 400
+    assert "2147483647" in " ".join(response.context["form"].errors[field])
+    assert not Campaign.objects.exists()

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign
+from annotation.services.campaigns import CampaignError, create_campaign
 from assessments.models import Topic
 from retrieval.models import Collection
 from tests import factories
@@ -49,13 +50,38 @@ def test_create_campaign_asks_for_a_collection_when_the_topics_are_in_several(we
     [
         (["--topics", "301", "999"], "collection 'web' has no topics '999'"),
         (["--collection", "nope"], "no collection named 'nope'"),
-        (["--max-runs", "0"], "--max-runs must be at least 1"),
+        (["--max-runs", "0"], "--max-runs must be from 1 to 2147483647"),
     ],
 )
 def test_create_campaign_refuses_what_does_not_exist(web, args, message):
     with pytest.raises(CommandError, match=message):
         command("create_campaign", "c", "--task", "adhoc", *args)
     assert not Campaign.objects.exists()
+
+
+@pytest.mark.parametrize("option", ["--max-runs", "--max-per-topic"])
+@pytest.mark.parametrize("value", ["2147483648", "4294967295", "4294967296", "99999999999"])
+def test_create_campaign_refuses_a_limit_past_the_column_instead_of_storing_it_wrapped(web, option, value):
+    """On PostgreSQL 4294967296 was stored as 0 (no uploads), 99999999999 as 1215752191, and 4294967295 broke the
+    column's check (a 500): the limits are bounded to the column's range (issue 31, finding 7)."""
+    with pytest.raises(CommandError, match=f"{option} must be from 1 to 2147483647"):
+        command("create_campaign", "c", "--task", "adhoc", option, value)
+    assert not Campaign.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["max_runs", "max_per_topic"])
+@pytest.mark.parametrize("value", [0, -1, 2**31, 2**32, 99999999999])
+def test_the_campaign_service_validates_the_track_before_saving_it(web, field, value):
+    with pytest.raises(CampaignError, match=f"^{field}: "):
+        create_campaign(name="c", task="adhoc", **{field: value})
+    assert not Campaign.objects.exists()
+
+
+def test_the_largest_limits_are_stored_as_given(web):
+    command("create_campaign", "c", "--task", "adhoc", "--max-runs", "2147483647", "--max-per-topic", "2147483647")
+    track = Campaign.objects.get(name="c").track
+    track.refresh_from_db()
+    assert (track.max_runs, track.max_per_topic) == (2147483647, 2147483647)
 
 
 def test_create_campaign_refuses_topics_of_another_kind(web, car):

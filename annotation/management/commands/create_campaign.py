@@ -4,7 +4,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.campaigns import CampaignError, create_campaign
-from annotation.models import Campaign
+from annotation.models import Campaign, Track
 
 
 class Command(BaseCommand):
@@ -35,8 +35,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         for option in ("max_runs", "max_per_topic"):
-            if options[option] is not None and options[option] < 1:
-                raise CommandError(f"--{option.replace('_', '-')} must be at least 1")
+            if options[option] is not None and not 1 <= options[option] <= Track.LIMIT_MAX:
+                raise CommandError(f"--{option.replace('_', '-')} must be from 1 to {Track.LIMIT_MAX}")
         try:
             campaign = create_campaign(
                 name=options["name"], task=options["task"], topics=options["topics"],

@@ -4,7 +4,7 @@ services check the rest (the same rules as the manage.py commands), and their er
 from django import forms
 from django.core.validators import validate_slug
 
-from annotation.models import Campaign, DataImport
+from annotation.models import Campaign, DataImport, Track
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
 from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
@@ -155,9 +155,10 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
     choice_candidates = forms.IntegerField(min_value=2, max_value=50, initial=DEFAULT_CHOICE_CANDIDATES,
                                            label="Candidates per forced choice",
                                            help_text="The ground truth and N − 1 negatives (seed 000: 20).")
-    max_runs = forms.IntegerField(min_value=1, required=False, label="Runs per participant",
+    max_runs = forms.IntegerField(min_value=1, max_value=Track.LIMIT_MAX, required=False, label="Runs per participant",
                                   help_text="Runs a participant team may upload (empty: the site's default).")
-    max_per_topic = forms.IntegerField(min_value=1, required=False, label="Passages per topic in a run",
+    max_per_topic = forms.IntegerField(min_value=1, max_value=Track.LIMIT_MAX, required=False,
+                                       label="Passages per topic in a run",
                                        help_text="Empty: 20 for CAR articles (Y3), 1000 for TREC runs.")
 
     def clean_plot_scale(self):
