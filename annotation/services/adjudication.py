@@ -118,12 +118,10 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
         if grade is not None:
             labels["relevance", topic_id, pid, None][assessor] = GRADE_NAMES.get(grade, str(grade))
         if not removed and facets:
-            labels["facet", topic_id, pid, None][assessor] = ", ".join(sorted(facets))
+            labels["facet", topic_id, pid, None][assessor] = tuple(sorted(facets))
     for (topic_id, pid), (removed, facets) in final_marks.items():
-        grade = _grade(removed, facets)
-        shown = "removed" if removed else "; ".join(f"{f} {r.upper()}" for f, r in sorted(facets.items()))
-        if grade is not None or facets:
-            finals["relevance", topic_id, pid, None] = finals["facet", topic_id, pid, None] = shown
+        if _grade(removed, facets) is not None or facets:
+            finals["relevance", topic_id, pid, None] = finals["facet", topic_id, pid, None] = (removed, facets)
     wanted = [
         (key, given) for key, given in labels.items()
         if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
@@ -135,12 +133,38 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     shown = wanted[:LIMIT]
     topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
     passages = Passage.objects.in_bulk({p for k, _ in shown for p in (k[2], k[3]) if p})
+    headings = _headings({k[1] for k, _ in shown})
     items = [
         Item(layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
-             labels=sorted((names[a], label) for a, label in given.items()), final=finals.get(key))
+             labels=sorted((names[a], _facet_label(label, headings, key[1])) for a, label in given.items()),
+             final=_final_label(finals.get(key), headings, key[1]))
         for key, given in shown
     ]
     return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
+
+
+def _headings(topic_ids) -> dict[tuple[int, str], str]:
+    """{(topic id, facet id): the heading an organiser reads} of these topics, the special facets included."""
+    special = dict(SpecialFacet.choices)
+    rows = Facet.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "heading_id", "heading")
+    found = {(t, fid): heading or fid for t, fid, heading in rows}
+    return found | {(t, fid): name for t in topic_ids for fid, name in special.items()}
+
+
+def _facet_label(label, headings, topic_id):
+    """A label as shown: facet ids (a tuple) become their headings; any other label is already words."""
+    if not isinstance(label, tuple):
+        return label
+    return ", ".join(headings.get((topic_id, f), f) for f in label)
+
+
+def _final_label(final, headings, topic_id):
+    if not isinstance(final, tuple):
+        return final
+    removed, facets = final
+    if removed:
+        return "removed"
+    return "; ".join(f"{headings.get((topic_id, f), f)} {r.upper()}" for f, r in sorted(facets.items()))
 
 
 def _grade(removed, facets):

@@ -79,7 +79,7 @@ def test_a_final_label_is_an_adjudicated_judgement_and_the_qrels_use_it(setup):
     changes = JudgementChange.objects.filter(assessor=organiser).order_by("id")
     assert [c.source for c in changes] == [JudgementChange.Source.ADJUDICATION] * 3
     assert Judgement.objects.filter(assessor=organiser, adjudicated=True).count() == 2
-    assert next(i for i in disagreements(campaign).items if i.layer == "relevance").final == f"{topic.external_id}/H2 SHOULD"
+    assert next(i for i in disagreements(campaign).items if i.layer == "relevance").final == "Second heading SHOULD"
 
 
 def test_a_transition_is_adjudicated_too_and_bad_labels_name_the_field(setup):

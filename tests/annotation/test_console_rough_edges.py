@@ -1,0 +1,45 @@
+"""The console's rough edges of issue 32 (items 8 to 19), each through the test client."""
+
+import pytest
+
+from annotation.services.assignment import assign_campaign
+from assessments.models import Layer
+from assessments.services.judging import record_judgement
+from tests import factories
+from tests.annotation.test_assignment import make_campaign
+from tests.annotation.test_console_pages import organiser  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def disagreeing(organiser):
+    """A CAR campaign of one topic whose two assessors give the first passage different facets."""
+    campaign, made, _ = make_campaign("edges", topics=1, runs=1, passages=2)
+    topic, (p1, _) = made[0]
+    ann, bob = factories.user("ann"), factories.user("bob")
+    assign_campaign(campaign, ["ann", "bob"], overlap=2)
+    for who, facet in ((ann, "H1"), (bob, "H2")):
+        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p1,
+                         value=[{"facet": f"{topic.external_id}/{facet}", "relevance": "must"}])
+    return campaign
+
+
+def test_the_campaign_tabs_are_on_the_dashboard_and_adjudication_too(client, disagreeing):  # item 8
+    for page, tab in (("dashboard", "Dashboard"), ("adjudication", "Adjudication")):
+        html = client.get(f"/campaigns/edges/{page}/").content.decode()
+        assert 'aria-label="Campaign edges"' in html, page
+        assert f'aria-current="page">{tab}</a>' in html, page
+
+
+def test_adjudication_shows_facet_headings_and_preselects_no_final_label(client, disagreeing):  # item 9
+    html = client.get("/campaigns/edges/adjudication/").content.decode()
+    assert "<strong>ann</strong>: First heading" in html and "<strong>bob</strong>: Second heading" in html
+    assert "edges-T0/H1</span>" not in html and ": edges-T0/H1" not in html
+    form = html[html.index('class="adjudicate-form"'):]
+    form = form[:form.index("</form>")]
+    assert " selected" not in form
+    for name in ("facet", "relevance"):
+        select = form[form.index(f'<select name="{name}"'):]
+        select = select[:select.index("</select>")]
+        assert '<option value="">' in select.split("</option>")[0], name
