@@ -84,7 +84,10 @@ def loads(campaign) -> list[Load]:
 
 
 def held_topics(campaign) -> list[dict]:
-    """[{assessor, username, topic, external_id, title, units, statuses, movable}] of the campaign, by assessor."""
+    """[{assessor, username, topic, external_id, title, units, statuses, movable}] of the campaign, by assessor.
+
+    `statuses`: {status in words (Assignment.Status's label, "To do"): units}, in the state machine's order.
+    """
     rows = (
         Assignment.objects.filter(campaign=campaign, qualification=False)
         .values("assessor_id", "assessor__username", "topic_id", "topic__external_id", "topic__title", "status")
@@ -102,7 +105,7 @@ def held_topics(campaign) -> list[dict]:
         entry["statuses"][row["status"]] += row["n"]
     for entry in grouped.values():
         entry["movable"] = set(entry["statuses"]) == {Assignment.Status.TODO}
-        entry["statuses"] = dict(entry["statuses"])
+        entry["statuses"] = {s.label: entry["statuses"][s] for s in Assignment.Status if s in entry["statuses"]}
     return list(grouped.values())
 
 

@@ -43,3 +43,13 @@ def test_adjudication_shows_facet_headings_and_preselects_no_final_label(client,
         select = form[form.index(f'<select name="{name}"'):]
         select = select[:select.index("</select>")]
         assert '<option value="">' in select.split("</option>")[0], name
+
+
+def test_the_work_page_says_statuses_in_words(client, disagreeing):  # item 10
+    from annotation.models import Assignment
+
+    Assignment.objects.filter(assessor__username="bob").update(status=Assignment.Status.IN_PROGRESS)
+    html = client.get("/campaigns/edges/work/").content.decode()
+    table = html[html.index('id="held-table"'):]
+    assert "1 to do</td>" in table and "1 in progress</td>" in table
+    assert "in_progress" not in table and " todo" not in table
