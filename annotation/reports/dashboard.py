@@ -6,9 +6,10 @@ in a table under it: {"id", "title", "kind" ("hbars", "stacked", "lines", "matri
 template like everything else.
 
 What it shows:
-- progress over time: judgement changes per day (per hour when everything happened within two days),
-  cumulative, one line per assessor; current labels per assessor and per topic; units done;
-- label distributions per assessor: page-level grades (MUST/SHOULD/CAN/removed), transitions, plot grades;
+- progress over time: judgement changes per day (per hour when everything happened within two days, per minute
+  within an hour), cumulative, one line per assessor; current labels per assessor and per topic; units done;
+- label distributions per assessor, of the layers the campaign's task uses (_layer_charts): page-level grades
+  (MUST/SHOULD/CAN/removed) and transitions (outline), grades (plot, ad hoc);
 - agreement per layer with confusion matrices, from annotation.reports.agreement.campaign_report;
 - review pass rates per assessor and per review;
 - time per judgement: the active time the pages send with each change (JudgementChange.active_ms,
@@ -23,21 +24,29 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
-from django.db.models.functions import TruncDay, TruncHour
+from django.db.models.functions import TruncDay, TruncHour, TruncMinute
 
-from annotation.models import Assignment, Review
+from annotation.models import Assignment, Campaign, Review
 from annotation.services.qualification import page_grades
 from assessments.agreement.statistics import kept_labels
 from assessments.labels import OUTLINE_GRADES
-from assessments.models import Judgement, JudgementChange, Layer, Transition
+from assessments.models import CANDIDATE_GRADES, Judgement, JudgementChange, Layer, Transition
 
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569"]
 GRADE_LABELS = OUTLINE_GRADES
 TIME_BINS = [(2_000, "< 2 s"), (5_000, "2–5 s"), (10_000, "5–10 s"), (30_000, "10–30 s"), (60_000, "30–60 s"),
              (120_000, "1–2 min"), (None, "> 2 min")]
 LABEL_W, BAR_W, ROW_H = 170, 420, 22
+CHAR_W = 7.5  # the widest average character of the charts' 12px text, for room around a matrix's labels
+ROW_LABEL, COLUMN_LABEL = 20, 14  # characters of a matrix's row and (slanted) column labels drawn
 TOPIC_BARS = 60  # bars in the per-topic chart (its table lists every topic)
 MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the rest summed as "(other)")
+
+
+def _layer_charts():
+    """{task: the label-distribution charts of the layers it uses}; a campaign is shown only its own."""
+    return {Campaign.Task.OUTLINE: [_grade_distribution, _transition_distribution],
+            Campaign.Task.PLOT: [_plot_distribution], Campaign.Task.ADHOC: [_plot_distribution]}
 
 
 def dashboard(campaign) -> dict:
@@ -60,9 +69,7 @@ def dashboard(campaign) -> dict:
             _progress_over_time(changes, names, order, colours),
             _per_assessor(judgements, names, order),
             _per_topic(assignments, judgements),
-            _grade_distribution(judgements, names, order),
-            _transition_distribution(judgements, names, order),
-            _plot_distribution(judgements, names, order),
+            *(chart(judgements, names, order) for chart in _layer_charts().get(campaign.task, [])),
             _review_rates(campaign, names, order),
             _active_time(changes, names, order),
         ],
@@ -167,7 +174,12 @@ def matrix(chart_id, title, labels, counts, *, most=MATRIX_LABELS):
             for j, value in enumerate(row):
                 folded[slot.get(i, most - 1)][slot.get(j, most - 1)] += value
         labels, counts = [labels[i] for i in keep] + ["(other)"], folded
-    cell, left, top_pad = 34, 150, 90
+    cell = 34
+    rows_short = [_short(str(lab), ROW_LABEL) for lab in labels]
+    columns_short = [_short(str(lab), COLUMN_LABEL) for lab in labels]
+    left = 10 + round(CHAR_W * max(map(len, rows_short), default=0))
+    slant = round(CHAR_W * max(map(len, columns_short), default=0) * 0.71)  # a column label at 45°: as high as wide
+    top_pad = 10 + slant
     top = max([max(row, default=0) for row in counts] + [1])
     cells = [
         {"x": left + j * cell, "y": top_pad + i * cell, "value": value, "opacity": round(0.08 + 0.85 * value / top, 2),
@@ -176,30 +188,44 @@ def matrix(chart_id, title, labels, counts, *, most=MATRIX_LABELS):
     ]
     return {"id": chart_id, "title": title, "kind": "matrix", "cells": cells, "cell": cell, "left": left,
             "top": top_pad, "labels": labels,
-            "row_labels": [{"y": top_pad + i * cell + cell / 2 + 4, "text": lab} for i, lab in enumerate(labels)],
-            "col_labels": [{"x": left + j * cell + cell / 2, "text": lab} for j, lab in enumerate(labels)],
-            "width": left + cell * len(labels) + 10, "height": top_pad + cell * len(labels) + 10,
+            "row_labels": [{"y": top_pad + i * cell + cell / 2 + 4, "text": lab, "short": short}
+                           for i, (lab, short) in enumerate(zip(labels, rows_short))],
+            "col_labels": [{"x": left + j * cell + cell / 2, "text": lab, "short": short}
+                           for j, (lab, short) in enumerate(zip(labels, columns_short))],
+            "width": left + cell * len(labels) + max(10, slant - cell // 2 + 6), "height": top_pad + cell * len(labels) + 10,
             "table": {"head": ["", *labels], "rows": [[lab, *row] for lab, row in zip(labels, counts)]}}
+
+
+def _short(text, most):
+    """`text` cut to `most` characters, its last an ellipsis when cut (as the template's truncatechars)."""
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 # Figures ---------------------------------------------------------------------------------------------------------
 
 
+BINS = [  # (changes all within, truncation, step, format, unit): the finest that fits
+    (timedelta(hours=1), TruncMinute, timedelta(minutes=1), "%Y-%m-%d %H:%M", "minute"),
+    (timedelta(days=2), TruncHour, timedelta(hours=1), "%Y-%m-%d %H:00", "hour"),
+    (None, TruncDay, None, "%Y-%m-%d", "day"),
+]
+
+
 def _progress_over_time(changes, names, order, colours):
     times = changes.order_by().values_list("received_at", flat=True)
     first, last = (times.order_by("received_at").first(), times.order_by("-received_at").first())
-    hourly = first is not None and last - first < timedelta(days=2)
-    trunc = TruncHour("received_at") if hourly else TruncDay("received_at")
-    rows = changes.order_by().annotate(bucket=trunc).values("bucket", "assessor_id").annotate(n=Count("id"))
+    _, trunc, step, fmt, unit = next(
+        b for b in BINS if b[0] is None or (first is not None and last - first < b[0]))
+    rows = changes.order_by().annotate(bucket=trunc("received_at")).values("bucket", "assessor_id").annotate(n=Count("id"))
     per = defaultdict(dict)
     for row in rows:
         per[row["bucket"]][row["assessor_id"]] = row["n"]
     buckets = sorted(per)
-    if hourly and buckets:  # fill the hours without changes so the lines keep time
-        filled, moment = [], buckets[0]
+    if step and buckets:  # fill the minutes or hours without changes so the lines keep time, from zero the step before
+        filled, moment = [], buckets[0] - step
         while moment <= buckets[-1]:
             filled.append(moment)
-            moment += timedelta(hours=1)
+            moment += step
         buckets = filled
     series = []
     for pk in order:
@@ -208,10 +234,8 @@ def _progress_over_time(changes, names, order, colours):
             total += per.get(bucket, {}).get(pk, 0)
             values.append(total)
         series.append((names[pk], colours[pk], values))
-    fmt = "%Y-%m-%d %H:00" if hourly else "%Y-%m-%d"
-    chart = lines("progress", f"Judgement changes over time, cumulative (per {'hour' if hourly else 'day'})",
-                  [b.strftime(fmt) for b in buckets], series, bucket_label="hour" if hourly else "day")
-    return chart
+    return lines("progress", f"Judgement changes over time, cumulative (per {unit})",
+                 [b.strftime(fmt) for b in buckets], series, bucket_label=unit)
 
 
 def _per_assessor(judgements, names, order):
@@ -257,7 +281,7 @@ def _transition_distribution(judgements, names, order):
 
 def _plot_distribution(judgements, names, order):
     per = defaultdict(Counter)
-    for assessor, grade in judgements.filter(layer=Layer.PLOT_GRADE, grade__isnull=False).values_list("assessor_id", "grade"):
+    for assessor, grade in judgements.filter(layer__in=CANDIDATE_GRADES, grade__isnull=False).values_list("assessor_id", "grade"):
         per[assessor][str(grade)] += 1
     categories = sorted({c for counts in per.values() for c in counts}, key=int, reverse=True)
     return stacked("plot-grades", "Plot grades per assessor, share of candidates",

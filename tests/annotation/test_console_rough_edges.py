@@ -53,3 +53,33 @@ def test_the_work_page_says_statuses_in_words(client, disagreeing):  # item 10
     table = html[html.index('id="held-table"'):]
     assert "1 to do</td>" in table and "1 in progress</td>" in table
     assert "in_progress" not in table and " todo" not in table
+
+
+def test_the_dashboard_shows_only_the_campaign_s_layers_and_a_short_campaign_by_minute(client, disagreeing):  # item 11
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from assessments.models import JudgementChange
+
+    start = timezone.now() - timedelta(minutes=30)
+    for n, change in enumerate(JudgementChange.objects.order_by("pk")):
+        JudgementChange.objects.filter(pk=change.pk).update(received_at=start + timedelta(minutes=3 * n))
+    html = client.get("/campaigns/edges/dashboard/").content.decode()
+    assert 'id="chart-grades"' in html and 'id="chart-transitions"' in html
+    assert 'id="chart-plot-grades"' not in html  # a CAR campaign has no plot grades
+    progress = html[html.index('id="chart-progress"'):]
+    progress = progress[:progress.index("</figure>")]
+    assert "(per minute)" in progress and "<polyline" in progress and "No data yet" not in progress
+
+
+def test_a_confusion_matrix_has_room_for_its_labels():  # item 11
+    from annotation.reports.dashboard import CHAR_W, matrix
+
+    labels = ["GENERAL/INTRODUCTION", "OTHER RELEVANT FACET", "Second heading of the topic"]
+    chart = matrix("m", "pair", labels, [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    for label in chart["row_labels"]:
+        assert len(label["short"]) * CHAR_W <= chart["left"] - 6
+    for label in chart["col_labels"]:
+        reach = len(label["short"]) * CHAR_W * 0.7
+        assert label["x"] + reach <= chart["width"] and reach <= chart["top"] - 6
