@@ -5,8 +5,10 @@ Importers parse and check the whole input first, collecting every problem
 one transaction, so a bad file writes nothing.
 """
 
+import bz2
 import gzip
 import json
+import lzma
 import re
 import sys
 import zlib
@@ -20,6 +22,12 @@ from tqdm import tqdm
 
 MAX_REPORTED = 50
 GZIP_MAGIC = b"\x1f\x8b"
+BZ2_MAGIC = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")  # a bzip2 header and its first block (or end) marker
+XZ_MAGIC = b"\xfd7zXZ\x00"
+OTHER_PACKINGS = {  # magic bytes of packings that are not read, so that the message says what the file is
+    b"\x28\xb5\x2f\xfd": "zstd", b"PK\x03\x04": "zip", b"7z\xbc\xaf\x27\x1c": "7z", b"\x04\x22\x4d\x18": "lz4",
+    b"\x1f\x9d": "compress (.Z)", b"LZIP": "lzip", b"\x89LZO": "lzo", b"Rar!": "rar",
+}
 READ_BYTES = 256 * 1024  # bytes read from a file (compressed or not) at a time
 BATCH_BYTES = 256 * 1024  # unpacked bytes of whole lines handed on at a time
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is refused: nothing reads whole files through it
@@ -152,6 +160,51 @@ def _gunzip(chunks: Iterator[bytes], problems: "Problems", max_out: int) -> Iter
         problems.fail("broken gzip data (Compressed file ended before the end-of-stream marker was reached)")
 
 
+def _unpacked(chunks: Iterator[bytes], problems: "Problems", max_out: int, new, name: str) -> Iterator[bytes]:
+    """The unpacked bytes of bzip2 or xz data (`new` makes a decompressor; streams one after another are read, as
+    bzip2 -d and xz -d read them), at most max_out bytes a piece."""
+    errors = (OSError, EOFError, ValueError, lzma.LZMAError)
+    decompressor, data, ended = new(), b"", False
+    for chunk in chunks:
+        data += chunk
+        while data:
+            if ended:
+                if not data.strip(b"\x00"):  # xz stream padding
+                    data = b""
+                    break
+                decompressor, ended = new(), False
+            try:
+                out = decompressor.decompress(data, max_out)
+                data = b""
+                while True:
+                    if out:
+                        yield out
+                    if decompressor.eof:
+                        data, ended = decompressor.unused_data, True
+                        break
+                    if decompressor.needs_input:
+                        break
+                    out = decompressor.decompress(b"", max_out)
+            except errors as exc:
+                problems.fail(f"broken {name} data ({exc})")
+    if not ended:
+        problems.fail(f"broken {name} data (the file ends before the end of its compressed stream)")
+
+
+def _packing(first: bytes, problems: "Problems") -> str | None:
+    """'gzip', 'bzip2', 'xz' or None (plain) from a file's first bytes; a packing that is not read is a problem."""
+    if first[:2] == GZIP_MAGIC:
+        return "gzip"
+    if BZ2_MAGIC.match(first):
+        return "bzip2"
+    if first.startswith(XZ_MAGIC):
+        return "xz"
+    for magic, name in OTHER_PACKINGS.items():
+        if first.startswith(magic):
+            problems.fail(f"the file is compressed with {name}, which is not read: give it plain or as gzip, bzip2 or xz")
+    return None
+
+
 def text_batches(
     stream: BinaryIO, source: str, *, size=None, max_bytes=None, max_ratio=None
 ) -> Iterator[tuple[int, str]]:
@@ -160,8 +213,8 @@ def text_batches(
 
     Each block's text.split("\n") gives its lines, numbered on from the first as in decode_text(...).split("\n")
     (CRLF and a lone CR end a line too; a UTF-8 BOM at the start is dropped); the line end between two blocks
-    belongs to neither. Gzip is unpacked on the way (once: gzip inside gzip is
-    refused). ImportFailed for an empty file, broken gzip, a NUL byte or bytes that are not UTF-8 (each with
+    belongs to neither. Gzip, bzip2 and xz are unpacked on the way (once: a packing inside another is
+    refused; zstd, zip and other packings are named and refused). ImportFailed for an empty file, broken gzip, a NUL byte or bytes that are not UTF-8 (each with
     decode_text's message), or a line longer than MAX_LINE_BYTES; InputTooLarge, as soon as it is seen, for
     gzip that unpacks to more than `max_bytes`, or to more than `max_ratio` times its `size` (the file's bytes;
     the bytes read so far when that is more), counted past the first RATIO_FLOOR unpacked bytes (a small file of
@@ -178,18 +231,27 @@ def text_batches(
 
     chunks = raw_chunks()
     first = next(chunks, b"")
-    gzipped = first[:2] == GZIP_MAGIC
+    packing = _packing(first, problems)
+    gzipped = packing is not None  # (any packing: the limits below apply to bzip2 and xz too)
 
     def all_chunks():
         yield first
         yield from chunks
 
-    plain = _gunzip(all_chunks(), problems, BATCH_BYTES) if gzipped else all_chunks()
+    if packing == "gzip":
+        plain = _gunzip(all_chunks(), problems, BATCH_BYTES)
+    elif packing == "bzip2":
+        plain = _unpacked(all_chunks(), problems, BATCH_BYTES, bz2.BZ2Decompressor, "bzip2")
+    elif packing == "xz":
+        plain = _unpacked(all_chunks(), problems, BATCH_BYTES, lzma.LZMADecompressor, "xz")
+    else:
+        plain = all_chunks()
     carry, offset, newlines, number, content, unpacked = b"", 0, 0, 1, False, 0
     for piece in plain:
         if gzipped:
-            if unpacked == 0 and piece[:2] == GZIP_MAGIC:
-                problems.fail("the file is gzip inside gzip: compress it once")
+            inner = _packing(piece[:16], problems) if unpacked == 0 else None
+            if inner:
+                problems.fail(f"the file is {inner} inside {packing}: compress it once")
             unpacked += len(piece)
             if max_bytes is not None and unpacked > max_bytes:
                 raise InputTooLarge(

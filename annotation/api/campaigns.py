@@ -11,6 +11,7 @@ from annotation.api.common import detail, visible_campaigns
 from annotation.api.permissions import IsParticipantOrOrganiser
 from annotation.api.serializers import CampaignSerializer, DetailSerializer, TopicSerializer
 from annotation.models import Campaign
+from assessments.importers.topics import trec_topics
 from assessments.models import Topic
 
 
@@ -77,13 +78,6 @@ class CampaignTopics(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
-def trec_topic(topic) -> str:
-    """One topic in the TREC topic format (<top> <num> <title> <desc>)."""
-    title = " ".join((topic.title or topic.text).split())
-    text = topic.text.strip() or title
-    return f"<top>\n<num> Number: {topic.external_id}\n<title> {title}\n\n<desc> Description:\n{text}\n\n</top>\n\n"
-
-
 class CampaignTopicsTrec(APIView):
     """The campaign's ad hoc topics as a TREC topic file (text/plain).
 
@@ -104,6 +98,6 @@ class CampaignTopicsTrec(APIView):
                 f"Campaign {campaign.name!r} has {campaign.get_task_display()} topics; the TREC topic format is for "
                 "ad hoc topics (the JSON list has every kind).",
             )
-        response = HttpResponse("".join(trec_topic(t) for t in topics), content_type="text/plain; charset=utf-8")
+        response = HttpResponse(trec_topics(topics), content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{campaign.name}-topics.txt"'
         return response

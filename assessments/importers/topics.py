@@ -1,0 +1,427 @@
+"""Ad hoc topics: classic TREC topic files, TREC web-track XML, TSV and JSON lines; and the TREC topic file written back.
+
+The format is told from the content (or named): `<top>` opens a classic topic (tags not closed, as NIST ships
+them: `<num> Number: 301`, `<title>`, `<desc> Description:`, `<narr> Narrative:`, and the older `<dom>`, `<smry>`,
+`<con>`, `<fac>`, `<def>`, `<nat>`); any other `<` an XML file of `<topic number=…>` elements (web track: `<query>`,
+`<description>`, `<narrative>`, `<subtopic>`); `{` JSON lines (`query_id`/`qid`/`id`/`_id`, `text`/`query`/`title`,
+`description`, `narrative`, anything else); else TSV (`qid<TAB>text`).
+
+Stored on Topic (kind ad hoc): `title` the short query (a classic `<title>`, a web-track `<query>`, the TSV text,
+JSON `title` else its text), `text` the query systems searched with (the same, or JSON `text`), and in `metadata`:
+"description", "narrative", "subtopics" ([{"number", "type", "text"}], web track), and every other field under
+its own name (classic tags by their long names: "domain", "summary", "concepts", "factors", "definitions",
+"nationality"; XML attributes such as "type"; other JSON keys). The whole file is checked first and written in
+one transaction: a bad file writes nothing.
+"""
+
+import re
+from dataclasses import dataclass, field
+from xml.parsers import expat
+
+from django.db import transaction
+
+from assessments.importers.trec import check_slug, no_progress, raise_if_any
+from assessments.models import Topic
+from retrieval.ingest import Problems, file_batches, json_type, parse_json_lines
+from retrieval.models import Collection
+
+FORMATS = ("auto", "trec", "xml", "tsv", "jsonl")
+MAX_EXTERNAL_ID = 200  # Topic.external_id
+MAX_TITLE = 500  # Topic.title
+MAX_TOPIC_BYTES = 64 * 1024 * 1024  # a topics file is read whole (its unpacked text)
+
+# classic tag → (metadata key, the label NIST writes after the tag)
+CLASSIC = {
+    "num": ("num", "Number:"), "title": ("title", "Topic:"), "desc": ("description", "Description:"),
+    "narr": ("narrative", "Narrative:"), "dom": ("domain", "Domain:"), "smry": ("summary", "Summary:"),
+    "con": ("concepts", "Concept(s):"), "fac": ("factors", "Factor(s):"), "def": ("definitions", "Definition(s):"),
+    "nat": ("nationality", "Nationality:"), "head": ("head", ""),
+}
+TAG_OF_KEY = {key: tag for tag, (key, _) in CLASSIC.items()}
+CLASSIC_ORDER = ["head", "num", "dom", "title", "desc", "smry", "narr", "con", "fac", "nat", "def"]
+_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)\s*>")
+_PLAIN_TAG = re.compile(r"[A-Za-z][\w-]*\Z")
+JSON_ID = ("query_id", "qid", "id", "_id")
+JSON_TEXT = ("text", "query", "title")
+
+
+@dataclass
+class TopicRecord:
+    """One topic as read: its id, the line it starts on, title, query text and every other field."""
+
+    qid: str
+    line: int
+    title: str = ""
+    text: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class TopicsResult:
+    collection: Collection
+    created_collection: bool
+    created: int
+    updated: int
+    topic_ids: list
+
+    def summary(self) -> str:
+        made = " (created the collection)" if self.created_collection else ""
+        updated = f", updated {self.updated:,}" if self.updated else ""
+        return f"Imported {self.created:,} topics{updated} into {self.collection.name}{made}."
+
+
+def _label_stripped(value: str, label: str) -> str:
+    value = value.strip()
+    if label:
+        stem = re.escape(label.rstrip(":")).replace(r"\(s\)", r"(?:\(s\)|s)?")
+        value = re.sub(rf"\A{stem}\s*:?\s*", "", value, flags=re.IGNORECASE)
+    return value
+
+
+def _paragraphs(value: str) -> str:
+    """Hard-wrapped lines joined; paragraphs (blank lines between) kept."""
+    parts = (" ".join(p.split()) for p in re.split(r"\n\s*\n", value))
+    return "\n\n".join(p for p in parts if p)
+
+
+class _Lines:
+    """Line numbers of offsets in a text."""
+
+    def __init__(self, text, first=1):
+        self.text, self.pos, self.line = text, 0, first
+
+    def at(self, offset):
+        if offset >= self.pos:
+            self.line += self.text.count("\n", self.pos, offset)
+        else:
+            self.line -= self.text.count("\n", offset, self.pos)
+        self.pos = offset
+        return self.line
+
+
+def _check_id(qid, line, seen, problems, field_name):
+    if not qid:
+        problems.add("the topic has no number", line=line, field=field_name)
+        return False
+    if len(qid) > MAX_EXTERNAL_ID or any(c.isspace() for c in qid):
+        problems.add(f"{qid[:60]!r} is not a topic id (no spaces, at most {MAX_EXTERNAL_ID} characters)",
+                     line=line, field=field_name)
+        return False
+    if qid in seen:
+        problems.add(f"topic {qid!r} is in the file twice (first on line {seen[qid]})", line=line, field=field_name)
+        return False
+    seen[qid] = line
+    return True
+
+
+def parse_classic(text, problems) -> list[TopicRecord]:
+    """Classic TREC topics: `<top>` … `</top>`, each field from its tag to the next tag (a closing tag ends it)."""
+    lines = _Lines(text)
+    topics, seen = [], {}
+    top = None  # (line, {tag: (line, raw value)}) of the open topic
+    current = None  # (tag, line, start offset) of the open field
+    last_end = 0
+
+    def close_field(end):
+        nonlocal current
+        if current is not None and top is not None:
+            tag, line, start = current
+            if tag in top[1]:
+                problems.add(f"a second <{tag}> in the topic of line {top[0]}", line=line, field=tag)
+            else:
+                top[1][tag] = (line, text[start:end])
+        current = None
+
+    def close_topic():
+        record = _classic_record(top[0], top[1], problems, seen)
+        if record is not None:
+            topics.append(record)
+
+    for match in _TAG.finditer(text):
+        closing, tag = match.group(1) == "/", match.group(2).lower()
+        line = lines.at(match.start())
+        between = text[last_end : match.start()]
+        last_end = match.end()
+        if top is None and between.strip() and tag != "top":
+            problems.add("text outside <top> … </top>", line=lines.at(match.start() - len(between.lstrip())))
+        if tag == "top":
+            if closing:
+                if top is None:
+                    problems.add("</top> without a <top> before it", line=line, field="top")
+                    continue
+                close_field(match.start())
+                close_topic()
+                top = None
+            else:
+                if top is not None:
+                    problems.add("<top> is never closed: </top> is missing before the next <top>", line=top[0],
+                                 field="top")
+                    current = None
+                top, current = (line, {}), None
+            continue
+        if top is None:
+            problems.add(f"<{tag}> outside <top> … </top>", line=line, field=tag)
+            continue
+        if closing:  # any closing tag ends the open field (<fac> holds <nat> in TREC 1-3 topics)
+            close_field(match.start())
+            continue
+        close_field(match.start())
+        current = (tag, line, match.end())
+    if top is not None:
+        problems.add("<top> is never closed: the file ends before </top>", line=top[0], field="top")
+    elif text[last_end:].strip():
+        problems.add("text outside <top> … </top>", line=lines.at(last_end))
+    if not topics and not problems:
+        problems.add("no topics in the file")
+    return topics
+
+
+def _classic_record(line, fields, problems, seen) -> TopicRecord | None:
+    if "num" not in fields:
+        problems.add("the topic has no <num>", line=line, field="num")
+        return None
+    num_line, raw = fields.pop("num")
+    qid = _label_stripped(raw, "Number:")
+    if not _check_id(qid, num_line, seen, problems, "num"):
+        return None
+    record = TopicRecord(qid, num_line)
+    for tag, (_, raw) in fields.items():
+        key, label = CLASSIC.get(tag, (tag, ""))
+        value = _label_stripped(raw, label)
+        if tag == "title":
+            record.title = " ".join(value.split())
+        elif _paragraphs(value):  # an empty field (<fac> Factor(s): around <nat>) holds nothing to keep
+            record.metadata[key] = _paragraphs(value)
+    if not record.title:
+        problems.add("the topic has no <title>", line=line, field="title")
+    record.text = record.title
+    return record
+
+
+def parse_xml(text, problems) -> list[TopicRecord]:
+    """TREC web-track topics: <topic number=… type=…> with <query>, <description>, <narrative>, <subtopic>…"""
+    body = re.sub(r"\A\s*<\?xml[^>]*\?>", lambda m: "\n" * m.group().count("\n"), text)
+    declared = re.search(r"<!(?:DOCTYPE|ENTITY)", body)
+    if declared:  # no entities: nothing expands
+        problems.add("a DOCTYPE or entity declaration (not taken)", line=body.count("\n", 0, declared.start()) + 1)
+        return []
+    topics, seen, stack = [], {}, []
+    state = {"topic": None, "child": None, "chars": []}
+    parser = expat.ParserCreate()
+
+    def start(name, attrs):
+        line = parser.CurrentLineNumber
+        stack.append(name)
+        if name == "topic":
+            if state["topic"] is not None:
+                problems.add("a <topic> inside another topic", line=line, field="topic")
+            qid = (attrs.get("number") or attrs.get("id") or "").strip()
+            record = TopicRecord(qid, line, metadata={k: v for k, v in attrs.items() if k not in ("number", "id")})
+            state["topic"] = record
+            if not qid:
+                problems.add("the topic has no number (<topic number=…>)", line=line, field="number")
+            elif _check_id(qid, line, seen, problems, "number"):
+                topics.append(record)
+        elif state["topic"] is not None and state["child"] is None:
+            state["child"], state["chars"], state["attrs"], state["depth"] = name, [], attrs, len(stack)
+
+    def end(name):
+        stack.pop()
+        record, child = state["topic"], state["child"]
+        if name == "topic":
+            state["topic"] = None
+            if record is not None and record.qid and not record.text:
+                problems.add("the topic has no <query>", line=record.line, field="query")
+        elif record is not None and child == name and len(stack) + 1 == state["depth"]:
+            value = "".join(state["chars"])
+            if name == "query":
+                record.text = record.title = " ".join(value.split())
+            elif name == "subtopic":
+                item = {"number": state["attrs"].get("number", ""), **{
+                    k: v for k, v in state["attrs"].items() if k != "number"}, "text": _paragraphs(value)}
+                record.metadata.setdefault("subtopics", []).append(item)
+            else:
+                record.metadata[name] = _paragraphs(value)
+            state["child"] = None
+
+    def chars(data):
+        if state["child"] is not None:
+            state["chars"].append(data)
+
+    parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, chars
+    try:
+        parser.Parse("<pooljudge-topics>" + body + "</pooljudge-topics>", True)
+    except expat.ExpatError as exc:
+        problems.add(f"not well-formed XML: {expat.errors.messages[exc.code]} (column {exc.offset + 1})",
+                     line=exc.lineno)
+    if not topics and not problems:
+        problems.add("no <topic number=…> elements in the file")
+    return topics
+
+
+def parse_tsv(text, problems) -> list[TopicRecord]:
+    topics, seen = [], {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            problems.add(f"expected 2 columns (qid, text) separated by a tab, got {len(parts)}", line=number)
+            continue
+        qid, query = parts[0].strip(), " ".join(parts[1].split())
+        if not _check_id(qid, number, seen, problems, "qid"):
+            continue
+        if not query:
+            problems.add("the query text is empty", line=number, field="text")
+            continue
+        topics.append(TopicRecord(qid, number, title=query, text=query))
+    return topics
+
+
+def parse_jsonl(text, problems) -> list[TopicRecord]:
+    topics, seen = [], {}
+    for number, obj in parse_json_lines(text, problems):
+        key = next((k for k in JSON_ID if k in obj), None)
+        if key is None:
+            problems.add(f"the record has no id ({', '.join(JSON_ID)})", line=number, field="query_id")
+            continue
+        raw = obj.pop(key)
+        if not isinstance(raw, (str, int)) or isinstance(raw, bool):
+            problems.add(f"expected a string or an integer, got {json_type(raw)}", line=number, field=key)
+            continue
+        if not _check_id(str(raw).strip(), number, seen, problems, key):
+            continue
+        values = {}
+        for name in ("title", "text", "query", "description", "narrative"):
+            if name in obj:
+                value = obj.pop(name)
+                if not isinstance(value, str):
+                    problems.add(f"expected a string, got {json_type(value)}", line=number, field=name)
+                    value = ""
+                values[name] = value
+        query = next((" ".join(values[k].split()) for k in JSON_TEXT if values.get(k, "").strip()), "")
+        if not query:
+            problems.add("the record has no query text (text, query or title)", line=number, field="text")
+            continue
+        record = TopicRecord(str(raw).strip(), number, title=" ".join(values.get("title", "").split()) or query,
+                             text=query)
+        for name in ("description", "narrative"):
+            if values.get(name, "").strip():
+                record.metadata[name] = _paragraphs(values[name])
+        nested = obj.pop("metadata", None)
+        if isinstance(nested, dict):  # BEIR's queries.jsonl: {"_id", "text", "metadata": {…}}
+            obj = {**nested, **obj}
+        elif nested is not None:
+            obj["metadata"] = nested
+        record.metadata.update(obj)
+        topics.append(record)
+    return topics
+
+
+PARSERS = {"trec": parse_classic, "xml": parse_xml, "tsv": parse_tsv, "jsonl": parse_jsonl}
+
+
+def detect_format(text) -> str:
+    head = re.sub(r"\A(?:\s|<!--.*?-->)*", "", text[:65536], flags=re.DOTALL)
+    if re.match(r"<top\s*>", head, re.IGNORECASE):
+        return "trec"
+    if head.startswith("<"):
+        return "xml"
+    if head.startswith("{"):
+        return "jsonl"
+    return "tsv"
+
+
+def read_topics(path, problems, fmt="auto") -> list[TopicRecord]:
+    """The topics of a file (plain or gzip/bzip2/xz); every problem is added to `problems`."""
+    if fmt not in FORMATS:
+        problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
+    parts, size = [], 0
+    for _, block in file_batches(path, max_bytes=MAX_TOPIC_BYTES):
+        parts.append(block)
+        size += len(block)
+        if size > MAX_TOPIC_BYTES:
+            problems.fail(f"more than {MAX_TOPIC_BYTES:,} characters: not a topics file")
+    text = "\n".join(parts)
+    fmt = detect_format(text) if fmt == "auto" else fmt
+    return PARSERS[fmt](text, problems)
+
+
+def import_topics(path, collection_name, *, fmt="auto", update=False, progress=no_progress) -> TopicsResult:
+    """Read and check a topics file, then write its topics (ad hoc) into the collection, made if new.
+
+    A topic already in the collection is a problem unless `update` (then its title, text and metadata are
+    replaced). Raises ImportFailed with every problem; nothing is written then.
+    """
+    problems = Problems(path)
+    options = Problems("options")
+    records = read_topics(path, problems, fmt)
+    collection = Collection.objects.filter(name=collection_name).first()
+    if collection is None:
+        check_slug(collection_name, "collection name", options, field="collection")
+    existing = {}
+    if collection is not None:
+        found = Topic.objects.filter(collection=collection, external_id__in=[r.qid for r in records])
+        existing = {t.external_id: t for t in found}
+    for record in records:
+        topic = existing.get(record.qid)
+        if topic is None:
+            continue
+        if topic.kind != Topic.Kind.ADHOC:
+            problems.add(f"topic {record.qid!r} is already in {collection_name} as a {topic.get_kind_display()} topic",
+                         line=record.line, field="id")
+        elif not update:
+            problems.add(f"topic {record.qid!r} is already in {collection_name} (--update replaces it)",
+                         line=record.line, field="id")
+    raise_if_any(problems, options)
+    created_collection = collection is None
+    with transaction.atomic():
+        if collection is None:
+            collection = Collection.objects.create(name=collection_name, kind=Collection.Kind.DOCUMENTS)
+        new, changed = [], []
+        for record in progress(records, desc="topics", unit="topic"):
+            title = record.title if len(record.title) <= MAX_TITLE else record.title[: MAX_TITLE - 1] + "…"
+            topic = existing.get(record.qid)
+            if topic is None:
+                new.append(Topic(collection=collection, external_id=record.qid, kind=Topic.Kind.ADHOC, title=title,
+                                 text=record.text, metadata=record.metadata))
+            else:
+                topic.title, topic.text, topic.metadata = title, record.text, record.metadata
+                changed.append(topic)
+        Topic.objects.bulk_create(new, batch_size=1000)
+        Topic.objects.bulk_update(changed, ["title", "text", "metadata"], batch_size=1000)
+    ids = list(Topic.objects.filter(collection=collection, external_id__in=[r.qid for r in records])
+               .values_list("pk", flat=True))
+    return TopicsResult(collection, created_collection, len(new), len(changed), ids)
+
+
+# --- writing back --------------------------------------------------------------------------------------------
+
+
+def trec_topic(topic) -> str:
+    """One topic as a classic TREC topic: <num>, <title>, <desc>, <narr> and every other text field of its metadata
+    (under its classic tag, or its own name), which import_topics reads back to the same topic."""
+    meta = topic.metadata if isinstance(topic.metadata, dict) else {}
+    title = " ".join((topic.title or topic.text).split())
+    fields = {"num": f"Number: {topic.external_id}", "title": title}
+    description = meta.get("description") if isinstance(meta.get("description"), str) else ""
+    if not description and topic.text.strip() and " ".join(topic.text.split()) != title:
+        description = topic.text.strip()
+    if description:
+        fields["desc"] = f"Description:\n{description}"
+    for key, value in meta.items():
+        if key == "description" or not isinstance(value, str) or not value.strip():
+            continue
+        tag = TAG_OF_KEY.get(key, key)
+        if tag in ("num", "title", "top") or not _PLAIN_TAG.match(tag) or tag in fields:
+            continue
+        label = CLASSIC.get(tag, ("", ""))[1]
+        fields[tag] = f"{label}\n{value.strip()}" if label else value.strip()
+    order = sorted(fields, key=lambda t: (CLASSIC_ORDER.index(t) if t in CLASSIC_ORDER else len(CLASSIC_ORDER), 0))
+    body = "".join(f"<{tag}> {fields[tag]}" + ("\n" if tag in ("head", "num") else "\n\n") for tag in order)
+    return f"<top>\n{body}</top>\n\n"
+
+
+def trec_topics(topics) -> str:
+    return "".join(trec_topic(t) for t in topics)
+
