@@ -13,6 +13,7 @@ urlpatterns = [
     path("a/<str:token>/", views.assignment_page, name="outline"),
     path("a/<str:token>/save", views.save, name="save"),
     path("a/<str:token>/mark", views.mark, name="mark"),
+    path("a/<str:token>/reopen", views.reopen, name="reopen"),
     path("review/", campaign_views.review_queue, name="review_queue"),
     path("review/<int:pk>/", campaign_views.review_page, name="review"),
     path("campaigns/", campaign_views.campaign_list, name="campaigns"),

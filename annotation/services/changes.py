@@ -176,15 +176,17 @@ def _client_time(raw):
     return when
 
 
-def mark(assignment, done: bool, *, reason: str = ""):
-    """The assessor marks the unit done (complete, or submitted incomplete with `reason`) or opens it again.
-    Raises ChangeInvalid naming `done` or `reason`."""
-    if not isinstance(done, bool):
-        raise ChangeInvalid("done", "expected true or false")
+def mark(assignment, done=True, *, reason: str = ""):
+    """The assessor marks the unit done (complete, or submitted incomplete with `reason`); a unit done already stays
+    done. It never reopens one: that is `reopen`, a request of its own. Raises ChangeInvalid naming `done` or `reason`."""
+    if done is not True:
+        raise ChangeInvalid("done", "expected true (to open a done unit again, reopen it)")
     if not isinstance(reason, str):
         raise ChangeInvalid("reason", "expected text")
     check_text(reason, "reason")
-    if done:
-        status.mark_done(assignment, progress(assignment), incomplete_reason=reason)
-    else:
-        status.reopen(assignment)
+    status.mark_done(assignment, progress(assignment), incomplete_reason=reason)
+
+
+def reopen(assignment):
+    """The assessor opens a done unit again (annotation.services.status.reopen)."""
+    status.reopen(assignment)

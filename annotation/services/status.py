@@ -9,7 +9,8 @@
 - A change that completes the unit makes it done, unless it is "to revise": a batch sent back is done only
   when its assessor says so.
 - Marking done needs the unit complete, or `incomplete_reason`: the assessor submits it incomplete and says
-  why; reviewers see the reason.
+  why; reviewers see the reason. A unit done already stays as it is (never reopened, its reason kept).
+- Reopening is its own action (the page asks first), never a second "mark done".
 - Reopening a done unit makes it "in progress"; a unit to revise stays to revise.
 - Becoming done scores a qualification attempt or opens a review (annotation.services.review.on_assignment_done).
 """
@@ -51,7 +52,10 @@ def after_change(assignment, progress):
 
 
 def mark_done(assignment, progress, *, incomplete_reason=""):
-    """The assessor marks the unit done: it must be complete, or submitted incomplete with a reason."""
+    """The assessor marks the unit done: it must be complete, or submitted incomplete with a reason. A unit done
+    already is left as it is."""
+    if assignment.status == Status.DONE:
+        return
     reason = (incomplete_reason or "").strip()
     if len(reason) > MAX_REASON:
         raise StatusInvalid("reason", f"at most {MAX_REASON} characters")

@@ -179,6 +179,7 @@ def _assignment_page(request, assignment):
         next_url=reverse("annotation:next") + "?after=" + assignment.token,
     )
     template, script, data_id = PAGES[kind]
+        reopen_url=reverse("annotation:reopen", args=[assignment.token]),
     return render(request, template, {
         **context,
         "assignment": assignment,
@@ -218,7 +219,7 @@ def save(request, assignment):
 @require_POST
 @_own_assignment_json
 def mark(request, assignment):
-    """Mark the unit done (`{"done": true}`, with `"reason"` when labels are missing) or reopen it (`{"done": false}`)."""
+    """Mark the unit done (`{"done": true}`, with `"reason"` when labels are missing); it never reopens (`reopen`)."""
     if qualification.is_locked(assignment):
         return _locked()
     data = _json_body(request) or {}
@@ -227,3 +228,17 @@ def mark(request, assignment):
     except ServiceError as exc:
         return _error(exc.field, exc.message)
     return JsonResponse({"ok": True, "status": assignment.status, "progress": changes.progress(assignment).as_json()})
+    return _status_answer(assignment)
+
+
+@require_POST
+@_own_assignment_json
+def reopen(request, assignment):
+    """Open a done unit again (the page asks first); a unit not done is left as it is."""
+    if qualification.is_locked(assignment):
+        return _locked()
+    changes.reopen(assignment)
+    return _status_answer(assignment)
+
+
+def _status_answer(assignment):

@@ -153,7 +153,9 @@ def test_the_assessor_can_mark_done_and_reopen(client, assignment):
     assert done.json()["status"] == "done"
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.DONE and assignment.incomplete_reason == "the passages are in Welsh"
-    assert client.post(url, {"done": False}, content_type="application/json").json()["status"] == "in_progress"
+    reopen = reverse("annotation:reopen", args=[assignment.token])
+    assert client.post(reopen, content_type="application/json").json()["status"] == "in_progress"
+    assert client.post(url, {"done": False}, content_type="application/json").status_code == 400  # not a reopen
     assert client.post(url, {"done": "yes"}, content_type="application/json").status_code == 400
     client.force_login(factories.user("someone-else"))
     assert client.post(url, {"done": True}, content_type="application/json").status_code == 404

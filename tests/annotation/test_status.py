@@ -31,7 +31,8 @@ def test_reopening_a_done_article_shows_in_progress_everywhere_and_next_leaves_i
     for a, b in zip(passages, passages[1:]):
         last = save(assignment, "transition", a, "same", pair=b)
     assert last.json()["status"] == "done"
-    assert mark(client, assignment, done=False).json()["status"] == "in_progress"  # Shift D: reopen
+    reopened = client.post(reverse("annotation:reopen", args=[assignment.token]))  # Shift R, confirmed
+    assert reopened.json()["status"] == "in_progress"
     page = client.get(reverse("annotation:outline", args=[assignment.token])).content.decode()
     assert json.loads(page.split('id="outline-data" type="application/json">')[1].split("</script>")[0])["status"] \
         == "in_progress"

@@ -30,6 +30,7 @@ TABLE = {
     "a/<str:token>/": {"GET": ("/a/{token}/", (302, 200, 404, 404, 200, 404, 200))},
     "a/<str:token>/save": {"POST": ("/a/{token}/save", (403, 200, 404, 404, 404, 404, 404))},
     "a/<str:token>/mark": {"POST": ("/a/{token}/mark", (403, 200, 404, 404, 404, 404, 404))},
+    "a/<str:token>/reopen": {"POST": ("/a/{token}/reopen", (403, 200, 404, 404, 404, 404, 404))},
     # The organiser's study results (forced-choice accuracy, pair ratings): organisers only, 404 for the rest.
     "studies/": {"GET": ("/studies/", (302, 404, 404, 404, 200, 404, 200))},
     "studies/<slug:name>/": {"GET": ("/studies/{pool}/", (302, 404, 404, 404, 200, 404, 200))},
@@ -166,7 +167,7 @@ BODIES = {
         "change_id": str(uuid.uuid4()), "layer": "notes", "passage": world["passages"][0].pk, "value": "a note",
         "client_time": "2024-05-01T12:00:00.000Z", "client_seq": 1, "session_id": "matrix",
     }),
-    "a/<str:token>/mark": lambda world: json.dumps({"done": False}),
+    "a/<str:token>/mark": lambda world: json.dumps({"done": True, "reason": "checked elsewhere"}),
     "accounts/login/": lambda world: {"username": "assessor", "password": "not the password"},
 }
 

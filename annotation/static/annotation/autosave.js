@@ -62,8 +62,9 @@
     node.title = errorText || "";
   }
 
-  // The assignment's status badge and its Mark done / Reopen button (#status-badge, #mark-done). The badge shows
-  // the status the server stored (annotation.services.status), never one guessed from the labels on the page.
+  // The assignment's status badge and its Mark done and Reopen buttons (#status-badge, #mark-done, #reopen: the one
+  // that applies is shown). The badge shows the status the server stored (annotation.services.status), never one
+  // guessed from the labels on the page.
   var STATUS_TEXT = { todo: "To do", in_progress: "In progress", done: "Done", revise: "To revise" };
   function renderStatus(status) {
     var badge = document.getElementById("status-badge");
@@ -71,11 +72,56 @@
       badge.className = "status status-" + status;
       badge.textContent = STATUS_TEXT[status] || status;
     }
-    var mark = document.getElementById("mark-done");
-    if (mark) {
-      mark.textContent = status === "done" ? "Reopen " : "Mark done ";
-      mark.appendChild(kbd("Shift D"));
-    }
+    var mark = document.getElementById("mark-done"), reopen = document.getElementById("reopen");
+    if (mark) mark.hidden = status === "done";
+    if (reopen) reopen.hidden = status !== "done";
+  }
+
+  // A question asked in the page, in a modal <dialog> (a browser may switch window.prompt and confirm off): resolves
+  // with the text typed (q.reason), true (without), or null when cancelled (Esc or the cancel button). Keys typed
+  // in it stay in it: the page's own keys do nothing meanwhile.
+  function ask(q) {
+    return new Promise(function (resolve) {
+      var dialog = el("dialog", "ask"), form = el("form"), text = el("p", null, q.text), input = null, answer = null;
+      dialog.id = "ask";
+      dialog.setAttribute("aria-labelledby", "ask-text");
+      text.id = "ask-text";
+      form.method = "dialog";
+      form.appendChild(text);
+      if (q.reason) {
+        var label = el("label", null, q.reason);
+        input = el("input");
+        input.type = "text"; input.id = label.htmlFor = "ask-reason"; input.required = true;
+        input.maxLength = 2000; input.autocomplete = "off";
+        form.appendChild(label);
+        form.appendChild(input);
+      }
+      var row = el("p", "ask-buttons"), ok = el("button", "button primary", q.confirm), no = el("button", "button", q.cancel);
+      ok.type = "submit"; ok.id = "ask-confirm";
+      no.type = "button"; no.id = "ask-cancel";
+      row.appendChild(ok);
+      row.appendChild(no);
+      form.appendChild(row);
+      dialog.appendChild(form);
+      form.addEventListener("submit", function (ev) {
+        var value = input ? input.value.trim() : true;
+        if (!value) { ev.preventDefault(); input.focus(); return; }
+        answer = value;
+      });
+      no.addEventListener("click", function () { dialog.close(); });
+      dialog.addEventListener("keydown", function (ev) { ev.stopPropagation(); });
+      var before = document.activeElement;
+      dialog.addEventListener("close", function () {
+        // Focus back where it was (else it can stay on the removed input, and the page's keys would not see a key).
+        if (document.activeElement && dialog.contains(document.activeElement)) document.activeElement.blur();
+        dialog.remove();
+        if (before && before !== document.body && document.contains(before) && before.focus) before.focus();
+        resolve(answer);
+      });
+      document.body.appendChild(dialog);
+      dialog.showModal();
+      (input || ok).focus();
+    });
   }
 
   // Progress of a plot or study page: pr = {done, total, complete, percent}; the texts say it is complete or marked done.
@@ -102,7 +148,7 @@
     });
   }
 
-  // options: user, assignment (token), topic, saveUrl, markUrl, readonly,
+  // options: user, assignment (token), topic, saveUrl, markUrl, reopenUrl, readonly,
   //   hint(text), changed() (redraw save states), saved(payload) (the server's answer to a change),
   //   remote(body) (a change made in another tab of this assignment), status(status) (marked in another tab)
   function create(options) {
@@ -331,26 +377,43 @@
     }
 
     // ----- marking done, and where the assessor was --------------------------------------------------------------
-    // Mark done or open again (Shift D): resolves with the new status (the old one when the server is not reached).
-    // Work with labels missing is done only when submitted incomplete: the server says what is missing, the
-    // assessor gives a reason (reviewers see it) or keeps working.
-    function toggleDone(status) {
-      var done = status !== "done";
-      return mark(done).then(function (payload) {
-        if (payload.field === "reason") {
-          var reason = window.prompt(payload.message + "\n\nTo submit it incomplete, say why:", "");
-          if (!reason || !reason.trim()) { hint("Not marked done: " + payload.message + "."); return status; }
-          return mark(true, reason.trim()).then(function (again) {
-            if (!again.status) { hint("Not marked done: " + (again.message || "refused")); return status; }
-            hint("Submitted incomplete."); return again.status;
+    // Marking done (Shift D) and reopening (Shift R) are two actions and two requests: a mark never reopens a
+    // finished unit, and reopening asks first. Each resolves with the new status (the old one when refused, cancelled
+    // or not reached). Work with labels missing is done only when submitted incomplete: the server says what is
+    // missing, the page asks why (reviewers see the reason), or the assessor keeps working.
+    function markDone(status, reason) {
+      return send(o.markUrl, reason ? { done: true, reason: reason } : { done: true }).then(function (payload) {
+        if (payload.field === "reason" && !reason) {
+          return ask({ text: "Not done yet: " + payload.message + ".", reason: "Why submit it incomplete? (reviewers see this)",
+                       confirm: "Submit incomplete", cancel: "Keep working" }).then(function (why) {
+            if (!why) { hint("Not marked done: " + payload.message + "."); return status; }
+            return markDone(status, why);
           });
         }
-        hint(done ? "Marked done." : "Opened again.");
+        if (!payload.status) { hint("Not marked done: " + (payload.message || "refused") + "."); return status; }
+        hint(status === "done" ? "It is done already (Shift R reopens it)." : reason ? "Submitted incomplete." : "Marked done.");
         return payload.status;
-      }, function () {
+      }, unreached(status));
+    }
+
+    function reopen(status) {
+      if (status !== "done") { hint("Only a done assignment can be reopened."); return Promise.resolve(status); }
+      return ask({ text: "This assignment is done. Open it again? It goes back to in progress.", confirm: "Reopen",
+                   cancel: "Keep it done" }).then(function (yes) {
+        if (!yes) { hint("Still done."); return status; }
+        return send(o.reopenUrl, {}).then(function (payload) {
+          if (!payload.status) { hint("Not reopened: " + (payload.message || "refused") + "."); return status; }
+          hint("Opened again: in progress.");
+          return payload.status;
+        }, unreached(status));
+      });
+    }
+
+    function unreached(status) {
+      return function () {
         hint("Could not reach the server to mark the assignment; try again in a moment.");
         return status;
-      });
+      };
     }
 
     var POS_KEY = "pooljudge:position:" + o.assignment;
@@ -371,10 +434,9 @@
       try { window.sessionStorage.setItem(POS_KEY, String(index)); } catch (e) { /* position is a convenience */ }
     }
 
-    function mark(done, reason) {
-      var body = { done: done };
-      if (reason) body.reason = reason;
-      return postJSON(o.markUrl, body).then(function (res) {
+    // POST a mark or a reopen: the server's answer ({field, message} when it refuses one: e.g. a reason is needed).
+    function send(url, body) {
+      return postJSON(url, body).then(function (res) {
         if (res.status === 400) return res.json();  // {field, message}: e.g. a reason is needed
         if (!res.ok) throw new Error(String(res.status));
         return res.json().then(function (payload) {
@@ -436,8 +498,8 @@
       itemState: itemState,
       errors: errors,
       renderBox: renderBox,
-      mark: mark,
-      toggleDone: toggleDone,
+      markDone: markDone,
+      reopen: reopen,
       position: position,
       keepPosition: keepPosition,
       activeMs: function () { return activeMs; },
@@ -456,11 +518,26 @@
       if (payload.status && payload.status !== S.status) S.status = payload.status;
       hooks.progress();
     }
-    return create({
+    var saver = create({
       user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
-      readonly: !!S.readonly, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
+      reopenUrl: S.reopen_url, readonly: !!S.readonly, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
       saved: saved, status: setStatus,
     });
+    // The page's two actions (its Shift D and Shift R, and the buttons): one at a time, then the page redrawn.
+    var busy = false;
+    function action(run) {
+      return function () {
+        if (S.readonly || busy) return;
+        busy = true;
+        run(S.status).then(function (status) { busy = false; S.status = status; hooks.progress(); });
+      };
+    }
+    saver.actions = { done: action(saver.markDone), reopen: action(saver.reopen) };
+    [["mark-done", "done"], ["reopen", "reopen"]].forEach(function (b) {
+      var button = document.getElementById(b[0]);
+      if (button) button.addEventListener("click", saver.actions[b[1]]);
+    });
+    return saver;
   }
 
   window.PooljudgeAutosave = {

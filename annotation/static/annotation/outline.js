@@ -382,11 +382,6 @@
     });
   }
 
-  function markDone() {
-    if (READONLY) return;
-    saver.toggleDone(S.status).then(function (status) { S.status = status; renderProgress(); });
-  }
-
   function goNext() {
     flushNotes();
     window.location.href = S.next_url;
@@ -458,7 +453,8 @@
             var notes = cur() && cur().notes;
             if (notes && !isRemoved(cur().id)) { notes.focus(); notes.setSelectionRange(notes.value.length, notes.value.length); }
             break;
-          case "D": markDone(); break;
+          case "D": saver.actions.done(); break;
+          case "R": saver.actions.reopen(); break;
           default: handled = false;
         }
       }
@@ -523,8 +519,6 @@
         labelTransition(b.dataset.transition, byId[p.slot.dataset.from]);
       });
     });
-    var mark = document.getElementById("mark-done");
-    if (mark) mark.addEventListener("click", markDone);
     var nextLink = document.getElementById("next-assignment");
     if (nextLink) nextLink.addEventListener("click", function () { flushNotes(); });
     window.addEventListener("pagehide", function () { flushNotes(); });

@@ -298,10 +298,6 @@
     renderQuery();
   }
 
-  function markDone() {
-    if (READONLY) return;
-    saver.toggleDone(S.status).then(function (status) { S.status = status; renderProgress(); });
-  }
 
   // ----- keyboard and mouse --------------------------------------------------------------------------------------
   var answerKeys = {};
@@ -332,7 +328,8 @@
           case "s": if (!markSelection()) hint("Select words of the query first (mouse, or ← → with Shift)."); break;
           case "x": unmarkAtCursor(); break;
           case "X": if (cur() && spansOf(cur().id).length) { saveSpans(cur(), []); hint("All spans unmarked."); } break;
-          case "D": markDone(); break;
+          case "D": saver.actions.done(); break;
+          case "R": saver.actions.reopen(); break;
           default: handled = false;
         }
       }
@@ -380,8 +377,6 @@
         saveSpans(c, spansOf(c.id).filter(function (_, j) { return j !== i; }));
         hint("Unmarked.");
       });
-      var mark = document.getElementById("mark-done");
-      if (mark) mark.addEventListener("click", markDone);
     }
   }
 

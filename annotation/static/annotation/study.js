@@ -117,10 +117,6 @@
     b.scrollIntoView({ block: "nearest" });
   }
 
-  function markDone() {
-    if (READONLY) return;
-    saver.toggleDone(S.status).then(function (status) { S.status = status; renderProgress(); });
-  }
 
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
@@ -154,7 +150,8 @@
             else handled = false;
             break;
           case "Backspace": case "Delete": pick(null); break;
-          case "D": markDone(); break;
+          case "D": saver.actions.done(); break;
+          case "R": saver.actions.reopen(); break;
           default: handled = false;
         }
       }
@@ -175,8 +172,6 @@
     document.querySelectorAll(".item-nav [data-action]").forEach(function (b) {
       b.addEventListener("click", function () { setCurrent(current + (b.dataset.action === "next" ? 1 : -1)); });
     });
-    var mark = document.getElementById("mark-done");
-    if (mark) mark.addEventListener("click", markDone);
   }
 
   if (!READONLY) saver.outbox().forEach(function (it) { if (it.topic === S.topic && it.body) applyBody(it.body); });
