@@ -5,7 +5,8 @@ Campaign.review_sample_size items of the batch (default 10; all when the batch i
 review off) with the assessor's labels as they were at that moment. The reviewer is one of the
 campaign's reviewers (Campaign.reviewers, else everyone in the reviewer group), never the assessor:
 the one who reviewed the batch before, else the one with the fewest open reviews (ties by username).
-With no reviewer available the review has none, and any organiser may take it.
+A campaign without any reviewer samples no review (its home says so); when its only reviewer is the batch's
+own assessor, the review has none, and any organiser may take it.
 
 The reviewer marks each item right or wrong with a remark. The pass rate (right / items) is stored;
 under Campaign.review_threshold (default 0.95) the batch goes back to its assessor as "to revise",
@@ -62,7 +63,7 @@ def batch_units(assignment) -> list[tuple[int | None, str]]:
     if kind == Assignment.Kind.OUTLINE:
         rows = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).order_by("rank")
         return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
-    if kind == Assignment.Kind.PLOT_LABELS:
+    if kind in (Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC):
         rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).order_by("rank")
         return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
     study = StudyItem.Kind.CHOICE if kind == Assignment.Kind.CHOICE else StudyItem.Kind.PAIR
@@ -81,7 +82,8 @@ def batch_labels(assignment, units) -> dict:
     ).exclude(value=None)
     if passages:
         rows = mine.filter(
-            passage_id__in=passages, layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS),
+            passage_id__in=passages, layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS, Layer.GRADE,
+                           Layer.EVIDENCE),
         ).values_list("passage_id", "layer", "value")
         for pid, layer, value in rows:
             labels[pid, ""][layer] = value
@@ -96,7 +98,7 @@ def batch_labels(assignment, units) -> dict:
 def open_review(assignment) -> Review | None:
     """Open the next round of review of a finished batch; None when review is off or a review is already open."""
     campaign = assignment.campaign
-    if campaign.review_sample_size == 0:
+    if campaign.review_sample_size == 0 or not campaign_reviewers(campaign).exists():
         return None
     with transaction.atomic():
         Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
@@ -121,12 +123,16 @@ def open_review(assignment) -> Review | None:
     return review
 
 
-def _pick_reviewer(assignment, earlier):
-    campaign = assignment.campaign
+def campaign_reviewers(campaign):
+    """Who may be given the campaign's reviews: its own reviewers, else everyone in the reviewer group (active)."""
     candidates = campaign.reviewers.all()
     if not candidates.exists():
         candidates = get_user_model().objects.filter(groups__name=Role.REVIEWER)
-    candidates = candidates.filter(is_active=True).exclude(pk=assignment.assessor_id)
+    return candidates.filter(is_active=True)
+
+
+def _pick_reviewer(assignment, earlier):
+    candidates = campaign_reviewers(assignment.campaign).exclude(pk=assignment.assessor_id)
     previous = next((r.reviewer_id for r in reversed(earlier) if r.reviewer_id), None)
     if previous and candidates.filter(pk=previous).exists():
         return candidates.get(pk=previous)
@@ -201,6 +207,10 @@ def review_items(review) -> list[dict]:
             said.append(f"{names.get(entry['facet'], entry['facet'])}: {relevance.get(entry['relevance'], entry['relevance'])}")
         if labels.get("plot_grade") is not None:
             said.append(f"grade {labels['plot_grade']}")
+        if labels.get("grade") is not None:
+            said.append(f"grade {labels['grade']}")
+        for start, end in labels.get("evidence") or []:
+            said.append(f"evidence “{item.passage.text[start:end][:200]}”" if item.passage else "evidence")
         for start, end in labels.get("plot_spans") or []:
             said.append(f"span “{topic.text[start:end]}”")
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",

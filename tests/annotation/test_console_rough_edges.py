@@ -83,3 +83,19 @@ def test_a_confusion_matrix_has_room_for_its_labels():  # item 11
     for label in chart["col_labels"]:
         reach = len(label["short"]) * CHAR_W * 0.7
         assert label["x"] + reach <= chart["width"] and reach <= chart["top"] - 6
+
+
+def test_a_campaign_without_reviewers_samples_no_review_and_its_home_says_so(client, disagreeing):  # item 13
+    from annotation.models import Assignment, Review
+    from annotation.services.changes import mark
+
+    disagreeing.review_sample_size = 2
+    disagreeing.save()
+    mark(Assignment.objects.filter(campaign=disagreeing).first(), True, reason="test: marked done")
+    assert not Review.objects.exists()
+    html = client.get("/campaigns/edges/").content.decode()
+    assert 'id="no-reviewer"' in html and "not sampled for review" in html
+
+    reviewer = factories.user("rita")
+    disagreeing.reviewers.add(reviewer)
+    assert 'id="no-reviewer"' not in client.get("/campaigns/edges/").content.decode()

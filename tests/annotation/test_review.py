@@ -114,9 +114,15 @@ def test_a_reviewer_sees_only_the_batches_given_to_them(client, setup):
     assert client.get(reverse("annotation:review", args=[theirs.pk])).status_code == 200
 
 
-def test_without_reviewers_an_organiser_takes_the_review(client, setup):
+def test_without_reviewers_no_review_is_sampled(setup):
     campaign, judge, rev1, rev2, organiser, groups = setup
     groups[Role.REVIEWER].user_set.clear()
+    assert finish(Assignment.objects.filter(campaign=campaign).first()) is None
+
+
+def test_when_the_assessor_is_the_only_reviewer_an_organiser_takes_the_review(client, setup):
+    campaign, judge, rev1, rev2, organiser, groups = setup
+    groups[Role.REVIEWER].user_set.set([judge])
     review = finish(Assignment.objects.filter(campaign=campaign).first())
     assert review.reviewer is None
     client.force_login(organiser)

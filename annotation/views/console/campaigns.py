@@ -13,6 +13,7 @@ from annotation.services.campaign_setup import SetupInvalid, new_campaign, plot_
 from annotation.services.data_imports import Upload
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.judging_order import OrderSettingsInvalid, set_topic_stop, settings_of
+from annotation.services.review import campaign_reviewers
 from annotation.views.console.forms import CampaignForm, JudgingOrderForm
 from assessments.models import Pool, QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed
@@ -103,6 +104,7 @@ def _home(request, campaign, order_form=None, status=200):
         "imports": DataImport.objects.filter(campaign=campaign)[:5],
         "building": [p for p in pools if p.status in (Pool.Status.PENDING, Pool.Status.BUILDING)],
         "order_form": order_form or _order_form(campaign),
+        "no_reviewer": campaign.review_sample_size > 0 and not campaign_reviewers(campaign).exists(),
     }, status=status)
 
 
