@@ -3,7 +3,7 @@
 from django.urls import path
 
 from annotation.views import assessor as views, campaigns as campaign_views, studies as study_views
-from annotation.views.console import campaigns as console, data, machine, people, pools, results, work
+from annotation.views.console import browser, campaigns as console, data, machine, people, pools, results, work
 
 app_name = "annotation"
 
@@ -25,6 +25,9 @@ urlpatterns = [
     path("campaigns/<slug:name>/data/", data.campaign_data, name="console_data"),
     path("campaigns/<slug:name>/pools/", pools.pools_page, name="console_pools"),
     path("campaigns/<slug:name>/pools/<slug:pool>/status/", pools.pool_status, name="console_pool_status"),
+    path("campaigns/<slug:name>/pools/<slug:pool>/", browser.pool_candidates, name="console_pool_candidates"),
+    path("campaigns/<slug:name>/browse/", browser.browse, name="console_browse"),
+    path("campaigns/<slug:name>/browse/<str:pk>/", browser.browse_item, name="console_browse_item"),
     path("campaigns/<slug:name>/work/", work.work_page, name="console_work"),
     path("campaigns/<slug:name>/machine/", machine.machine_page, name="console_machine"),
     path("campaigns/<slug:name>/machine/jobs/<int:job>/status/", machine.job_status, name="console_machine_job"),

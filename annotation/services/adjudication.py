@@ -83,6 +83,32 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     """The items of the campaign where its assessors disagree, optionally of one layer or one topic (external id)."""
     if layer is not None and layer not in LAYERS:
         raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
+    wanted, finals, names = _disagreeing(campaign, layer=layer, topic=topic)
+    per_layer = defaultdict(int)
+    for key, _ in wanted:
+        per_layer[key[0]] += 1
+    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2], kv[0][3] or 0))
+    shown = wanted[:LIMIT]
+    topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
+    passages = Passage.objects.in_bulk({p for k, _ in shown for p in (k[2], k[3]) if p})
+    headings = _headings({k[1] for k, _ in shown})
+    items = [
+        Item(layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
+             labels=sorted((names[a], _facet_label(label, headings, key[1])) for a, label in given.items()),
+             final=_final_label(finals.get(key), headings, key[1]))
+        for key, given in shown
+    ]
+    return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
+
+
+def disagreeing_keys(campaign, *, topic=None) -> set[tuple]:
+    """{(layer, topic id, passage id, passage2 id or None)} of every item where the campaign's assessors disagree,
+    as disagreements() finds them (all of them, not the first LIMIT), optionally of one topic (external id)."""
+    return {key for key, _ in _disagreeing(campaign, topic=topic)[0]}
+
+
+def _disagreeing(campaign, *, layer=None, topic=None):
+    """([(item key, {assessor: label})] where the assessors disagree, {item key: final label}, {assessor: name})."""
     who = campaign_assessors(campaign)
     if topic is not None:
         wanted = set(Topic.objects.filter(pk__in=who, external_id=topic).values_list("pk", flat=True))
@@ -126,21 +152,7 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
         (key, given) for key, given in labels.items()
         if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
     ]
-    per_layer = defaultdict(int)
-    for key, _ in wanted:
-        per_layer[key[0]] += 1
-    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2], kv[0][3] or 0))
-    shown = wanted[:LIMIT]
-    topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
-    passages = Passage.objects.in_bulk({p for k, _ in shown for p in (k[2], k[3]) if p})
-    headings = _headings({k[1] for k, _ in shown})
-    items = [
-        Item(layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
-             labels=sorted((names[a], _facet_label(label, headings, key[1])) for a, label in given.items()),
-             final=_final_label(finals.get(key), headings, key[1]))
-        for key, given in shown
-    ]
-    return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
+    return wanted, finals, names
 
 
 def _headings(topic_ids) -> dict[tuple[int, str], str]:

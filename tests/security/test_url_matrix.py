@@ -68,6 +68,14 @@ TABLE = {
         "GET": ("/campaigns/{campaign}/pools/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{campaign}/pools/", (302, 404, 404, 404, 400, 404, 400)),
     },
+    "campaigns/<slug:name>/pools/<slug:pool>/": {
+        "GET": ("/campaigns/{campaign}/pools/{pool}/", (302, 404, 404, 404, 200, 404, 200)),
+    },
+    "campaigns/<slug:name>/browse/": {"GET": ("/campaigns/{campaign}/browse/", (302, 404, 404, 404, 200, 404, 200))},
+    # No label 999999 in the campaign: 404 for organisers too (tests/annotation/test_data_browser.py opens real ones).
+    "campaigns/<slug:name>/browse/<str:pk>/": {
+        "GET": ("/campaigns/{campaign}/browse/999999/", (302, 404, 404, 404, 404, 404, 404)),
+    },
     "campaigns/<slug:name>/pools/<slug:pool>/status/": {
         "GET": ("/campaigns/{campaign}/pools/{pool}/status/", (302, 404, 404, 404, 200, 404, 200)),
     },

@@ -97,6 +97,7 @@ def _home(request, campaign, order_form=None, status=200):
         ("Pools", "annotation:console_pools",
          f"{len(pools)} pool{'s' if len(pools) != 1 else ''}, {sum(p.candidate_count for p in pools):,} candidates"),
         ("People and work", "annotation:console_work", f"{counts['assessors']} assessors"),
+        ("Browse labels", "annotation:console_browse", "every label and its history, filtered and sorted"),
         ("Results", "annotation:console_results", "qrels, assessments, agreement, evaluation"),
     ]
     return render(request, "annotation/console/campaign_home.html", {
