@@ -191,3 +191,98 @@ def study_runs(pool) -> list:
     for run in runs:
         run.label = labels[run.pk]
     return runs
+
+
+def _own_pool(campaign, name) -> Pool:
+    found = campaign.pools.filter(name=name).first() if name else None
+    if found is None:
+        raise PoolInvalid("pool", f"no pool {str(name)[:100]!r} in campaign {campaign.name!r}")
+    return found
+
+
+def rename_pool(*, campaign, pool, name) -> Pool:
+    """Give one of the campaign's pools a new name (a slug, unique among pools); PoolInvalid names the input.
+    Nothing refers to a pool by its name but people: units, candidates, study items and machine jobs hold its id."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_slug
+
+    name = (name or "").strip()
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise PoolInvalid("name", "a pool's name is letters, digits, hyphens and underscores") from None
+    if len(name) > Pool._meta.get_field("name").max_length:
+        raise PoolInvalid("name", f"a pool's name has at most {Pool._meta.get_field('name').max_length} characters")
+    with transaction.atomic():
+        found = _own_pool(campaign, pool)
+        if found.name != name and Pool.objects.filter(name=name).exists():
+            raise PoolInvalid("name", f"a pool named {name!r} already exists")
+        Pool.objects.filter(pk=found.pk).update(name=name)
+    found.name = name
+    return found
+
+
+@dataclass
+class PoolDeletion:
+    """What deleting a pool takes with it, counted, and the judgements that forbid it."""
+
+    pool: Pool
+    candidates: int = 0
+    sources: int = 0  # the runs' ranks behind the candidates
+    study_items: int = 0
+    units: int = 0  # assessors' units of work on the pool (plot labelling, forced choice, pairs)
+    judgements: int = 0  # labels made in its campaigns on its candidates or study items
+    other_campaigns: list = field(default_factory=list)
+
+    @property
+    def allowed(self) -> bool:
+        return self.judgements == 0
+
+    @property
+    def refusal(self) -> str:
+        return (f"pool {self.pool.name!r} cannot be deleted: {self.judgements:,} judgement"
+                f"{'s' if self.judgements != 1 else ''} of its campaigns are about its candidates or study items "
+                "(the labels would lose the candidates they were made on)")
+
+    @property
+    def goes_with_it(self) -> str:
+        parts = [f"{self.candidates:,} candidates", f"{self.sources:,} run ranks behind them",
+                 f"{self.study_items:,} study items", f"{self.units:,} units of work"]
+        also = f"; it leaves campaigns {', '.join(self.other_campaigns)} too" if self.other_campaigns else ""
+        return ", ".join(parts) + also
+
+
+def pool_deletion(*, campaign, pool) -> PoolDeletion:
+    """What deleting one of the campaign's pools would remove (reading only)."""
+    from django.db.models import Exists, OuterRef, Q
+
+    from annotation.models import Assignment
+    from assessments.models import CandidateSource, Judgement, PoolCandidate, StudyItem
+
+    found = _own_pool(campaign, pool)
+    campaigns = list(found.campaigns.order_by("name").values_list("pk", "name"))
+    on_candidates = Exists(PoolCandidate.objects.filter(
+        pool=found, topic_id=OuterRef("topic_id"), passage_id=OuterRef("passage_id")))
+    on_items = Q(item__in=StudyItem.objects.filter(pool=found).values("key")) & ~Q(item="")
+    return PoolDeletion(
+        pool=found,
+        candidates=PoolCandidate.objects.filter(pool=found).count(),
+        sources=CandidateSource.objects.filter(candidate__pool=found).count(),
+        study_items=StudyItem.objects.filter(pool=found).count(),
+        units=Assignment.objects.filter(pool=found).count(),
+        judgements=Judgement.objects.filter(campaign_id__in=[pk for pk, _ in campaigns]).filter(
+            on_candidates | on_items).count(),
+        other_campaigns=[name for pk, name in campaigns if pk != campaign.pk],
+    )
+
+
+def delete_pool(*, campaign, pool) -> PoolDeletion:
+    """Delete one of the campaign's pools with what goes with it (PoolDeletion, counted); PoolInvalid("pool") when
+    judgements are about its candidates or study items, saying so."""
+    with transaction.atomic():
+        Pool.objects.select_for_update().filter(pk=_own_pool(campaign, pool).pk).first()  # one deletion at a time
+        counted = pool_deletion(campaign=campaign, pool=pool)
+        if not counted.allowed:
+            raise PoolInvalid("pool", counted.refusal)
+        counted.pool.delete()
+    return counted

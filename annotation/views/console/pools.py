@@ -8,7 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.services.pool_setup import (
-    PoolInvalid, forced_choice_items, new_pool, poolable_runs, preview, retriever_list, study_runs,
+    PoolInvalid, delete_pool, forced_choice_items, new_pool, pool_deletion, poolable_runs, preview, rename_pool,
+    retriever_list, study_runs,
 )
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
@@ -23,7 +24,7 @@ def _runs(campaign):
     return list(poolable_runs(campaign).exclude(source=Run.Source.RETRIEVER).with_counts().order_by("name"))
 
 
-def _render(request, campaign, form, status=200, shown=None, error=None):
+def _render(request, campaign, form, status=200, shown=None, error=None, deletion=None):
     pools = list(campaign.pools.with_counts().order_by("-created_at"))
     choice = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "choice"
     for pool in pools:
@@ -31,7 +32,7 @@ def _render(request, campaign, form, status=200, shown=None, error=None):
         pool.study_item_count = StudyItem.objects.filter(pool=pool).count() if choice else 0
     return render(request, "annotation/console/pools.html", {
         "choice": choice, "choice_candidates": campaign.settings.get("choice_candidates", 20), "error": error,
-        "campaign": campaign, "tab": "pools", "form": form, "pools": pools, "preview": shown,
+        "campaign": campaign, "tab": "pools", "form": form, "pools": pools, "preview": shown, "deletion": deletion,
         "runs": _runs(campaign), "topic_count": campaign.track.topics.count() if hasattr(campaign, "track") else 0,
     }, status=status)
 
@@ -52,6 +53,8 @@ def pools_page(request, name):
     runs = _runs(campaign)
     if request.method == "POST" and request.POST.get("action") == "study_items":
         return _study_items(request, campaign, runs)
+    if request.method == "POST" and request.POST.get("action") in ("rename", "delete"):
+        return _rename_or_delete(request, campaign, runs)
     if request.method == "GET":
         default = f"{campaign.name}-pool-{campaign.pools.count() + 1}"
         return _render(request, campaign, PoolForm(runs=runs, initial={"name": default}))
@@ -90,6 +93,26 @@ def _study_items(request, campaign, runs):
     except PoolInvalid as exc:
         return _render(request, campaign, PoolForm(runs=runs), status=400, error=exc.message)
     messages.success(request, f"{len(items)} forced-choice items of {raw_n} candidates made.")
+    return redirect("annotation:console_pools", name=campaign.name)
+
+
+def _rename_or_delete(request, campaign, runs):
+    """Rename a pool, or delete it: first what goes with it, counted (or why it cannot go), then, confirmed, for good."""
+    pool, action = request.POST.get("pool", ""), request.POST.get("action")
+    try:
+        if action == "rename":
+            renamed = rename_pool(campaign=campaign, pool=pool, name=request.POST.get("name", ""))
+            messages.success(request, f"Pool {pool} is now {renamed.name}.")
+            return redirect(reverse("annotation:console_pools", args=[campaign.name]) + f"#pool-{renamed.name}")
+        if request.POST.get("confirm") != "1":
+            counted = pool_deletion(campaign=campaign, pool=pool)
+            if not counted.allowed:
+                raise PoolInvalid("pool", counted.refusal)
+            return _render(request, campaign, PoolForm(runs=runs), deletion=counted)
+        gone = delete_pool(campaign=campaign, pool=pool)
+    except PoolInvalid as exc:
+        return _render(request, campaign, PoolForm(runs=runs), status=400, error=exc.message)
+    messages.success(request, f"Pool {gone.pool.name} deleted, with {gone.goes_with_it}.")
     return redirect("annotation:console_pools", name=campaign.name)
 
 
