@@ -1,0 +1,27 @@
+from assessments.importers.documents import import_collection_documents
+from retrieval.documents import FORMATS
+from retrieval.ingest import ImportCommand
+
+
+class Command(ImportCommand):
+    help = (
+        "Import documents: TREC SGML (<DOC><DOCNO>…), JSON lines (Pyserini id/contents, BEIR _id/title/text) or TSV "
+        "(id, text; id, title, text); plain, gzip, bzip2 or xz, streamed. The format is told from the content; the "
+        "collection is made if new. All files go in one transaction: any problem stores nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", help="The documents files.")
+        parser.add_argument("--collection", required=True, help="The collection the documents belong to.")
+        parser.add_argument("--format", choices=FORMATS, default="auto", help="The files' format (default: told "
+                            "from the content).")
+        parser.add_argument("--only-needed", action="store_true", help="Import only the documents the collection's "
+                            "runs, pools and qrels name (import those first).")
+        parser.add_argument("--update", action="store_true", help="Replace documents already in the collection.")
+
+    def handle(self, *args, **options):
+        result = import_collection_documents(
+            options["paths"], options["collection"], fmt=options["format"], update=options["update"],
+            only_needed=options["only_needed"], progress=self.progress,
+        )
+        self.stdout.write(self.style.SUCCESS(result.summary()))

@@ -1,0 +1,482 @@
+"""Documents of a collection from files: TREC SGML, JSON lines (Pyserini, BEIR) and TSV (MS MARCO), streamed.
+
+A file is plain, gzip, bzip2 or xz (retrieval.ingest.text_batches unpacks it on the way, and refuses a line longer
+than ingest.MAX_LINE_BYTES, 16 MiB, or a NUL byte or bytes that are not UTF-8). Its format is told from its first
+characters: `<` TREC SGML (`<DOC>` … `</DOC>`), `{` JSON lines, else TSV (`id<TAB>text`, `id<TAB>title<TAB>text`,
+or MS MARCO documents' `id<TAB>url<TAB>title<TAB>text`; the first line fixes the columns).
+
+- SGML: the id from DOCNO; the title from the first of HEADLINE, TITLE, HEAD, HL, TI (FBIS puts it in <H3><TI>);
+  the text from TEXT (every TEXT element), its paragraphs (<P> elements, or blank lines) kept as blank lines
+  between them and the hard-wrapped lines of each joined; every other element without child elements kept in
+  the passage's metadata under its lower-cased name (a list when it repeats), comments dropped.
+- JSON lines: the id from `id`, `docid`, `doc_id` or `_id`; `title`; the text from `contents`, `text` or
+  `body`; every other key in metadata (BEIR's nested `metadata` object merged in).
+
+Writing: import_documents writes every file inside one transaction, so a file that fails rolls all back: nothing
+is stored. Into a collection without passages the rows go in one streamed COPY (executemany on SQLite), and a
+DOCNO seen twice is the unique constraint's error, then located by reading the files again; into a collection
+that has passages, a batch at a time: ids already there are filled in when they are placeholders (runs and qrels
+imported with --create-missing make passages without text), else refused unless `update`. Memory stays bounded by
+a batch (and one document), whatever the file's size.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import IntegrityError, connection, transaction
+
+from retrieval import ingest
+from retrieval.bulk import copy_escaped, insert_rows, no_progress
+from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, json_type, parse_json_lines
+from retrieval.models import Collection, Passage
+
+FORMATS = ("auto", "sgml", "jsonl", "tsv")
+MAX_EXTERNAL_ID = 200  # Passage.external_id
+MAX_TITLE = 500  # Passage.title
+MAX_PROBLEMS = 50  # reading stops after this many problems
+BATCH = 10_000  # documents a batch, into a collection that has passages
+TITLE_TAGS = ("HEADLINE", "TITLE", "HEAD", "HL", "TI")
+JSON_ID = ("id", "docid", "doc_id", "_id")
+JSON_TEXT = ("contents", "text", "body")
+COLUMNS = ["collection", "external_id", "title", "text", "metadata"]  # what a document's row gives
+_SPACE = re.compile(r"\s")
+TSV_COLUMNS = {2: ("id", "text"), 3: ("id", "title", "text"), 4: ("id", "url", "title", "text")}
+_DOC_MARK = re.compile(r"<(/?)DOC(?:\s[^>]*)?>", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)([A-Za-z][\w.-]*)([^<>]*)>")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_PARAGRAPH = re.compile(r"</?P(?:\s[^<>]*)?>|\n[ \t]*\n", re.IGNORECASE)
+
+
+@dataclass
+class Document:
+    """One document as read: its id, the line it starts on, title, text and every other field."""
+
+    docid: str
+    line: int
+    title: str = ""
+    text: str = ""
+    fields: dict = field(default_factory=dict)
+
+
+def _lines(path):
+    for first, block in file_batches(path):
+        yield from enumerate(block.split("\n"), start=first)
+
+
+def _stopping(problems):
+    if problems.total >= MAX_PROBLEMS:
+        problems.stop(f"stopped reading after {problems.total} problems")
+
+
+def detect_format(head: str) -> str:
+    head = head.lstrip("\ufeff \t\r\n")
+    if head.startswith("<"):
+        return "sgml"
+    if head.startswith("{"):
+        return "jsonl"
+    return "tsv"
+
+
+def read_documents(path, problems: Problems, fmt="auto"):
+    """Yield the Documents of a file in order; every problem is added to `problems` (reading stops after
+    MAX_PROBLEMS). Ids are checked one by one (empty, too long, spaces); a repeated id is left to the writer."""
+    if fmt not in FORMATS:
+        problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
+    lines = _lines(path)
+    for number, line in lines:
+        if line.strip():
+            break
+    else:
+        return
+    if fmt == "auto":
+        fmt = detect_format(line)
+
+    def all_lines():
+        yield number, line
+        yield from lines
+
+    reader = {"sgml": _sgml, "jsonl": _jsonl, "tsv": _tsv}[fmt]
+    yield from reader(all_lines(), problems)
+
+
+def _valid_id(docid, line, problems, field_name) -> bool:
+    if not docid:
+        problems.add("the document has no id", line=line, field=field_name)
+    elif len(docid) > MAX_EXTERNAL_ID:
+        problems.add(f"an id longer than {MAX_EXTERNAL_ID} characters", line=line, field=field_name)
+    elif _SPACE.search(docid):
+        problems.add(f"{docid[:60]!r} is not a document id: it holds a space", line=line, field=field_name)
+    else:
+        return True
+    _stopping(problems)
+    return False
+
+
+def _tsv(lines, problems):
+    columns = None
+    for number, line in lines:
+        if not line:
+            continue
+        parts = line.split("\t")
+        if columns is None:
+            columns = TSV_COLUMNS.get(len(parts))
+            if columns is None:
+                problems.fail(f"{len(parts)} columns: a TSV documents file has 2 (id, text), 3 (id, title, text) or 4 "
+                              "(id, url, title, text) separated by tabs", line=number)
+        if len(parts) != len(columns):
+            if line.isspace():
+                continue
+            problems.add(f"{len(parts)} columns, where the file's first line has {len(columns)} "
+                         f"({', '.join(columns)})", line=number)
+            _stopping(problems)
+            continue
+        docid = parts[0].strip()
+        if not _valid_id(docid, number, problems, "id"):
+            continue
+        if len(parts) == 2:
+            yield Document(docid, number, "", parts[1].strip())
+        elif len(parts) == 3:
+            yield Document(docid, number, parts[1].strip(), parts[2].strip())
+        else:
+            yield Document(docid, number, parts[2].strip(), parts[3].strip(), {"url": parts[1].strip()})
+
+
+def _jsonl(lines, problems):
+    for number, line in lines:
+        for _, obj in parse_json_lines(line, problems, number):
+            document = _json_document(number, obj, problems)
+            if document is not None:
+                yield document
+        _stopping(problems)
+
+
+def _json_document(number, obj, problems) -> Document | None:
+    key = next((k for k in JSON_ID if k in obj), None)
+    if key is None:
+        problems.add(f"the record has no id ({', '.join(JSON_ID)})", line=number, field="id")
+        return None
+    raw = obj.pop(key)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        problems.add(f"expected a string or an integer, got {json_type(raw)}", line=number, field=key)
+        return None
+    docid = str(raw).strip()
+    if not _valid_id(docid, number, problems, key):
+        return None
+    values, bad = {}, False
+    for name in ("title", *JSON_TEXT):
+        if name in obj and (name == "title" or not any(k in values for k in JSON_TEXT)):
+            value = obj.pop(name)
+            if value is None:
+                value = ""
+            if not isinstance(value, str):
+                problems.add(f"expected a string, got {json_type(value)}", line=number, field=name)
+                bad = True
+            values[name] = value
+    if bad:
+        return None
+    nested = obj.pop("metadata", None)
+    if isinstance(nested, dict):  # BEIR's corpus.jsonl
+        obj = {**nested, **obj}
+    elif nested is not None:
+        obj["metadata"] = nested
+    text = next((values[k] for k in JSON_TEXT if k in values), "")
+    return Document(docid, number, " ".join(values.get("title", "").split()), text.strip(), obj)
+
+
+def _sgml(lines, problems):
+    start, body, size = None, [], 0
+    most = ingest.MAX_LINE_BYTES  # a document may be as long as a line may
+    for number, line in lines:
+        marks = list(_DOC_MARK.finditer(line)) if "<" in line else []
+        if not marks:
+            if start is None:
+                if line.strip():
+                    problems.add("text outside <DOC> … </DOC>", line=number)
+                    _stopping(problems)
+                continue
+            body.append(line)
+            size += len(line) + 1
+            if size > most:
+                problems.fail(f"a document longer than {most:,} characters (is its </DOC> missing?)", line=start,
+                              field="DOC")
+            continue
+        at = 0
+        for mark in marks:
+            piece = line[at : mark.start()]
+            if mark.group(1):  # </DOC>
+                if start is None:
+                    problems.add("</DOC> without a <DOC> before it", line=number, field="DOC")
+                    _stopping(problems)
+                else:
+                    body.append(piece)
+                    document = _sgml_document("\n".join(body), start, problems)
+                    if document is not None:
+                        yield document
+                    start, body, size = None, [], 0
+            else:
+                if start is not None:
+                    problems.add("<DOC> is never closed: </DOC> is missing before the next <DOC>", line=start,
+                                 field="DOC")
+                    _stopping(problems)
+                elif piece.strip():
+                    problems.add("text outside <DOC> … </DOC>", line=number)
+                    _stopping(problems)
+                start, body, size = number, [], 0
+            at = mark.end()
+        rest = line[at:]
+        if start is not None:
+            body.append(rest)
+            size += len(rest) + 1
+        elif rest.strip():
+            problems.add("text outside <DOC> … </DOC>", line=number)
+            _stopping(problems)
+    if start is not None:
+        problems.add("<DOC> is never closed: the file ends before </DOC>", line=start, field="DOC")
+
+
+def _plain(raw: str) -> str:
+    return " ".join(_TAG.sub(" ", raw).split())
+
+
+def _paragraphs(raw: str) -> str:
+    parts = (_plain(p) for p in _PARAGRAPH.split(raw))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _sgml_document(raw: str, line: int, problems) -> Document | None:
+    """One <DOC>'s content: DOCNO, title, text and the other elements."""
+    raw = _COMMENT.sub("", raw)
+    stack, elements = [], []  # stack: [name, content start, has child elements]; elements: (name, content, leaf)
+    for match in _TAG.finditer(raw):
+        name = match.group(2).upper()
+        if name == "P":
+            continue
+        if not match.group(1):
+            if stack:
+                stack[-1][2] = True
+            stack.append([name, match.end(), False])
+            continue
+        for depth in range(len(stack) - 1, -1, -1):  # an inner tag never closed is text of the element
+            if stack[depth][0] == name:
+                _, begin, parent = stack[depth]
+                del stack[depth:]
+                elements.append((name, raw[begin : match.start()], not parent))
+                break
+    docnos = [content for name, content, _ in elements if name == "DOCNO"]
+    if not docnos:
+        problems.add("the document has no <DOCNO>", line=line, field="DOCNO")
+        _stopping(problems)
+        return None
+    docid = _plain(docnos[0])
+    if not _valid_id(docid, line, problems, "DOCNO"):
+        return None
+    names = {name for name, _, _ in elements}
+    title_tag = next((t for t in TITLE_TAGS if t in names), None)
+    title = " ".join(_plain(c) for n, c, _ in elements if n == title_tag) if title_tag else ""
+    text = "\n\n".join(p for p in (_paragraphs(c) for n, c, _ in elements if n == "TEXT") if p)
+    fields = {}
+    for name, content, leaf in elements:
+        if not leaf or name in ("DOCNO", "TEXT", title_tag):
+            continue
+        key, value = name.lower(), _paragraphs(content)
+        if key in fields:
+            fields[key] = [*fields[key], value] if isinstance(fields[key], list) else [fields[key], value]
+        else:
+            fields[key] = value
+    return Document(docid, line, title, text, fields)
+
+
+# --- writing -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DocumentsResult:
+    collection: Collection
+    created_collection: bool
+    created: int = 0
+    filled: int = 0  # placeholders (passages without text) filled in
+    updated: int = 0
+    skipped: int = 0  # not needed (only_needed)
+    missing: int = 0  # needed and not in the files (only_needed)
+
+    def summary(self) -> str:
+        parts = [f"Imported {self.created:,} documents into {self.collection.name}"]
+        if self.created_collection:
+            parts.append(" (created the collection)")
+        if self.filled:
+            parts.append(f"; filled in {self.filled:,} that runs or qrels had named")
+        if self.updated:
+            parts.append(f"; updated {self.updated:,}")
+        if self.skipped or self.missing:
+            parts.append(f"; skipped {self.skipped:,} not needed, {self.missing:,} needed ones not in the files")
+        return "".join(parts) + "."
+
+
+def _row(collection_id, document: Document):
+    title = document.title
+    fields = document.fields
+    if len(title) > MAX_TITLE:
+        fields = {**fields, "title": title}
+        title = title[: MAX_TITLE - 1] + "…"
+    return (collection_id, document.docid, title, document.text, json.dumps(fields, ensure_ascii=False)
+            if fields else "{}")
+
+
+def _copy_rows(collection_id, documents):
+    """Rows for insert_rows(plain_text=True): on PostgreSQL their texts escaped for COPY's text lines here."""
+    if connection.vendor != "postgresql":
+        return (_row(collection_id, d) for d in documents), False
+    rows = (_row(collection_id, d) for d in documents)
+    return ((c, copy_escaped(i), copy_escaped(t), copy_escaped(x), copy_escaped(m)) for c, i, t, x, m in rows), True
+
+
+def import_documents(paths, collection_name, *, fmt="auto", update=False, needed=None, progress=None,
+                     check_slug=None) -> DocumentsResult:
+    """Import documents from files into a collection (made if new), inside one transaction.
+
+    `needed`: a set of external ids, or None for all: only those documents are written (the others are read and
+    checked, not stored). `check_slug(name, problems)` checks a new collection's name. ImportFailed lists the
+    problems (file, line, field); nothing is stored then.
+    """
+    progress = progress or no_progress
+    paths = [Path(p) for p in paths]
+    collection = Collection.objects.filter(name=collection_name).first()
+    if collection is None and check_slug is not None:
+        options = Problems("options")
+        check_slug(collection_name, options)
+        options.raise_if_any()
+    result = DocumentsResult(collection, collection is None)
+    bar = progress(total=None, desc="documents", unit="doc")
+    try:
+        with transaction.atomic():
+            if collection is None:
+                collection = result.collection = Collection.objects.create(
+                    name=collection_name, kind=Collection.Kind.DOCUMENTS)
+            fresh = not Passage.objects.filter(collection=collection).exists()
+            last_pk = Passage.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+            for path in paths:
+                problems = Problems(path)
+                documents = _counted(read_documents(path, problems, fmt), bar, result, needed)
+                if fresh:
+                    rows, escaped = _copy_rows(collection.pk, (d for d in documents if not problems))
+                    result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
+                    fresh = False  # the next file may repeat an id: look it up
+                else:
+                    _write_batches(collection, documents, problems, result, update, last_pk, paths)
+                problems.raise_if_any()
+            if needed is not None:
+                result.missing = len(needed) - result.filled - result.updated - result.created
+    except Exception as exc:  # a document id twice (the unique constraint; COPY's psycopg error is not wrapped)
+        if isinstance(exc, IntegrityError) or getattr(exc, "sqlstate", None) == "23505":
+            raise _duplicate(paths, fmt, exc) from None
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return result
+
+
+def _counted(documents, bar, result, needed):
+    for n, document in enumerate(documents, start=1):
+        if needed is not None and document.docid not in needed:
+            result.skipped += 1
+        else:
+            yield document
+        if bar is not None and n % 10_000 == 0:
+            bar.update(10_000)
+
+
+def _write_batches(collection, documents, problems, result, update, last_pk, paths):
+    """Write documents a batch at a time into a collection that has passages: new ones inserted, placeholders
+    filled in, others refused unless `update`."""
+    batch = {}
+    for document in documents:
+        if problems:
+            continue  # keep reading for more problems; nothing more is written
+        first = batch.get(document.docid)
+        if first is not None:
+            problems.add(f"document {document.docid!r} is in the file twice (first on line {first.line})",
+                         line=document.line, field="id")
+            _stopping(problems)
+            continue
+        batch[document.docid] = document
+        if len(batch) >= BATCH:
+            _write_batch(collection, batch, problems, result, update, last_pk, paths)
+            batch = {}
+    if batch and not problems:
+        _write_batch(collection, batch, problems, result, update, last_pk, paths)
+
+
+def _write_batch(collection, batch, problems, result, update, last_pk, paths):
+    found = {}
+    ids = list(batch)
+    step = 10_000 if connection.vendor == "postgresql" else 500
+    for start in range(0, len(ids), step):
+        rows = Passage.objects.filter(collection=collection, external_id__in=ids[start : start + step]).values_list(
+            "external_id", "pk", "title", "text", "metadata")
+        for docid, pk, title, text, metadata in rows:
+            found[docid] = (pk, not title and not text and not metadata)
+    changed = []
+    for docid, (pk, placeholder) in found.items():
+        document = batch[docid]
+        if pk > last_pk:
+            first = _first_line(paths, docid)
+            where = f" (first on line {first[1]} of {Path(first[0]).name})" if first else ""
+            problems.add(f"document {docid!r} is in the files twice{where}", line=document.line, field="id")
+        elif not placeholder and not update:
+            problems.add(f"document {docid!r} is already in {collection.name} (--update replaces it)",
+                         line=document.line, field="id")
+        else:
+            changed.append((pk, placeholder, document))
+        _stopping(problems)
+    if problems:
+        return
+    values = []
+    for pk, placeholder, document in changed:
+        _, _, title, text, metadata = _row(collection.pk, document)
+        values.append((title, text, metadata, pk))
+        if placeholder:
+            result.filled += 1
+        else:
+            result.updated += 1
+    if values:
+        table = connection.ops.quote_name(Passage._meta.db_table)
+        cast = "::jsonb" if connection.vendor == "postgresql" else ""
+        with connection.cursor() as cursor:
+            cursor.executemany(f"UPDATE {table} SET title = %s, text = %s, metadata = %s{cast} WHERE id = %s", values)
+    new = [batch[d] for d in ids if d not in found]
+    if new:
+        rows, escaped = _copy_rows(collection.pk, new)
+        result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
+
+
+def _first_line(paths, docid):
+    """(path, line) where `docid` first stands in the files, or None."""
+    for path in paths:
+        for document in read_documents(path, Problems(path, cap=0)):
+            if document.docid == docid:
+                return path, document.line
+    return None
+
+
+def _duplicate(paths, fmt, exc) -> ImportFailed:
+    """Where the id that broke the unique constraint stands twice (PostgreSQL names it; else the files are read for
+    their first repeated id)."""
+    error = exc if hasattr(exc, "diag") else exc.__cause__  # psycopg's own error, from COPY, is not wrapped
+    detail = getattr(getattr(error, "diag", None), "message_detail", None) or ""
+    named = re.search(r"=\(\d+, (.*)\) already exists", detail)
+    places, seen = [], {}
+    for path in paths:
+        for document in read_documents(path, Problems(path, cap=0), fmt):
+            if named is not None and document.docid != named.group(1):
+                continue
+            first = seen.get(document.docid)
+            if first is not None:
+                where = f"line {first[1]}" + ("" if first[0] == path else f" of {first[0].name}")
+                message = f"document {document.docid!r} is in the files twice (first on {where})"
+                return ImportFailed([Problem(str(path), document.line, "id", message)])
+            seen[document.docid] = (path, document.line)
+    places.append(Problem(str(paths[0]), None, None, f"the database refused the documents ({exc})"))
+    return ImportFailed(places)
