@@ -13,7 +13,8 @@ round, its first assessor and the organiser: the history around it grows (more r
 judgements), the work in front of them does not.
 
 For each size, in-process (Django's test client, the real middleware, PostgreSQL): the assessor's queue, a judging
-page (a 20-passage article), the campaign dashboard, adjudication, the review queue and a review, the API's lists
+page (a 20-passage article), the campaign dashboard, adjudication, the review queue and a review, the data browser
+(its first page, filtered by an assessor and disagreement, a second page by cursor, an item), the API's lists
 (campaigns and runs: their first page of the default size, which grows from a few rows to 100 with the
 data, and their first and last pages of 5, the last reached by its cursor; a campaign's topics), and
 the exports: export_qrels of the whole collection (every round), the Y3 JSON (the API's zip of the first round's
@@ -263,6 +264,7 @@ def cases():
         ("adjudication", None, reverse("annotation:adjudication", args=["round-0000"])),
         ("review queue", None, reverse("annotation:review_queue")),
         ("review", None, reverse("annotation:review", args=[review.pk]) if review else None),
+        *browser_pages(unit.assessor.username),
         ("API campaigns", None, "/api/campaigns/"),
         ("API runs", None, "/api/runs/"),
         # The default page holds up to 100 rows: 3-6 at 10K, 100 at 1M. A first page of 5 is full at every size.
@@ -279,6 +281,26 @@ def cases():
         ("audit log (round 0)", None, reverse("annotation:console_download", args=["round-0000", "audit"])),
     ]
     return [case for case in pages if case[2] is not None]
+
+
+def browser_pages(assessor):
+    """The data browser of the measured campaign: its first page, filtered by an assessor and disagreement, the
+    newest labels' second page (by its cursor) and one item with its history."""
+    from django.urls import reverse
+
+    from annotation.models import Campaign
+    from annotation.services.browser import Filters, labels
+
+    campaign = Campaign.objects.get(name="round-0000")
+    url = reverse("annotation:console_browse", args=[campaign.name])
+    second = labels(campaign, Filters(sort="newest")).next_cursor
+    item = labels(campaign, Filters(label="transition")).rows[0].pk
+    return [
+        ("data browser", None, url),
+        ("data browser, assessor+disagr.", None, f"{url}?assessor={assessor}&disagreement=1"),
+        ("data browser, newest, page 2", None, f"{url}?sort=newest&cursor={second}"),
+        ("data browser, an item", None, reverse("annotation:console_browse_item", args=[campaign.name, item])),
+    ]
 
 
 def last_page(url, rows, ordering, size=5):

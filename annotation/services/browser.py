@@ -16,7 +16,9 @@ from datetime import datetime
 from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, F, OuterRef, Q
+from django.db import connection
+from django.db.models import BooleanField, Exists, F, OuterRef, Q
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left
 
 from annotation.models import Assignment, CampaignTopic
@@ -142,7 +144,7 @@ def labels(campaign, filters: Filters, *, size=PAGE_SIZE) -> Page:
     if filters.label:
         rows = rows.filter(**read_label(filters.label))
     if filters.disagreement:
-        rows = rows.filter(key__in=disagreement_keys(campaign, filters.topic or None))
+        rows = rows.filter(key_in(disagreement_keys(campaign, filters.topic or None)))
     ordering = SORTS[filters.sort][1]
     rows = rows.without_stale_transitions().select_related("topic", "assessor", "latest_change").annotate(
         passage_ref=F("passage__external_id"), passage2_ref=F("passage2__external_id"),
@@ -210,6 +212,16 @@ def disagreement_keys(campaign, topic=None) -> list[str]:
         keys.update(Judgement.make_key(kind, topic_id, passage_id, passage2_id, campaign_id=campaign.pk)
                     for kind in layers)
     return sorted(keys)
+
+
+def key_in(keys):
+    """`Judgement.key IN keys` as one parameter, however many keys (an IN list binds one each: PostgreSQL takes at
+    most 65,535 a statement, SQLite 32,766): PostgreSQL's `= ANY(array)`, SQLite's json_each of a JSON array."""
+    column = '"assessments_judgement"."key"'
+    if connection.vendor == "postgresql":
+        return RawSQL(f"{column} = ANY(%s)", (list(keys),), output_field=BooleanField())
+    return RawSQL(f"{column} IN (SELECT value FROM json_each(%s))", (json.dumps(list(keys)),),
+                  output_field=BooleanField())
 
 
 def keyset_page(rows, ordering, cursor, size) -> Page:
