@@ -332,16 +332,22 @@ def _copy_rows(collection_id, documents):
     return ((c, copy_escaped(i), copy_escaped(t), copy_escaped(x), copy_escaped(m)) for c, i, t, x, m in rows), True
 
 
-def import_documents(paths, collection_name, *, fmt="auto", update=False, needed=None, progress=None,
-                     check_slug=None) -> DocumentsResult:
-    """Import documents from files into a collection (made if new), inside one transaction.
+def import_documents(paths, collection_name, *, fmt="auto", **options) -> DocumentsResult:
+    """Import documents from files into a collection (made if new), inside one transaction (see write_documents)."""
+    sources = [(str(path), lambda problems, path=Path(path): read_documents(path, problems, fmt)) for path in paths]
+    return write_documents(sources, collection_name, **options)
+
+
+def write_documents(sources, collection_name, *, update=False, needed=None, progress=None,
+                    check_slug=None) -> DocumentsResult:
+    """Write the documents of `sources`, [(name, reader)] where reader(problems) yields Documents (and may be called
+    again), into a collection (made if new), inside one transaction.
 
     `needed`: a set of external ids, or None for all: only those documents are written (the others are read and
     checked, not stored). `check_slug(name, problems)` checks a new collection's name. ImportFailed lists the
-    problems (file, line, field); nothing is stored then.
+    problems (source, line or record, field); nothing is stored then.
     """
     progress = progress or no_progress
-    paths = [Path(p) for p in paths]
     collection = Collection.objects.filter(name=collection_name).first()
     if collection is None and check_slug is not None:
         options = Problems("options")
@@ -356,21 +362,21 @@ def import_documents(paths, collection_name, *, fmt="auto", update=False, needed
                     name=collection_name, kind=Collection.Kind.DOCUMENTS)
             fresh = not Passage.objects.filter(collection=collection).exists()
             last_pk = Passage.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-            for path in paths:
-                problems = Problems(path)
-                documents = _counted(read_documents(path, problems, fmt), bar, result, needed)
+            for name, reader in sources:
+                problems = Problems(name)
+                documents = _counted(reader(problems), bar, result, needed)
                 if fresh:
                     rows, escaped = _copy_rows(collection.pk, (d for d in documents if not problems))
                     result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
                     fresh = False  # the next file may repeat an id: look it up
                 else:
-                    _write_batches(collection, documents, problems, result, update, last_pk, paths)
+                    _write_batches(collection, documents, problems, result, update, last_pk, sources)
                 problems.raise_if_any()
             if needed is not None:
                 result.missing = len(needed) - result.filled - result.updated - result.created
     except Exception as exc:  # a document id twice (the unique constraint; COPY's psycopg error is not wrapped)
         if isinstance(exc, IntegrityError) or getattr(exc, "sqlstate", None) == "23505":
-            raise _duplicate(paths, fmt, exc) from None
+            raise _duplicate(sources, exc) from None
         raise
     finally:
         if bar is not None:
@@ -388,7 +394,7 @@ def _counted(documents, bar, result, needed):
             bar.update(10_000)
 
 
-def _write_batches(collection, documents, problems, result, update, last_pk, paths):
+def _write_batches(collection, documents, problems, result, update, last_pk, sources):
     """Write documents a batch at a time into a collection that has passages: new ones inserted, placeholders
     filled in, others refused unless `update`."""
     batch = {}
@@ -403,13 +409,13 @@ def _write_batches(collection, documents, problems, result, update, last_pk, pat
             continue
         batch[document.docid] = document
         if len(batch) >= BATCH:
-            _write_batch(collection, batch, problems, result, update, last_pk, paths)
+            _write_batch(collection, batch, problems, result, update, last_pk, sources)
             batch = {}
     if batch and not problems:
-        _write_batch(collection, batch, problems, result, update, last_pk, paths)
+        _write_batch(collection, batch, problems, result, update, last_pk, sources)
 
 
-def _write_batch(collection, batch, problems, result, update, last_pk, paths):
+def _write_batch(collection, batch, problems, result, update, last_pk, sources):
     found = {}
     ids = list(batch)
     step = 10_000 if connection.vendor == "postgresql" else 500
@@ -422,7 +428,7 @@ def _write_batch(collection, batch, problems, result, update, last_pk, paths):
     for docid, (pk, placeholder) in found.items():
         document = batch[docid]
         if pk > last_pk:
-            first = _first_line(paths, docid)
+            first = _first_line(sources, docid)
             where = f" (first on line {first[1]} of {Path(first[0]).name})" if first else ""
             problems.add(f"document {docid!r} is in the files twice{where}", line=document.line, field="id")
         elif not placeholder and not update:
@@ -452,31 +458,30 @@ def _write_batch(collection, batch, problems, result, update, last_pk, paths):
         result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
 
 
-def _first_line(paths, docid):
-    """(path, line) where `docid` first stands in the files, or None."""
-    for path in paths:
-        for document in read_documents(path, Problems(path, cap=0)):
+def _first_line(sources, docid):
+    """(source, line) where `docid` first stands in the sources, or None."""
+    for name, reader in sources:
+        for document in reader(Problems(name, cap=0)):
             if document.docid == docid:
-                return path, document.line
+                return name, document.line
     return None
 
 
-def _duplicate(paths, fmt, exc) -> ImportFailed:
-    """Where the id that broke the unique constraint stands twice (PostgreSQL names it; else the files are read for
-    their first repeated id)."""
+def _duplicate(sources, exc) -> ImportFailed:
+    """Where the id that broke the unique constraint stands twice (PostgreSQL names it; else the sources are read
+    for their first repeated id)."""
     error = exc if hasattr(exc, "diag") else exc.__cause__  # psycopg's own error, from COPY, is not wrapped
     detail = getattr(getattr(error, "diag", None), "message_detail", None) or ""
     named = re.search(r"=\(\d+, (.*)\) already exists", detail)
-    places, seen = [], {}
-    for path in paths:
-        for document in read_documents(path, Problems(path, cap=0), fmt):
+    seen = {}
+    for name, reader in sources:
+        for document in reader(Problems(name, cap=0)):
             if named is not None and document.docid != named.group(1):
                 continue
             first = seen.get(document.docid)
             if first is not None:
-                where = f"line {first[1]}" + ("" if first[0] == path else f" of {first[0].name}")
+                where = f"line {first[1]}" + ("" if first[0] == name else f" of {Path(first[0]).name}")
                 message = f"document {document.docid!r} is in the files twice (first on {where})"
-                return ImportFailed([Problem(str(path), document.line, "id", message)])
-            seen[document.docid] = (path, document.line)
-    places.append(Problem(str(paths[0]), None, None, f"the database refused the documents ({exc})"))
-    return ImportFailed(places)
+                return ImportFailed([Problem(name, document.line, "id", message)])
+            seen[document.docid] = (name, document.line)
+    return ImportFailed([Problem(sources[0][0], None, None, f"the database refused the documents ({exc})")])

@@ -354,8 +354,13 @@ def import_topics(path, collection_name, *, fmt="auto", update=False, progress=n
     replaced). Raises ImportFailed with every problem; nothing is written then.
     """
     problems = Problems(path)
+    return write_topics(read_topics(path, problems, fmt), problems, collection_name, update=update,
+                        progress=progress)
+
+
+def write_topics(records, problems, collection_name, *, update=False, progress=no_progress) -> TopicsResult:
+    """Write checked TopicRecords (the problems so far in `problems`) as import_topics does."""
     options = Problems("options")
-    records = read_topics(path, problems, fmt)
     collection = Collection.objects.filter(name=collection_name).first()
     if collection is None:
         check_slug(collection_name, "collection name", options, field="collection")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from operator import ne
 
+from assessments.importers.sniff import but_looks_like
+
 MAX_EXTERNAL_ID = 200  # Topic.external_id and Passage.external_id
 MAX_SUBTOPIC = 300  # Qrel.subtopic
 MAX_GRADE = 2**31 - 1  # Qrel.grade is a 32-bit integer column
@@ -243,7 +245,8 @@ class RunReader(_Reader):
             if not cols:
                 continue
             if len(cols) != 6:
-                problems.add(f"expected 6 columns (qid Q0 docid rank score tag), got {len(cols)}", line=number)
+                problems.add(f"expected 6 columns (qid Q0 docid rank score tag), got {len(cols)}"
+                             f"{'' if problems.total else but_looks_like(text, 'a TREC run')}", line=number)
                 continue
             qid, _iteration, docid, rank_text, score_text, tag = cols
             ok = not _id_too_long(qid, problems, number, "qid")
@@ -360,7 +363,8 @@ class QrelsReader(_Reader):
             if not cols:
                 continue
             if len(cols) != 4:
-                problems.add(f"expected 4 columns (topic iteration docid grade), got {len(cols)}", line=number)
+                problems.add(f"expected 4 columns (topic iteration docid grade), got {len(cols)}"
+                             f"{'' if problems.total else but_looks_like(text, 'TREC qrels')}", line=number)
                 continue
             qid, iteration, docid, grade_text = cols
             ok = not _id_too_long(qid, problems, number, "topic")

@@ -7,7 +7,7 @@ from assessments.models import Layer
 from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
-from tests.annotation.test_console_pages import organiser  # noqa: F401 (a fixture)
+from tests.annotation.test_console_pages import OUTLINES, organiser  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +99,70 @@ def test_a_campaign_without_reviewers_samples_no_review_and_its_home_says_so(cli
     reviewer = factories.user("rita")
     disagreeing.reviewers.add(reviewer)
     assert 'id="no-reviewer"' not in client.get("/campaigns/edges/").content.decode()
+
+
+def _problem_rows(html):
+    table = html[html.index('id="problems"'):]
+    return table[:table.index("</table>")]
+
+
+def test_an_empty_file_is_a_row_of_the_problems_table(client, organiser, django_capture_on_commit_callbacks):  # item 15
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.models import DataImport
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/data/", {"kind": "trec-run", "files": SimpleUploadedFile("empty.run", b""), "collection": "c"})
+    rows = _problem_rows(client.get(f"/data/imports/{DataImport.objects.get().pk}/").content.decode())
+    assert "empty.run" in rows and "the file is empty" in rows
+
+    response = client.post("/campaigns/new/", {
+        "name": "x", "task": "outline", "collection": "car-y3", "topics_from": "file",
+        "topic_file": SimpleUploadedFile("empty.json", b""), "overlap": 1, "qualification_threshold": 90,
+        "qualification_attempts": 2, "review_sample_size": 0, "review_threshold": 95, "mode": "label",
+        "plot_scale": "2 Yes\n1 Partly\n0 No", "context_sentences": 5, "choice_candidates": 20, "grade_scale": "dl",
+    })
+    rows = _problem_rows(response.content.decode())
+    assert "empty.json" in rows and "the file is empty" in rows
+    assert "The submitted file is empty" not in response.content.decode()
+
+
+def test_a_file_of_another_kind_is_named(tmp_path):  # item 15
+    from assessments.importers.car.assessments import read_assessment_file
+    from assessments.importers.car.outlines import parse_cast_outlines
+    from assessments.importers.car.runs import parse_articles
+    from assessments.importers.sniff import looks_like
+    from assessments.importers.trec import parse_qrels, parse_run
+    from retrieval.ingest import ImportFailed, Problems
+
+    run = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 2.0 bm25\n"
+    qrels = "q1 0 d1 1\nq1 0 d2 0\n"
+    y3 = '{"facet_state": {}, "transition_label_state": {}}'
+    car_run = '{"run_id": "r", "squid": "tqa2:L_1", "paragraphs": []}\n{"run_id": "r", "squid": "tqa2:L_2", "paragraphs": []}\n'
+    outlines = OUTLINES.read_text()[:3000]
+    assert [looks_like(t) for t in (run, qrels, y3, car_run, outlines, "hello")] == [
+        "a TREC run", "TREC qrels", "TREC CAR Y3 assessments", "a CAR run (Y3 JSON lines)",
+        "CAR outlines (the Y3 cast file)", None]
+
+    def messages(read, text):
+        problems = Problems("up.txt")
+        try:
+            read(text, problems)
+            problems.raise_if_any()
+        except ImportFailed as exc:
+            return " | ".join(p.message for p in exc.problems)
+        return ""
+
+    assert "this looks like TREC qrels, not a TREC run" in messages(parse_run, qrels)
+    assert "this looks like a TREC run, not TREC qrels" in messages(parse_qrels, run)
+    assert "this looks like TREC CAR Y3 assessments" in messages(parse_articles, y3)
+    assert "this looks like a TREC run" in messages(parse_articles, run)
+    with pytest.raises(ImportFailed, match="this looks like a CAR run"):
+        parse_cast_outlines(car_run, "up.json")
+    with pytest.raises(ImportFailed, match="this looks like TREC CAR Y3 assessments"):
+        parse_cast_outlines(y3, "up.json")
+    path = tmp_path / "up.json"
+    path.write_text(car_run)
+    problems = Problems(str(path))
+    read_assessment_file(path, problems)
+    assert "this looks like a CAR run" in problems.items[0].message

@@ -20,10 +20,11 @@ class MultipleFileInput(forms.ClearableFileInput):
 
 
 class MultipleFileField(forms.FileField):
-    """Several files from one input."""
+    """Several files from one input. An empty file is taken: its importer lists it with the other problems."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("widget", MultipleFileInput())
+        kwargs.setdefault("allow_empty_file", True)
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):
@@ -112,7 +113,7 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
         help_text="Topic ids, separated by spaces or new lines (search the list below and tick them).",
     )
     topic_file = forms.FileField(
-        required=False, label="Topic file",
+        required=False, label="Topic file", allow_empty_file=True,  # an empty file is a problem of the import's table
         help_text="CAR outlines (the Y3 JSON cast file or an official .cbor outlines file) for outline campaigns; "
                   "plot queries (JSON lines with query_id, book, query, ground_truth_text) for plot campaigns. "
                   "Checked whole: any problem and nothing is made.",

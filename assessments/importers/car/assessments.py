@@ -21,6 +21,7 @@ from assessments.importers.car.common import DEFAULT_COLLECTION, merge_failure, 
 from assessments.importers.trec import no_progress, raise_if_any, refused
 from assessments.models import Judgement, JudgementChange, Layer, Topic
 from assessments.services.judging import JudgementInvalid, checked_client_time, record_judgement, validate_value
+from assessments.importers.sniff import but_looks_like
 from retrieval.ingest import ImportFailed, InvalidJSON, Problem, Problems, json_type, load_json, read_text
 from retrieval.models import Collection, Passage
 
@@ -70,6 +71,9 @@ class Y3Import:
         )
 
 
+Y3 = "TREC CAR Y3 assessments"  # as assessments.importers.sniff names them
+
+
 def read_assessment_file(path, problems) -> list[Entry]:
     """The changes in one Y3 assessment file; problems go to `problems` (file, entry index, field)."""
     try:
@@ -80,13 +84,16 @@ def read_assessment_file(path, problems) -> list[Entry]:
     try:
         doc = load_json(text)
     except InvalidJSON as exc:
-        problems.add(exc.message, line=exc.line)
+        problems.add(exc.message + but_looks_like(text, Y3), line=exc.line)
         return []
     prefix = ""
     if isinstance(doc, dict) and isinstance(doc.get("saved_data"), dict):  # the original tool's save files
         doc, prefix = doc["saved_data"], "saved_data."
     if not isinstance(doc, dict):
-        problems.add(f"expected a JSON object with {', '.join(STATES)}, got {json_type(doc)}")
+        problems.add(f"expected a JSON object with {', '.join(STATES)}, got {json_type(doc)}{but_looks_like(text, Y3)}")
+        return []
+    if not any(state in doc for state in STATES) and but_looks_like(text, Y3):
+        problems.add(f"not a CAR Y3 assessment file{but_looks_like(text, Y3)}")
         return []
     for key in doc:
         if key not in STATES and key not in IGNORED_KEYS:

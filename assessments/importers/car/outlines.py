@@ -21,6 +21,7 @@ from assessments.importers.trec import (
 )
 from assessments.models import Facet, Topic
 from assessments.services.judging import forget_topic_facets
+from assessments.importers.sniff import but_looks_like
 from retrieval.ingest import ImportFailed, InvalidJSON, Problem, Problems, decode_text, json_type, load_json
 from retrieval.models import Collection
 
@@ -65,6 +66,7 @@ OUTLINE_KEYS = {
     "trainTitles": list,
     "includeSections": list,
 }
+OUTLINES = "CAR outlines (the Y3 cast file)"  # as assessments.importers.sniff names them
 SECTION_PATH_SHAPE = '[{"tag": "SectionPathPage", "contents": PAGE}, {"tag": "SectionPathHeading", "contents": ID}]'
 
 
@@ -118,9 +120,12 @@ def parse_cast_outlines(text, source, *, include_train=False, progress=no_progre
     try:
         doc = load_json(text)
     except InvalidJSON as exc:
-        problems.fail(exc.message, line=exc.line)
+        problems.fail(exc.message + but_looks_like(text, OUTLINES), line=exc.line)
     if not isinstance(doc, dict):
-        problems.fail(f"expected a JSON object with the keys {', '.join(OUTLINE_KEYS)}, got {json_type(doc)}")
+        problems.fail(f"expected a JSON object with the keys {', '.join(OUTLINE_KEYS)}, got {json_type(doc)}"
+                      + but_looks_like(text, OUTLINES))
+    if not any(key in doc for key in OUTLINE_KEYS) and but_looks_like(text, OUTLINES):
+        problems.fail(f"not an outlines file{but_looks_like(text, OUTLINES)}")
     for key, kind in OUTLINE_KEYS.items():
         if key not in doc:
             problems.add(f"missing key {key!r} (an outline file has {', '.join(OUTLINE_KEYS)})")

@@ -20,6 +20,7 @@ from assessments.importers.trec import (
     raise_if_any,
     refused,
 )
+from assessments.importers.sniff import but_looks_like
 from assessments.models import Facet, Run, RunEntry, Topic
 from assessments.services.runs import name_scope, name_taken_message, taken_names
 from retrieval.ingest import (
@@ -70,6 +71,9 @@ class Article:
         self.problems.add(message, line=self.line, field=field)
 
 
+CAR_RUN = "a CAR run (Y3 JSON lines)"  # as assessments.importers.sniff names them
+
+
 def json_records(text, problems):
     """(line, object) of a file that is one JSON object (the trial pages, maybe pretty-printed) or JSON lines."""
     try:
@@ -78,12 +82,12 @@ def json_records(text, problems):
         error = exc
     else:
         first_line = text[: len(text) - len(text.lstrip())].count("\n")  # blank lines before the object
-        if isinstance(whole, dict):
+        wrong = but_looks_like(text, CAR_RUN)
+        if isinstance(whole, dict) and not wrong:
             yield first_line + 1, whole
         else:
-            problems.add(
-                f"expected a JSON object (one page) or JSON lines, got {json_type(whole)}", line=first_line + 1
-            )
+            problems.add(f"expected a JSON object (one page) or JSON lines, got {json_type(whole)}{wrong}",
+                         line=first_line + 1)
         return
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     first = lines[0] if lines else ""
@@ -95,8 +99,8 @@ def json_records(text, problems):
     if first_is_json or (first.startswith("{") and first.endswith("}")):
         yield from parse_json_lines(text, problems)
     else:
-        # Neither one object nor JSON lines: most likely a broken (e.g. truncated) single page.
-        problems.add(error.message, line=error.line)
+        # Neither one object nor JSON lines: most likely a broken (e.g. truncated) single page, or another kind.
+        problems.add(error.message + but_looks_like(text, CAR_RUN), line=error.line)
 
 
 def is_number(value) -> bool:
