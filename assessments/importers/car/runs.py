@@ -86,8 +86,8 @@ def json_records(text, problems):
         if isinstance(whole, dict) and not wrong:
             yield first_line + 1, whole
         else:
-            problems.add(f"expected a JSON object (one page) or JSON lines, got {json_type(whole)}{wrong}",
-                         line=first_line + 1)
+            what = "not a run's page" if isinstance(whole, dict) else f"got {json_type(whole)}"
+            problems.add(f"expected a JSON object (one page) or JSON lines, {what}{wrong}", line=first_line + 1)
         return
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     first = lines[0] if lines else ""
