@@ -46,16 +46,16 @@ class Campaign(models.Model):
         default=10, help_text="Items a reviewer checks of each finished batch (all of them when the batch is smaller).",
     )
     review_threshold = models.FloatField(
-        default=0.95, help_text="Pass rate a reviewed batch needs; under it the batch goes back for revision (seed 000: 95%).",
+        default=0.95, help_text="Pass rate a reviewed batch needs; under it the batch goes back to its assessor for revision.",
     )
     reviewers = models.ManyToManyField(
         USER_MODEL, blank=True, related_name="reviewed_campaigns",
         help_text="Who reviews this campaign's batches (empty: everyone in the reviewer group).",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     show_run_names = models.BooleanField(
         default=False, help_text="Show assessors which run wrote the article they judge (off: judging is blind).",
     )
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
@@ -118,6 +118,7 @@ class Assignment(models.Model):
         PLOT_LABELS = "plot_labels", "Plot labels"
         CHOICE = "choice", "Forced choice"
         PAIR = "pair", "Pair rating"
+        ADHOC = "adhoc", "Document grades"
 
     class Status(models.TextChoices):
         """The one state machine of annotation.services.status: to do -> in progress -> done; reopen; revise."""
@@ -159,7 +160,7 @@ class Assignment(models.Model):
                 fields=["assessor", "topic", "run"], condition=Q(run__isnull=False), name="unique_article_assignment"
             ),
             models.CheckConstraint(
-                condition=(Q(kind="outline", run__isnull=False) | Q(kind__in=["plot_labels", "choice", "pair"], pool__isnull=False)),
+                condition=(Q(kind="outline", run__isnull=False) | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)),
                 name="assignment_kind_has_its_unit",
                 violation_error_message="An outline assignment needs a run (its article); the others need a pool.",
             ),
@@ -170,12 +171,12 @@ class Assignment(models.Model):
         what = f" / {self.run.name}" if self.run_id else ""
         return f"{self.assessor} — {self.topic.external_id}{what}"
 
-    def save(self, *args, **kwargs):
     @property
     def shown_run_name(self) -> str:
         """The run's name as the assessor may see it: empty unless the campaign shows run names (judging is blind)."""
         return self.run.name if self.run_id and self.campaign_id and self.campaign.show_run_names else ""
 
+    def save(self, *args, **kwargs):
         if not self.token:
             self.token = secrets.token_hex(16)
         if not self.seed:

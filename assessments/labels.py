@@ -25,6 +25,22 @@ TRANSITIONS = [
 # The plot page's graded answer when a campaign sets none: [value, label], best first.
 DEFAULT_PLOT_SCALE = [[2, "Describes it"], [1, "Partly"], [0, "Does not"]]
 
+# An ad hoc campaign's graded scales: [value, name, one line saying when it applies], best first. TREC Deep
+# Learning's 0-3 is the default; binary and Robust-style 0-2 are one setting away (settings["grade_scale"]: a preset
+# name, or a list of [value, name, description] of the campaign's own).
+ADHOC_SCALES = {
+    "dl": [[3, "Perfectly relevant", "The document is dedicated to the query; it is worthy of being a top result."],
+           [2, "Highly relevant", "The content has some answer for the query, which may be a bit unclear or hidden."],
+           [1, "Related", "The document seems related to the query but does not answer it."],
+           [0, "Irrelevant", "The document has nothing to do with the query."]],
+    "robust": [[2, "Highly relevant", "The document is about the topic and satisfies the narrative's demands."],
+               [1, "Relevant", "Some of the document is relevant, as the narrative says."],
+               [0, "Not relevant", "Nothing in the document is relevant to the topic."]],
+    "binary": [[1, "Relevant", "Any part of the document is relevant, as the narrative says."],
+               [0, "Not relevant", "Nothing in the document is relevant."]],
+}
+DEFAULT_ADHOC_SCALE = "dl"
+
 # Page-level grades of outline judging (qrels), best first, as charts and adjudication name them.
 OUTLINE_GRADES = [(r["grade"], r["name"]) for r in RELEVANCE] + [(0, "removed")]
 GRADE_NAMES = {**{r["grade"]: r["name"] for r in RELEVANCE}, 0: "removed / not relevant",

@@ -22,7 +22,7 @@ from assessments.models import Judgement, Run, RunEntry, StudyItem, Topic
 from assessments.services.runs import run_labels
 
 LAYERS = layers_of.LAYERS
-RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10"}
+RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10", "grade": "nDCG@10"}
 CACHE_SECONDS = 600  # how long cached() keeps a figure at most
 NOTES = [
     "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels are "
@@ -189,7 +189,7 @@ def _spans_entry(marks, topic_names, per_topic=True):
 
 
 def _stability(campaign, graded, topic_names):
-    layer = "relevance" if "relevance" in graded else "plot_grade" if "plot_grade" in graded else None
+    layer = next((name for name in ("relevance", "plot_grade", "grade") if name in graded), None)
     if layer is None:
         return {"layer": None, "measure": None, "runs": 0, "pairs": [],
                 "reasons": {"tau": "no relevance or plot grades to make qrels from"}}

@@ -17,7 +17,7 @@ from annotation.reports.dashboard import hbars
 
 OUTLINE_MEASURES = ("nDCG@20", "AP", "P@10", "RR", "Judged@20")
 PLOT_MEASURES = ("N-RODCG@10", "nDCG@10", "RR@10", "Judged@10")
-GLANCE_LAYER = {"outline": "relevance", "plot": "plot_grade", "adhoc": "relevance"}
+GLANCE_LAYER = {"outline": "relevance", "plot": "plot_grade", "adhoc": "grade"}
 
 
 def campaign_runs(campaign) -> list:

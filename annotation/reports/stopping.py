@@ -2,7 +2,7 @@
 estimate of relevant candidates still unjudged with its interval, and whether the topic is stopped (by the target
 recall, the budget, or the organiser's word), from annotation.services.judging_order. Reading only.
 
-Counted over the campaign's human plot grades (all assessors; a candidate's grade the upper median of theirs);
+Counted over the campaign's human candidate grades (plot or ad hoc) (all assessors; a candidate's grade the upper median of theirs);
 machine labels never count.
 """
 
@@ -10,6 +10,8 @@ from annotation.models import Assignment
 from annotation.reports.dashboard import PALETTE, lines
 from annotation.services import judging_order
 from assessments.services.ordering import OrderError
+
+GRADING_KINDS = (Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC)  # units whose topic a judging order serves
 
 CHARTS = 24  # topics drawn (the table lists every one)
 
@@ -20,14 +22,14 @@ def stopping(campaign) -> dict:
     from annotation.reports.results import reusability
 
     reuse = reusability(campaign)
-    if campaign.task != "plot":
+    if campaign.task not in ("plot", "adhoc"):
         return {"available": False, "reusability": reuse,
-                "note": "Judging orders and stopping apply to plot-labels campaigns."}
+                "note": "Judging orders and stopping apply to plot-labels and ad hoc campaigns."}
     try:
         settings = judging_order.settings_of(campaign)
     except judging_order.OrderSettingsInvalid as exc:
         return {"available": False, "reusability": reuse, "note": f"The judging-order settings are wrong: {exc}"}
-    units = (Assignment.objects.filter(campaign=campaign, kind=Assignment.Kind.PLOT_LABELS, qualification=False)
+    units = (Assignment.objects.filter(campaign=campaign, kind__in=GRADING_KINDS, qualification=False)
              .select_related("pool", "topic").order_by("topic__external_id", "pool__name"))
     pairs = {}
     for a in units:

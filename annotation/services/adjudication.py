@@ -5,7 +5,7 @@ Items and layers compared (each assessor's current label, adjudicated rows exclu
   else the highest graded facet: MUST 3, SHOULD 2, CAN 1);
 - `facet` (outline): which facets a kept passage was given (whatever the grades);
 - `transition` (outline): the label of a pair of consecutive passages;
-- `plot_grade` (plot): a candidate's grade.
+- `plot_grade` (plot), `grade` (ad hoc): a candidate's grade.
 An item is listed when at least two of the campaign's assessors of its topic labelled it and their
 labels differ. Qualification topics are left out.
 
@@ -28,10 +28,12 @@ from assessments.models import (
 )
 from assessments.labels import GRADE_NAMES
 from assessments.models.judgements import RELEVANCE_GRADE
-from assessments.services.judging import JudgementInvalid, record_judgement
+from assessments.services.judging import GRADE_MAX, JudgementInvalid, record_judgement
+from config.ids import parse_id
 from retrieval.models import Passage
 
-LAYERS = ("relevance", "facet", "transition", "plot_grade")
+LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade")
+_GRADE_LAYERS = {Layer.PLOT_GRADE: "plot_grade", Layer.GRADE: "grade"}  # a candidate's grade, as it is
 LIMIT = 500  # items listed at once
 
 
@@ -118,16 +120,16 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     finals = {}
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
     rows = Judgement.objects.in_campaign(campaign).filter(
-        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, Layer.PLOT_GRADE),
+        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS),
     ).exclude(value=None).without_stale_transitions().values_list(
         "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated")
     final_marks = defaultdict(lambda: [False, {}])
     for topic_id, pid, pid2, assessor, kind, value, adjudicated in rows:
         if not adjudicated and assessor not in who[topic_id]:
             continue
-        if kind in (Layer.TRANSITION, Layer.PLOT_GRADE):
+        if kind == Layer.TRANSITION or kind in _GRADE_LAYERS:
             transition = kind == Layer.TRANSITION
-            key = ("transition" if transition else "plot_grade", topic_id, pid, pid2)
+            key = ("transition" if transition else _GRADE_LAYERS[kind], topic_id, pid, pid2)
             shown = _transition_name(value) if transition else str(value)
             if adjudicated:
                 finals[key] = shown
@@ -212,7 +214,7 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
     if layer == "transition" and passage2 is None:
         raise AdjudicationInvalid("passage2", "a transition is about two passages")
     kinds = {"relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET, Layer.REMOVAL),
-             "transition": (Layer.TRANSITION,), "plot_grade": (Layer.PLOT_GRADE,)}[layer]
+             "transition": (Layer.TRANSITION,), "plot_grade": (Layer.PLOT_GRADE,), "grade": (Layer.GRADE,)}[layer]
     own = Judgement.objects.in_campaign(campaign).filter(
         assessor=organiser, topic=topic, passage=passage, layer__in=kinds, adjudicated=False,
     )
@@ -227,12 +229,11 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
             if label not in Transition.offered():
                 raise AdjudicationInvalid("label", f"expected one of {', '.join(Transition.offered())}")
             return [record_judgement(layer=Layer.TRANSITION, value=label, passage2=passage2, **record)]
-        if layer == "plot_grade":
-            try:
-                grade = int(label)
-            except (TypeError, ValueError):
-                raise AdjudicationInvalid("label", "a plot grade is a whole number") from None
-            return [record_judgement(layer=Layer.PLOT_GRADE, value=grade, **record)]
+        if layer in ("plot_grade", "grade"):
+            grade = parse_id(str(label), minimum=0, maximum=GRADE_MAX)
+            if grade is None:
+                raise AdjudicationInvalid("label", f"a grade is a whole number from 0 to {GRADE_MAX}")
+            return [record_judgement(layer=Layer(layer), value=grade, **record)]
         if label == "removed":
             return [record_judgement(layer=Layer.REMOVAL, value=True, **record)]
         if not facet:

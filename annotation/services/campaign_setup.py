@@ -18,7 +18,7 @@ from annotation.models import Campaign, CampaignTopic, DataImport
 from annotation.services.campaigns import CampaignError, create_campaign
 from annotation.services.data_imports import import_files
 from annotation.services.errors import ServiceError
-from assessments.labels import DEFAULT_PLOT_SCALE
+from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.models import QrelSet, Topic
 
 TOPIC_FILE_KIND = {
@@ -49,6 +49,19 @@ def plot_settings(*, mode="label", scale=None, context_sentences=DEFAULT_CONTEXT
         raise SetupInvalid("choice_candidates", "from 2 to 50 candidates")
     return {"mode": mode, "plot_scale": scale, "context_sentences": context_sentences,
             "choice_candidates": choice_candidates}
+
+
+def adhoc_settings(*, scale=DEFAULT_ADHOC_SCALE, view="one", evidence=True) -> dict:
+    """The settings dict of an ad hoc campaign (what annotation.services.adhoc reads), checked."""
+    from annotation.services import adhoc
+
+    try:
+        adhoc.check_scale(scale)
+    except ValueError as exc:
+        raise SetupInvalid("grade_scale", str(exc).partition(": ")[2] or str(exc)) from exc
+    if view not in adhoc.VIEWS:
+        raise SetupInvalid("adhoc_view", f"expected one of {', '.join(adhoc.VIEWS)}")
+    return {"grade_scale": scale, "adhoc_view": view, "evidence": bool(evidence)}
 
 
 def new_campaign(

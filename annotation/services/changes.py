@@ -18,7 +18,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
-from annotation.services import outline, plot, prelabels, status
+from annotation.services import adhoc, outline, plot, prelabels, status
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -40,6 +40,7 @@ KINDS = {
     Assignment.Kind.PLOT_LABELS: UnitKind(plot.change_key, plot.progress),
     Assignment.Kind.CHOICE: UnitKind(plot.change_key, plot.progress),
     Assignment.Kind.PAIR: UnitKind(plot.change_key, plot.progress),
+    Assignment.Kind.ADHOC: UnitKind(adhoc.change_key, adhoc.progress),
 }
 
 

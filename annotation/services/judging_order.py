@@ -32,7 +32,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 from annotation.services.errors import ServiceError
-from assessments.models import CandidateSource, Judgement, Layer, PoolCandidate
+from assessments.models import CANDIDATE_GRADES, CandidateSource, Judgement, Layer, PoolCandidate
 from assessments.services import ordering
 
 SHUFFLED = "shuffled"
@@ -152,7 +152,7 @@ def topic_grades(campaign_id, topic_id, passage_ids=None) -> tuple[dict, dict]:
     """The campaign's human plot grades of a topic: ({passage: grade} in the order first graded, the grade the upper
     median of its assessors'), {assessor id: set of passages they graded}."""
     rows = Judgement.objects.in_campaign(campaign_id).filter(
-        topic_id=topic_id, layer=Layer.PLOT_GRADE, adjudicated=False, value__isnull=False,
+        topic_id=topic_id, layer__in=CANDIDATE_GRADES, adjudicated=False, value__isnull=False,
     )
     if passage_ids is not None:
         rows = rows.filter(passage_id__in=passage_ids)

@@ -33,10 +33,10 @@ DEFAULT_CONTEXT = 5
 MAX_CONTEXT = 50
 PAGES = {  # the unit's kind -> its page
     Assignment.Kind.OUTLINE: "outline", Assignment.Kind.PLOT_LABELS: "plot",
-    Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair",
+    Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair", Assignment.Kind.ADHOC: "adhoc",
 }
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
-NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair"}
+NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document"}
 
 
 class SettingsInvalid(ValueError):
@@ -47,7 +47,8 @@ class SettingsInvalid(ValueError):
 
 
 def page_kind(assignment) -> str:
-    """Which page an assignment opens: "outline" (a run's article), "plot", "choice" or "pair" (its stored kind)."""
+    """Which page an assignment opens: "outline" (a run's article), "plot", "choice", "pair" or "adhoc" (its stored
+    kind; annotation.services.adhoc is the ad hoc page's)."""
     return PAGES[assignment.kind]
 
 
@@ -224,7 +225,7 @@ def plot_page(assignment, *, readonly=False) -> dict:
     }
     progress = _progress("plot", len(passages), labels["grades"])
     if served is not None:
-        state["ordered"] = _served_state(served[1], assignment, passages)
+        state["ordered"] = served_state(served[1], assignment, passages)
         progress = _progress("plot", len(served[1].pool), labels["grades"])
     machine = shown_machine_labels(assignment, [p.pk for p in passages])
     if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
@@ -250,7 +251,7 @@ def served_order(assignment):
         raise SettingsInvalid(f"judging_order: {exc}") from exc
 
 
-def _served_state(topic, assignment, passages) -> dict:
+def served_state(topic, assignment, passages) -> dict:
     """What the page knows of the served order: the candidates in all, whether one is left to serve, and whether the
     topic is stopped. Not the order's name, nor anything of a machine: the machine order's scores stay on the server."""
     graded = topic.graded_by.get(assignment.assessor_id, set())
@@ -327,7 +328,7 @@ def change_key(assignment, data, layer, value) -> dict:
             if isinstance(value, bool) or not isinstance(value, int) or value not in values:
                 raise ChangeInvalid("value", f"expected one of {values} (or null to clear)")
         if layer == Layer.PLOT_SPANS and isinstance(value, list):
-            key["_value"] = _merged(value) if all(_is_span(s) for s in value) else value
+            key["_value"] = merged(value) if all(is_span(s) for s in value) else value
         return key
     raw = data.get("item")
     item = None
@@ -361,13 +362,13 @@ def progress(assignment) -> Progress:
     return _progress(kind, len(keys), labels)
 
 
-def _is_span(span) -> bool:
+def is_span(span) -> bool:
     return isinstance(span, list) and len(span) == 2 and all(
         isinstance(x, int) and not isinstance(x, bool) for x in span
     ) and span[0] < span[1]
 
 
-def _merged(spans) -> list:
+def merged(spans) -> list:
     """Spans sorted, with overlapping or touching ones joined: [[0, 4], [3, 9], [12, 15]] -> [[0, 9], [12, 15]]."""
     out = []
     for start, end in sorted(spans):

@@ -27,9 +27,9 @@ from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, 
 
 from annotation.models import Assignment, Campaign, CampaignTopic, QualificationResult
 from annotation.services.status import send_back
-from assessments.models import Judgement, Layer, PoolCandidate, Qrel, RunEntry
+from assessments.models import CANDIDATE_GRADES, Judgement, Layer, PoolCandidate, Qrel, RunEntry
 
-GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
+GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, *CANDIDATE_GRADES)
 
 
 @dataclass(frozen=True)

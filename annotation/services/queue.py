@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from annotation.models import Assignment
 from annotation.services import outline, plot
 from annotation.services.progress import Progress
-from assessments.models import Judgement, Layer, PoolCandidate, RunEntry, StudyItem
+from assessments.models import CANDIDATE_GRADES, Judgement, Layer, PoolCandidate, RunEntry, StudyItem
 
 Status = Assignment.Status
 
@@ -102,17 +102,17 @@ def _work_progress(user, assignments) -> dict:
     graded, answered = defaultdict(set), defaultdict(set)
     rows = Judgement.objects.filter(
         assessor=user, topic_id__in=topics, value__isnull=False, adjudicated=False,
-        layer__in=[Layer.PLOT_GRADE, Layer.CHOICE, Layer.RATING],
+        layer__in=[*CANDIDATE_GRADES, Layer.CHOICE, Layer.RATING],
     ).values_list("campaign_id", "layer", "topic_id", "passage_id", "item")
     for campaign_id, layer, topic_id, pid, item in rows:
-        if layer == Layer.PLOT_GRADE:
+        if layer in CANDIDATE_GRADES:
             graded[campaign_id, topic_id].add(pid)
         else:
             answered[campaign_id, topic_id, layer].add(item)
     out = {}
     for a in assignments:
         kind = plot.page_kind(a)
-        if kind == "plot":
+        if kind in ("plot", "adhoc"):
             total = cands[a.pool_id, a.topic_id]
             done = total & graded[a.campaign_id, a.topic_id]
         else:

@@ -33,13 +33,16 @@ class StatusInvalid(ServiceError):
 
 
 def kind_for(campaign, *, run=None, pool=None) -> str:
-    """The kind of a unit made for `campaign`: an outline article when it has a run, else its campaign's mode."""
+    """The kind of a unit made for `campaign`: an outline article when it has a run, else its campaign's mode (an
+    ad hoc campaign's labelling mode grades documents)."""
     if run:
         return Kind.OUTLINE
     settings = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
     mode = settings.get("mode", "label")
     if mode not in MODES:
         raise StatusInvalid("mode", f"{mode!r} is not one of {', '.join(MODES)}")
+    if mode == "label" and campaign is not None and campaign.task == campaign.Task.ADHOC:
+        return Kind.ADHOC
     return MODES[mode]
 
 

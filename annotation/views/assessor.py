@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Assignment, Campaign
 from annotation.roles import can_view_assignment, is_organiser, is_reviewer
-from annotation.services import changes, outline, plot, qualification, queue, review
+from annotation.services import adhoc, changes, outline, plot, qualification, queue, review
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
 from config import auth
@@ -31,6 +31,7 @@ PAGES = {
     "plot": ("annotation/plot.html", "annotation/plot.js", "plot-data"),
     "choice": ("annotation/choice.html", "annotation/study.js", "study-data"),
     "pair": ("annotation/pair.html", "annotation/study.js", "study-data"),
+    "adhoc": ("annotation/adhoc.html", "annotation/adhoc.js", "adhoc-data"),
 }
 
 
@@ -167,6 +168,8 @@ def _assignment_page(request, assignment):
                 "facets": context["facets"], "label_sets": context["label_sets"], "readonly": not own})
         elif kind == "plot":
             context = plot.plot_page(assignment, readonly=not own)
+        elif kind == "adhoc":
+            context = adhoc.adhoc_page(assignment, readonly=not own)
         else:
             context = plot.study_page(assignment, kind, readonly=not own)
     except plot.SettingsInvalid as exc:
@@ -176,10 +179,10 @@ def _assignment_page(request, assignment):
         kind=assignment.kind,
         save_url=reverse("annotation:save", args=[assignment.token]),
         mark_url=reverse("annotation:mark", args=[assignment.token]),
+        reopen_url=reverse("annotation:reopen", args=[assignment.token]),
         next_url=reverse("annotation:next") + "?after=" + assignment.token,
     )
     template, script, data_id = PAGES[kind]
-        reopen_url=reverse("annotation:reopen", args=[assignment.token]),
     return render(request, template, {
         **context,
         "assignment": assignment,
@@ -227,7 +230,6 @@ def mark(request, assignment):
         changes.mark(assignment, data.get("done"), reason=data.get("reason", ""))
     except ServiceError as exc:
         return _error(exc.field, exc.message)
-    return JsonResponse({"ok": True, "status": assignment.status, "progress": changes.progress(assignment).as_json()})
     return _status_answer(assignment)
 
 
@@ -242,3 +244,4 @@ def reopen(request, assignment):
 
 
 def _status_answer(assignment):
+    return JsonResponse({"ok": True, "status": assignment.status, "progress": changes.progress(assignment).as_json()})

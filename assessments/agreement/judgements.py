@@ -16,6 +16,7 @@ Layers (name: level, label):
   facet to.
 - transition (nominal): SAME / COHERENT / SWITCH (and legacy labels) of a pair of passages.
 - plot_grade (ordinal): the plot grade; scale from the lowest (at most 0) to the highest grade seen.
+- grade (ordinal): an ad hoc document's grade, the same way.
 - plot_spans: not categories; span_marks gives them to agreement.spans (character-level Jaccard).
 - choice (nominal): the chosen candidate of a forced-choice item.
 - rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
@@ -31,10 +32,10 @@ from assessments.exporters.common import raw_rows
 from assessments.models import Layer
 from assessments.services.judging import RATING_MAX, RATING_MIN
 
-LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "plot_spans", "choice", "rating")
+LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "choice", "rating")
 LEVELS = {
     "relevance": ("ordinal",), "facet": ("nominal",), "removal": ("nominal",), "transition": ("nominal",),
-    "plot_grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
+    "plot_grade": ("ordinal",), "grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
 }
 RELEVANCE_SCALE = (0, 1, 2, 3)
 CHUNK = 10_000
@@ -47,7 +48,7 @@ def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
 
     judgements: a Judgement queryset (already limited to the campaign, topic…); usernames: {user id: name}.
     """
-    if layer in ("relevance", "plot_grade"):
+    if layer in ("relevance", "plot_grade", "grade"):
         ratings = _graded(judgements, layer, usernames)
         return [ratings] if ratings is not None else []
     if layer == "rating":
@@ -114,7 +115,7 @@ def _graded(judgements, layer, usernames):
         removed = _int_rows(judgements.filter(layer=Layer.REMOVAL, grade=0), columns)
         rows = np.concatenate([graded, removed])  # removal last: it replaces the facet's grade
     else:
-        rows = _int_rows(judgements.filter(layer=Layer.PLOT_GRADE, grade__isnull=False), columns)
+        rows = _int_rows(judgements.filter(layer=Layer(layer), grade__isnull=False), columns)
     if not len(rows):
         return None
     grades = rows[:, 3]

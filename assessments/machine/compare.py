@@ -25,11 +25,11 @@ from assessments.evaluation import aggregate, evaluate
 from assessments.exporters.common import Scope
 from assessments.exporters.qrels import judgement_qrels
 from assessments.machine.metrics import cohen_kappa
-from assessments.models import JudgementChange, Layer, MachineLabel, Run, RunEntry
+from assessments.models import CANDIDATE_GRADES, JudgementChange, Layer, MachineLabel, Run, RunEntry
 from assessments.services.runs import run_labels
 from config.ids import parse_id
 
-GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE)
+GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, *CANDIDATE_GRADES)
 
 NOTES = [
     "Machine labels are compared on the items a person also labelled, never on the pairs the source was trained on.",

@@ -1,6 +1,8 @@
 """The test collection's data: topics, runs, pools, judgements and qrels."""
 
-from assessments.models.judgements import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Transition
+from assessments.models.judgements import (
+    CANDIDATE_GRADES, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Transition,
+)
 from assessments.models.machine import MachineJob, MachineLabel, MachineLabelSource
 from assessments.models.pools import CandidateSource, Pool, PoolCandidate
 from assessments.models.qrels import Qrel, QrelSet
@@ -9,6 +11,7 @@ from assessments.models.studies import StudyItem
 from assessments.models.topics import Facet, Topic
 
 __all__ = [
+    "CANDIDATE_GRADES",
     "CandidateSource",
     "Facet",
     "Judgement",

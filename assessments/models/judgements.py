@@ -30,6 +30,13 @@ class Layer(models.TextChoices):
     PLOT_SPANS = "plot_spans", "Query spans describing the plot"
     CHOICE = "choice", "Forced choice"
     RATING = "rating", "Pair rating (1-10)"
+    GRADE = "grade", "Relevance grade (ad hoc)"
+    EVIDENCE = "evidence", "Evidence passages of a document"
+
+
+# The layers that grade a pooled candidate (a plot chunk, an ad hoc document): what judging orders, the queue,
+# qualification, machine labels, qrels and reports read as a candidate's grade. A campaign uses one of them.
+CANDIDATE_GRADES = (Layer.PLOT_GRADE, Layer.GRADE)
 
 
 class Relevance(models.TextChoices):

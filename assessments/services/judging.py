@@ -15,6 +15,8 @@ from assessments.models import Judgement, JudgementChange, Layer, Relevance, Spe
 from assessments.models.judgements import RELEVANCE_GRADE
 
 RATING_MIN, RATING_MAX = 1, 10
+GRADE_MAX = 100  # an ad hoc grade's highest value (a campaign's scale is narrower)
+MAX_EVIDENCE_SPANS = 200
 
 # THE window of an assessor's clock (client_time), for every path that stores a change (pages, API, imports): not
 # before 2000, not more than CLIENT_CLOCK_SKEW past the server's clock. Outside it a change is refused; a page's or
@@ -65,6 +67,8 @@ def validate_value(layer, value, *, topic=None, passage=None, passage2=None, ite
         return _facet(value, topic, allow_legacy)
     if layer == Layer.TRANSITION:
         return _transition(value, allow_legacy)
+    if layer == Layer.EVIDENCE:
+        return _evidence(value, topic, passage)
     return _VALIDATORS[layer](value, topic)
 
 
@@ -167,6 +171,33 @@ def _plot_spans(value, topic):
     return None
 
 
+def _grade(value, topic):
+    """A document's relevance grade (ad hoc): a whole number 0 or more; the campaign's scale is checked by the page."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= GRADE_MAX:
+        raise JudgementInvalid(f"value: a grade is a whole number from 0 to {GRADE_MAX}")
+    return value
+
+
+def _evidence(value, topic, passage=None):
+    """The parts of a document that make it relevant: [[start, end), ...] character offsets (code points) into its
+    text, each inside it, sorted and apart."""
+    if not isinstance(value, list) or len(value) > MAX_EVIDENCE_SPANS:
+        raise JudgementInvalid(f"value: evidence is a list of at most {MAX_EVIDENCE_SPANS} [start, end] offsets")
+    size = len(passage.text) if passage is not None else None
+    last = -1
+    for i, span in enumerate(value):
+        ok = (isinstance(span, list) and len(span) == 2
+              and all(isinstance(x, int) and not isinstance(x, bool) for x in span) and 0 <= span[0] < span[1])
+        if not ok:
+            raise JudgementInvalid(f"value[{i}]: expected [start, end] with 0 <= start < end")
+        if size is not None and span[1] > size:
+            raise JudgementInvalid(f"value[{i}]: ends at {span[1]}, past the document's {size} characters")
+        if span[0] <= last:
+            raise JudgementInvalid(f"value[{i}]: spans must be sorted and apart")
+        last = span[1]
+    return None
+
+
 def _choice(value, topic):
     if not isinstance(value, str) or not value:
         raise JudgementInvalid("value: a forced choice names the chosen passage's external id")
@@ -183,6 +214,7 @@ _VALIDATORS = {
     Layer.NOTES: _notes,
     Layer.REMOVAL: _removal,
     Layer.PLOT_GRADE: _plot_grade,
+    Layer.GRADE: _grade,
     Layer.PLOT_SPANS: _plot_spans,
     Layer.CHOICE: _choice,
     Layer.RATING: _rating,

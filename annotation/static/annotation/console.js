@@ -47,11 +47,14 @@
 
   function campaignForm(form) {
     var task = form.querySelector("[name=task]"), plot = document.getElementById("plot-settings");
+    var adhoc = document.getElementById("adhoc-settings"), order = document.getElementById("order-settings");
     var collection = form.querySelector("[name=collection]"), picked = form.querySelector("[name=topics]");
     var search = document.getElementById("topic-search"), filter = document.getElementById("topic-filter");
     function source() { var c = form.querySelector("[name=topics_from]:checked"); return c ? c.value : "all"; }
     function update() {
       if (plot && task) plot.hidden = task.value !== "plot";
+      if (adhoc && task) adhoc.hidden = task.value !== "adhoc";
+      if (order && task) order.hidden = task.value === "outline";
       var file = document.getElementById("field-topic_file"), pick = document.getElementById("field-topics");
       if (file) file.hidden = source() !== "file";
       if (pick) pick.hidden = source() !== "pick";

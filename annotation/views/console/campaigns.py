@@ -9,12 +9,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.models import Assignment, Campaign, DataImport
 from annotation.reports.overview import campaign_overview
-from annotation.services.campaign_setup import SetupInvalid, new_campaign, plot_settings
+from annotation.services.campaign_setup import SetupInvalid, adhoc_settings, new_campaign, plot_settings
 from annotation.services.data_imports import Upload
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.judging_order import OrderSettingsInvalid, set_topic_stop, settings_of
 from annotation.services.review import campaign_reviewers
 from annotation.views.console.forms import CampaignForm, JudgingOrderForm
+from assessments.labels import DEFAULT_ADHOC_SCALE
 from assessments.models import Pool, QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
@@ -49,6 +50,10 @@ def campaign_new(request):
             settings = plot_settings(mode=data["mode"], scale=data["plot_scale"],
                                      context_sentences=data["context_sentences"],
                                      choice_candidates=data["choice_candidates"])
+            settings.update(form.order_settings())
+        elif data["task"] == Campaign.Task.ADHOC:
+            settings = adhoc_settings(scale=data["grade_scale"] or DEFAULT_ADHOC_SCALE, view=data["adhoc_view"] or "one",
+                                      evidence=data["evidence"])
             settings.update(form.order_settings())
         upload = data.get("topic_file") if data["topics_from"] == CampaignForm.TOPICS_FILE else None
         campaign = new_campaign(

@@ -8,7 +8,7 @@ from annotation.models import Campaign, DataImport, Track
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
 from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
-from assessments.labels import DEFAULT_PLOT_SCALE
+from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.models import Pool
 from assessments.services.runs import run_labels
 from config.ids import parse_id
@@ -151,11 +151,25 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}), initial=scale_text(DEFAULT_PLOT_SCALE), label="Grade scale",
         help_text="One answer a line, best first: the grade (a whole number) then its label.",
     )
+    grade_scale = forms.ChoiceField(
+        choices=[("dl", "0–3: Irrelevant, Related, Highly, Perfectly relevant (TREC Deep Learning)"),
+                 ("robust", "0–2: Not relevant, Relevant, Highly relevant (TREC Robust)"),
+                 ("binary", "0–1: Not relevant, Relevant")],
+        initial=DEFAULT_ADHOC_SCALE, required=False, label="Relevance scale", help_text="Each grade has its key and a line saying when it applies.",
+    )
+    adhoc_view = forms.ChoiceField(
+        choices=[("one", "One document at a time"), ("list", "Every document in a list")], initial="one",
+        required=False, label="Documents shown",
+    )
+    evidence = forms.BooleanField(
+        required=False, initial=True, label="Assessors mark evidence",
+        help_text="The passages of a document that make it relevant, kept as character offsets (optional for them).",
+    )
     context_sentences = forms.IntegerField(min_value=0, max_value=50, initial=DEFAULT_CONTEXT,
                                            help_text="Sentences shown on each side of a plot candidate.")
     choice_candidates = forms.IntegerField(min_value=2, max_value=50, initial=DEFAULT_CHOICE_CANDIDATES,
                                            label="Candidates per forced choice",
-                                           help_text="The ground truth and N − 1 negatives (seed 000: 20).")
+                                           help_text="How many passages each choice offers: the one that tells the plot and N − 1 others.")
     max_runs = forms.IntegerField(min_value=1, max_value=Track.LIMIT_MAX, required=False, label="Runs per participant",
                                   help_text="Runs a participant team may upload (empty: the site's default).")
     max_per_topic = forms.IntegerField(min_value=1, max_value=Track.LIMIT_MAX, required=False,

@@ -21,7 +21,7 @@ from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
-DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "agreement", "audit")
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "agreement", "audit")
 
 
 @require_GET
@@ -70,6 +70,12 @@ def download(request, name, what):
                                f"{campaign.name}-y3-assessments.zip")
         if what in ("plot-labels", "choices"):
             return _plot(campaign, what)
+        if what == "adhoc":
+            from assessments.exporters.adhoc import adhoc_records
+
+            lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in adhoc_records(campaign.pk))
+            return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
+                               f"{campaign.name}-assessments.jsonl")
         if what == "agreement":
             from annotation.reports.agreement import campaign_report
             from assessments.agreement.formats import report_csv

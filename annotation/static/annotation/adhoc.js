@@ -1,0 +1,387 @@
+// The ad hoc relevance page: a topic statement and its documents, one at a time (or a list).
+//
+// A grade per document (layer grade, a value of the campaign's scale) and, where the campaign asks for it, the
+// parts of the document that make it relevant (layer evidence: [start, end) character offsets into the document's
+// text, counted in Unicode code points as Python counts them). The topic's words are marked in the text (stemmed on
+// the server; h turns it off). Saving goes through autosave.js. Text is only ever written with textContent.
+(function () {
+  "use strict";
+
+  var dataEl = document.getElementById("adhoc-data");
+  if (!dataEl) return;
+  var S = JSON.parse(dataEl.textContent);
+  var READONLY = !!S.readonly;
+  var AS = window.PooljudgeAutosave;
+  var el = AS.el;
+  var LAYERS = { grade: true, evidence: true };
+  var ORDERED = S.ordered || null;
+  var LIST = S.view === "list";
+  var showTerms = true;
+
+  // ----- model ---------------------------------------------------------------------------------------------------
+  var docs = S.documents.map(function (d, index) {
+    var node = document.getElementById("candidate-" + d.n);
+    var text = d.text || "";
+    var cpToU16 = [0];
+    Array.from(text).forEach(function (ch) { cpToU16.push(cpToU16[cpToU16.length - 1] + ch.length); });
+    var words = [];
+    text.replace(/\S+/g, function (w, at) { words.push({ start: at, end: at + w.length }); return w; });
+    return {
+      id: String(d.id), pk: d.id, n: d.n, index: index, el: node, text: text, terms: d.terms || [], words: words,
+      cpToU16: cpToU16, textEl: node.querySelector('[data-role="text"]'),
+      dot: document.querySelector('.cand-dot[data-n="' + d.n + '"]'),
+    };
+  });
+  var byId = {};
+  docs.forEach(function (d) { byId[d.id] = d; });
+  var scale = S.scale;  // [[value, name, key]]
+  var L = { grades: Object.assign({}, S.labels.grades || {}), evidence: Object.assign({}, S.labels.evidence || {}) };
+  var current = 0;
+  var cursor = -1, anchor = -1;  // the keyboard's word selection in the current document: words[min..max]
+
+  function hint(text) {
+    var h = document.getElementById("hint");
+    if (h) h.textContent = text || "";
+  }
+  function itemKey(layer, pid) { return layer + ":" + pid; }
+  function cur() { return docs[current]; }
+  function graded(pid) { return L.grades[pid] !== undefined && L.grades[pid] !== null; }
+  function evidenceOf(pid) { return L.evidence[pid] || []; }
+  function nameOf(value) {
+    var e = scale.filter(function (s) { return s[0] === value; })[0];
+    return e ? e[1] : String(value);
+  }
+  function u16ToCp(d, u) {  // a UTF-16 offset of the text to its code point offset
+    var lo = 0, hi = d.cpToU16.length - 1;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (d.cpToU16[mid] < u) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+
+  // ----- saving --------------------------------------------------------------------------------------------------
+  var saver = AS.forPage(S, {
+    hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
+    remote: function (body) { applyBody(body); renderAll(); },
+  });
+
+  function applyBody(b) {
+    var pid = String(b.passage);
+    if (!LAYERS[b.layer] || !byId[pid]) return;
+    if (b.layer === "grade") {
+      if (b.value === null || b.value === undefined) delete L.grades[pid]; else L.grades[pid] = b.value;
+    } else if (b.value && b.value.length) L.evidence[pid] = b.value; else delete L.evidence[pid];
+  }
+
+  function renderSaveState() {
+    var pending = saver.pendingKeys();
+    docs.forEach(function (d) {
+      var keys = [itemKey("grade", d.id), itemKey("evidence", d.id)];
+      var state = AS.worst(keys.map(function (k) { return saver.itemState(k, pending); }));
+      var error = keys.map(function (k) { return saver.errors[k]; }).filter(Boolean).join("; ");
+      AS.showItemState(d.el.querySelector('[data-role="save"]'), state, graded(d.id) || evidenceOf(d.id).length > 0, error);
+    });
+    saver.renderBox(0);
+  }
+
+  // ----- rendering -----------------------------------------------------------------------------------------------
+  // The text as paragraphs (split at line breaks), each cut where a term or evidence span starts or ends.
+  function renderText(d) {
+    var text = d.text;
+    var marks = evidenceOf(d.id).map(function (s) { return [d.cpToU16[s[0]], d.cpToU16[s[1]]]; });
+    var terms = showTerms ? d.terms.map(function (s) { return [d.cpToU16[s[0]], d.cpToU16[s[1]]]; }) : [];
+    var sel = d.index === current ? keyRange(d) : null;
+    var cuts = {};
+    cuts[0] = true; cuts[text.length] = true;
+    marks.concat(terms, sel ? [sel] : []).forEach(function (s) { cuts[s[0]] = true; cuts[s[1]] = true; });
+    text.replace(/\n+/g, function (m, at) { cuts[at] = true; cuts[at + m.length] = true; return m; });
+    var points = Object.keys(cuts).map(Number).sort(function (x, y) { return x - y; });
+    d.textEl.textContent = "";
+    var para = el("p", "doc-para");
+    d.textEl.appendChild(para);
+    for (var i = 0; i + 1 < points.length; i++) {
+      var a = points[i], b = points[i + 1];
+      if (a >= b) continue;
+      var piece = text.slice(a, b);
+      if (/^\n+$/.test(piece)) { para = el("p", "doc-para"); d.textEl.appendChild(para); continue; }
+      var seg = el("span", "d-seg", piece);
+      seg.dataset.start = String(a);
+      if (marks.some(function (m) { return m[0] <= a && b <= m[1]; })) seg.classList.add("is-evidence");
+      if (terms.some(function (m) { return m[0] <= a && b <= m[1]; })) seg.classList.add("is-term");
+      if (sel && sel[0] <= a && b <= sel[1]) seg.classList.add("is-cursor");
+      para.appendChild(seg);
+    }
+    var list = d.el.querySelector('[data-role="evidence"]');
+    if (!list) return;
+    list.textContent = "";
+    evidenceOf(d.id).forEach(function (s, i) {
+      var li = el("li", "span-item");
+      var shown = text.slice(d.cpToU16[s[0]], d.cpToU16[s[1]]);
+      li.appendChild(el("span", "span-text", "“" + (shown.length > 120 ? shown.slice(0, 117) + "…" : shown) + "”"));
+      if (!READONLY) {
+        var x = el("button", "span-remove", "×");
+        x.type = "button";
+        x.title = "Unmark";
+        x.dataset.index = String(i);
+        li.appendChild(x);
+      }
+      list.appendChild(li);
+    });
+    if (!evidenceOf(d.id).length) list.appendChild(el("li", "muted small", "nothing marked"));
+  }
+
+  // The words the keyboard selected (UTF-16 offsets), or null before the first arrow key in this document.
+  function keyRange(d) {
+    if (cursor < 0 || !d.words.length) return null;
+    var a = Math.min(cursor, anchor), b = Math.max(cursor, anchor);
+    return [d.words[a].start, d.words[b].end];
+  }
+
+  function moveWord(step, extend) {
+    var d = cur();
+    if (!d || !d.words.length) return;
+    if (cursor < 0) { cursor = anchor = 0; } else {
+      cursor = Math.max(0, Math.min(d.words.length - 1, cursor + step));
+      if (!extend) anchor = cursor;
+    }
+    renderText(d);
+    var seg = d.textEl.querySelector(".is-cursor");
+    if (seg) seg.scrollIntoView({ block: "nearest" });
+  }
+
+  function renderDoc(d) {
+    var isCurrent = d.index === current;
+    d.el.hidden = !LIST && !isCurrent;
+    d.el.classList.toggle("is-current", isCurrent);
+    var value = L.grades[d.id];
+    var badge = d.el.querySelector('[data-role="grade"]');
+    if (badge) badge.textContent = graded(d.id) ? value + " " + nameOf(value) : "not graded";
+    if (d.dot) {
+      d.dot.classList.toggle("is-current", isCurrent);
+      d.dot.dataset.grade = graded(d.id) ? String(value) : "";
+      d.dot.classList.toggle("is-graded", graded(d.id));
+      d.dot.title = "Document " + d.n + (graded(d.id) ? ": " + nameOf(value) : ": not graded");
+      d.dot.setAttribute("aria-current", isCurrent ? "true" : "false");
+    }
+  }
+
+  function renderGrades() {
+    var d = cur();
+    document.querySelectorAll(".adhoc-grades button.answer").forEach(function (b) {
+      b.setAttribute("aria-pressed", d && graded(d.id) && String(L.grades[d.id]) === b.dataset.value ? "true" : "false");
+    });
+  }
+
+  function progress() {
+    var pr = AS.countDone(docs, function (d) { return graded(d.id); });
+    if (ORDERED) {  // the page holds the documents served so far; the unit has the topic's whole pool
+      pr.total = ORDERED.total;
+      pr.complete = pr.total > 0 && pr.done === pr.total;
+      pr.percent = pr.total ? Math.round(100 * pr.done / pr.total) : 0;
+    }
+    return pr;
+  }
+
+  function renderProgress() {
+    var pr = progress();
+    AS.renderWork(pr, S.status, "Every document is graded. This assignment is done.",
+      "Marked done, with " + (pr.total - pr.done) + " documents not graded.");
+  }
+
+  function renderAll() {
+    docs.forEach(function (d) { renderDoc(d); renderText(d); });
+    renderGrades();
+    renderProgress();
+    renderSaveState();
+  }
+
+  // ----- actions -------------------------------------------------------------------------------------------------
+  function setCurrent(index) {
+    if (!docs.length) return;
+    var before = current;
+    current = Math.max(0, Math.min(docs.length - 1, index));
+    if (before !== current) { cursor = anchor = -1; renderText(docs[before]); }
+    docs.forEach(renderDoc);
+    renderText(cur());
+    renderGrades();
+    renderSaveState();
+    var d = cur();
+    d.el.focus({ preventScroll: !LIST });
+    if (LIST) d.el.scrollIntoView({ block: "start" });
+    saver.keepPosition(current);
+  }
+
+  // A served order: past the last document here, the next one is the server's to choose from everyone's grades.
+  var fetching = false;
+  function nextServed() {
+    var d = cur();
+    if (READONLY || fetching) return;
+    if (d && !graded(d.id)) { hint("Grade this document first; the next one is chosen from the grades so far."); return; }
+    if (ORDERED.stopped || (!ORDERED.waiting && d && graded(d.id) && docs.length >= ORDERED.total)) {
+      hint("Nothing more to judge on this topic" + (ORDERED.reason ? ": " + ORDERED.reason : "") + ".");
+      return;
+    }
+    fetching = true;
+    hint("Saving, then fetching the next document…");
+    (function wait() {
+      if (Object.keys(saver.pendingKeys()).length) { saver.pump(true); setTimeout(wait, 150); return; }
+      window.location.reload();
+    })();
+  }
+
+  function forward() {
+    if (ORDERED && current >= docs.length - 1) nextServed(); else setCurrent(current + 1);
+  }
+
+  function grade(raw) {
+    var d = cur();
+    if (!d) return;
+    var value = raw === "" ? null : Number(raw);
+    if ((graded(d.id) ? L.grades[d.id] : null) === value) return;
+    if (value === null) delete L.grades[d.id]; else L.grades[d.id] = value;
+    saver.queue(itemKey("grade", d.id), { layer: "grade", passage: d.pk, value: value });
+    hint(value === null ? "Grade cleared for document " + d.n + "."
+      : "Document " + d.n + ": " + nameOf(value) + "." + (S.evidence && value > 0 ? " Select what makes it relevant and press e, or j for the next." : " j for the next one."));
+    renderDoc(d);
+    renderGrades();
+    renderProgress();
+  }
+
+  function saveEvidence(d, list) {
+    list = list.slice().sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    var merged = [];
+    list.forEach(function (s) {
+      var last = merged[merged.length - 1];
+      if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]); else merged.push([s[0], s[1]]);
+    });
+    if (JSON.stringify(merged) === JSON.stringify(evidenceOf(d.id))) return;
+    if (merged.length) L.evidence[d.id] = merged; else delete L.evidence[d.id];
+    saver.queue(itemKey("evidence", d.id), { layer: "evidence", passage: d.pk, value: merged });
+    renderText(d);
+    renderSaveState();
+  }
+
+  function pointOffset(d, node, offset) {
+    if (node.nodeType === 3) {
+      var seg = node.parentElement.closest("[data-start]");
+      return seg ? Number(seg.dataset.start) + offset : null;
+    }
+    var child = node.childNodes[offset];
+    var s = child && child.closest ? (child.dataset && child.dataset.start ? child : child.querySelector && child.querySelector("[data-start]")) : null;
+    if (s && s.dataset.start) return Number(s.dataset.start);
+    s = node.closest && node.closest("[data-start]");
+    if (s && d.textEl.contains(s)) return Number(s.dataset.start) + (offset ? s.textContent.length : 0);
+    return null;
+  }
+
+  // The mouse selection inside the current document's text as [start, end) in code points, trimmed of space.
+  function selection(d) {
+    var sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    var range = sel.getRangeAt(0);
+    if (!d.textEl.contains(range.startContainer) || !d.textEl.contains(range.endContainer)) return null;
+    var a = pointOffset(d, range.startContainer, range.startOffset);
+    var b = pointOffset(d, range.endContainer, range.endOffset);
+    if (a === null || b === null) return null;
+    while (a < b && /\s/.test(d.text[a])) a++;
+    while (b > a && /\s/.test(d.text[b - 1])) b--;
+    if (a >= b) return null;
+    return [u16ToCp(d, a), u16ToCp(d, b)];
+  }
+
+  function markEvidence() {
+    var d = cur();
+    if (!d || READONLY || !S.evidence) return;
+    var span = selection(d);
+    if (span) window.getSelection().removeAllRanges();
+    else {
+      var r = keyRange(d);
+      if (r) { span = [u16ToCp(d, r[0]), u16ToCp(d, r[1])]; anchor = cursor; }
+    }
+    if (!span) { hint("Select what makes the document relevant first: with the mouse, or → and Shift →."); return; }
+    saveEvidence(d, evidenceOf(d.id).concat([span]));
+    hint("Marked as evidence for document " + d.n + ".");
+  }
+
+  function toggleNarrative() {
+    var n = document.getElementById("narrative");
+    if (!n) { hint("This topic has no narrative."); return; }
+    n.open = !n.open;
+    hint(n.open ? "Narrative open (n closes it)." : "Narrative closed.");
+  }
+
+  // ----- keyboard and mouse --------------------------------------------------------------------------------------
+  var gradeKeys = {};
+  scale.forEach(function (s) { if (s[2]) gradeKeys[s[2]] = s[0]; });
+
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+    var t = ev.target;
+    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    var key = ev.key;
+    var handled = true;
+    switch (key) {
+      case "j": forward(); break;
+      case "k": setCurrent(current - 1); break;
+      case "n": toggleNarrative(); break;
+      case "h": showTerms = !showTerms; docs.forEach(renderText); hint(showTerms ? "The topic's words are marked." : "Words not marked."); break;
+      case "N": window.location.href = S.next_url; break;
+      default: handled = false;
+    }
+    if (!handled && !READONLY) {
+      handled = true;
+      if (Object.prototype.hasOwnProperty.call(gradeKeys, key)) grade(String(gradeKeys[key]));
+      else {
+        switch (key) {
+          case "Backspace": case "Delete": grade(""); break;
+          case "e": markEvidence(); break;
+          case "ArrowLeft": moveWord(-1, ev.shiftKey); break;
+          case "ArrowRight": moveWord(1, ev.shiftKey); break;
+          case "E": if (cur() && evidenceOf(cur().id).length) { saveEvidence(cur(), []); hint("Evidence unmarked."); } break;
+          case "D": saver.actions.done(); break;
+          case "R": saver.actions.reopen(); break;
+          default: handled = false;
+        }
+      }
+    }
+    if (handled) ev.preventDefault();
+  }
+
+  function applyOutbox() {
+    // Changes not yet on the server are newer than what the page was rendered with: show them.
+    saver.outbox().forEach(function (it) { if (it.topic === S.topic && it.body) applyBody(it.body); });
+  }
+
+  function wire() {
+    document.addEventListener("keydown", onKey);
+    document.querySelectorAll(".adhoc-grades button.grade").forEach(function (b) {
+      b.addEventListener("click", function () { if (!b.disabled && !READONLY) grade(b.dataset.value); });
+    });
+    docs.forEach(function (d) {
+      if (d.dot) d.dot.addEventListener("click", function () { setCurrent(d.index); });
+      d.el.addEventListener("click", function (ev) {
+        if (LIST && d.index !== current) setCurrent(d.index);
+        var b = ev.target.closest("button");
+        if (!b || READONLY) return;
+        if (b.dataset.action === "mark") markEvidence();
+        if (b.classList.contains("span-remove")) {
+          var i = Number(b.dataset.index);
+          saveEvidence(d, evidenceOf(d.id).filter(function (_, j) { return j !== i; }));
+          hint("Unmarked.");
+        }
+      });
+      var mark = d.el.querySelector('[data-action="mark"]');
+      if (mark) mark.addEventListener("mousedown", function (ev) { ev.preventDefault(); });  // keep the selection
+    });
+    document.querySelectorAll(".cand-nav [data-action]").forEach(function (b) {
+      b.addEventListener("click", function () { if (b.dataset.action === "next") forward(); else setCurrent(current - 1); });
+    });
+  }
+
+  if (!READONLY) applyOutbox();
+  wire();
+  renderAll();
+  if (docs.length && ORDERED && ORDERED.waiting) setCurrent(docs.length - 1);  // the document served now
+  else if (docs.length) setCurrent(saver.position(docs.length, function (i) { return !graded(docs[i].id); }));
+  saver.pump(true);  // send what earlier pages left in the outbox first
+  window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, labels: L };
+  document.body.dataset.ready = "adhoc";
+})();

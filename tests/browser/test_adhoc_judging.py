@@ -1,0 +1,74 @@
+"""An assessor judges three documents of an ad hoc campaign in Chromium from the keyboard alone: a grade each, an
+evidence span chosen with the arrow keys, the narrative opened; a reload keeps everything; the organiser then
+downloads the campaign's qrels from its results page and finds exactly those grades (issue 27)."""
+
+import pytest
+
+from annotation.services import plot
+from assessments.models import Judgement, Layer
+from tests import factories
+from tests.annotation.adhoc_setup import adhoc_world
+from tests.browser.console_steps import download, organiser_account, qrels_lines, sign_in, sign_out, whole_page_shot
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GRADES = ["3", "0", "2"]  # keys pressed for documents 1..3, in the order shown
+
+
+def saved(page):
+    page.wait_for_selector("#savestate[data-state=saved]")
+
+
+def test_an_assessor_grades_three_documents_from_the_keyboard_and_the_qrels_say_so(new_page, shot, tmp_path):
+    judge = factories.user("judge")
+    world = adhoc_world(judge)
+    order = [c.passage for c in plot.candidates(world["unit"])]
+
+    page = new_page()
+    sign_in(page, "judge", "pw-judge")
+    page.wait_for_selector("body[data-ready=home]")
+    page.keyboard.press("N")
+    page.wait_for_selector("body[data-ready=adhoc]")
+    assert "plot" not in page.inner_text("body").lower()
+    assert page.locator(".adhoc-doc .d-seg.is-term").count() > 0  # the topic's words are marked
+
+    kb = page.keyboard
+    assert not page.locator("#narrative").evaluate("n => n.open")
+    kb.press("n")
+    assert page.locator("#narrative").evaluate("n => n.open")
+    words = order[0].text.split()
+    for i, key in enumerate(GRADES, start=1):
+        assert page.is_visible(f"#candidate-{i}") and page.locator(".adhoc-doc:visible").count() == 1
+        kb.press(key)
+        if i == 1:  # the first two words of the first document, chosen with the arrows, as evidence
+            kb.press("ArrowRight")
+            kb.press("Shift+ArrowRight")
+            kb.press("e")
+            expected = " ".join(words[:2])
+            assert page.locator("#candidate-1 [data-role=evidence] .span-text").all_text_contents() == [f"“{expected}”"]
+            shot(page, "adhoc-page")
+        kb.press("j")
+    saved(page)
+    whole_page_shot(page, shot, "adhoc-page-done")
+
+    grades = {j.passage_id: j.value for j in Judgement.objects.filter(layer=Layer.GRADE)}
+    assert grades == {doc.pk: int(key) for doc, key in zip(order, GRADES)}
+    evidence = Judgement.objects.get(layer=Layer.EVIDENCE)
+    assert evidence.passage_id == order[0].pk
+    start, end = evidence.value[0]
+    assert order[0].text[start:end] == " ".join(words[:2])
+
+    page.reload()
+    page.wait_for_selector("body[data-ready=adhoc]")
+    for i, key in enumerate(GRADES, start=1):
+        page.click(f".cand-dot[data-n='{i}']")
+        assert page.get_attribute(".adhoc-grades button.answer[aria-pressed=true]", "data-value") == key
+    assert page.locator("#candidate-1 [data-role=evidence] .span-text").count() == 1
+    assert "done" in page.text_content("#status-badge").lower()
+
+    sign_out(page)
+    organiser_account()
+    sign_in(page, "boss", "pw-boss")
+    page.goto(f"/campaigns/{world['campaign'].name}/results/")
+    qrels = qrels_lines(download(page, lambda: page.click("#download-qrels"), tmp_path, "adhoc.qrels"))
+    assert qrels == {("301", doc.external_id): int(key) for doc, key in zip(order, GRADES)}
