@@ -28,7 +28,9 @@ Export decisions:
 - only outline topics, only the four CAR layers; entries sorted by paragraph id(s);
 - file name `<topic>__<assessor>.json`, each part percent-encoded (UTF-8) except ASCII letters,
   digits, `-`, `.` (not leading) and single `_` inside the part, so `__` occurs only as the
-  separator: `tqa2%3AL_0257__NIST.json`. Names longer than 255 bytes are cut and given a hash;
+  separator: `tqa2%3AL_0257__NIST.json`. An id's own escapes are kept (the trial's `enwiki:Salmon%20run` is
+  `enwiki%3ASalmon%20run`, not `%2520`: ids are encoded once), so such an id and the same with the character
+  itself would share a name (CAR's ids are always encoded). Names longer than 255 bytes are cut and given a hash;
 - each file is written to a temporary name and renamed when complete; a failed export leaves the
   files finished before it and no partial one.
 
@@ -146,7 +148,8 @@ def _name_part(text: str) -> str:
     out = []
     last = len(text) - 1
     for i, ch in enumerate(text):
-        plain = ch.isascii() and (ch.isalnum() or ch == "-" or (ch == "." and i > 0))
+        escaped = ch == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", text[i + 1:i + 3])  # already encoded: kept
+        plain = escaped or ch.isascii() and (ch.isalnum() or ch == "-" or (ch == "." and i > 0))
         lone_underscore = ch == "_" and 0 < i < last and text[i - 1] != "_" and text[i + 1] != "_"
         out.append(ch if plain or lone_underscore else "".join(f"%{b:02X}" for b in ch.encode()))
     return "".join(out)

@@ -166,3 +166,21 @@ def test_a_file_of_another_kind_is_named(tmp_path):  # item 15
     problems = Problems(str(path))
     read_assessment_file(path, problems)
     assert "this looks like a CAR run" in problems.items[0].message
+
+
+def test_the_y3_zip_names_its_files_as_the_export_writes_them_encoded_once(tmp_path):  # item 17
+    import zipfile
+
+    from assessments.exporters.car_y3 import export_car_assessments, zipped
+    from assessments.exporters.common import resolve_scope
+
+    coll = factories.collection("car-trial")
+    topic = factories.topic(coll, "enwiki:Salmon%20run", facets=[("enwiki:Salmon%20run/H1", "Spawning")])
+    passage = factories.passage(coll, "ab" * 20)
+    record_judgement(assessor=factories.user("bob"), layer=Layer.FACET, topic=topic, passage=passage,
+                     value=[{"facet": "enwiki:Salmon%20run/H1", "relevance": "must"}])
+    scope = resolve_scope(collection="car-trial")
+    export_car_assessments(scope, tmp_path)
+    with zipped(scope) as out:
+        names = zipfile.ZipFile(out).namelist()
+    assert names == sorted(p.name for p in tmp_path.iterdir()) == ["enwiki%3ASalmon%20run__bob.json"]

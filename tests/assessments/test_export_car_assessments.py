@@ -234,7 +234,9 @@ def test_an_unknown_assessor_or_topic_is_a_clear_error(car, tmp_path):
 
 def test_file_names_are_safe_readable_and_distinct_for_distinct_pairs():
     assert file_name("tqa2:L_0257", "NIST") == "tqa2%3AL_0257__NIST.json"
-    assert file_name("tqa:effects%20of/water", "jo doe") == "tqa%3Aeffects%2520of%2Fwater__jo%20doe.json"
+    assert file_name("tqa:effects%20of/water", "jo doe") == "tqa%3Aeffects%20of%2Fwater__jo%20doe.json"  # once
+    assert file_name("enwiki:Salmon%20run", "bob") == "enwiki%3ASalmon%20run__bob.json"
+    assert file_name("100%", "a%2") == "100%25__a%252.json"  # a % that is no escape is encoded
     assert file_name(".hidden", "Zoë") == "%2Ehidden__Zo%C3%AB.json"
     pairs = [("a__b", "c"), ("a", "b__c"), ("a_", "_b"), ("a", "b"), ("a_", "b"), ("a", "_b")]
     names = [file_name(t, a) for t, a in pairs]
