@@ -17,6 +17,7 @@ class DataImport(models.Model):
 
         CAR_OUTLINES = "car-outlines", "CAR outlines (Y3 JSON cast file or .cbor)"
         CAR_RUNS = "car-runs", "CAR runs (Y3 JSON lines, or the older single-page files)"
+        CAR_ASSESSMENTS = "car-assessments", "CAR Y3 assessments (JSON, a file per topic and assessor)"
         TREC_RUN = "trec-run", "TREC run (qid Q0 docid rank score tag)"
         QRELS = "qrels", "TREC qrels (topic iteration docid grade)"
         BOOK = "book", "Book (plain text, for plot retrieval)"
@@ -75,3 +76,25 @@ class DataImportFile(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class DismissedWork(models.Model):
+    """A failed piece of background work an organiser dismissed from the campaign list (annotation.reports.jobs)."""
+
+    class Kind(models.TextChoices):
+        IMPORT = "import", "Data import"
+        POOL = "pool", "Pool build"
+        JOB = "job", "Retrieval job"
+        MACHINE = "machine", "Machine job"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    object_id = models.PositiveBigIntegerField(help_text="The DataImport, Pool, Job or MachineJob dismissed.")
+    dismissed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+    dismissed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "object_id"], name="unique_dismissed_work")]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} #{self.object_id} (dismissed)"

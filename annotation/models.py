@@ -37,7 +37,7 @@ class Campaign(models.Model):
         help_text="Known answers of the qualification topics: an assessor's page-level grade must equal the gold grade.",
     )
     qualification_threshold = models.FloatField(
-        default=0.9, help_text="Share of qualification items right needed to start formal work (seed 000: 90%).",
+        default=0.9, help_text="Share of qualification items an assessor must get right to start formal work.",
     )
     qualification_attempts = models.PositiveSmallIntegerField(
         default=2, help_text="Attempts an assessor has at the qualification; raise it to allow a retake.",

@@ -113,7 +113,7 @@ class LabelRequestSerializer(serializers.Serializer):
 class JudgeRequestSerializer(serializers.Serializer):
     pools = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY, default=list)
     topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
-    filter_queries = serializers.BooleanField(default=False, help_text="Keep or drop the queries (seed 000 step 2).")
+    filter_queries = serializers.BooleanField(default=False, help_text="Keep the queries that describe a plot, drop those that only express a feeling.")
     limit = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True)
     max_requests = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False, allow_null=True)
     max_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False, allow_null=True)

@@ -86,7 +86,7 @@ def car_assessments_file(*, collection=None, pool=None, topic=(), assessor=None)
 
 
 class CarAssessments(APIView):
-    """The TREC CAR Y3 detailed assessments (seed 004 Appendix A): a zip of one JSON file per topic and assessor.
+    """The TREC CAR Y3 detailed assessments: a zip of one JSON file per topic and assessor.
 
     Who: organisers (a token not limited to a campaign).
     """

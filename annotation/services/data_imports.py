@@ -52,7 +52,7 @@ class Upload:
 def kinds_for(task) -> list:
     """The kinds of data a campaign of `task` takes, most useful first."""
     if task == Campaign.Task.OUTLINE:
-        return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS]
+        return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS, Kind.CAR_ASSESSMENTS]
     if task == Campaign.Task.PLOT:
         return [Kind.PLOT_QUERIES, Kind.TREC_RUN, Kind.QRELS]
     return [Kind.TREC_RUN, Kind.QRELS]
@@ -83,7 +83,7 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
     collection = (collection or "").strip()
     if kind in NEEDS_COLLECTION and not collection:
         raise ImportInvalid("collection", "name the collection the file is about")
-    if kind in (Kind.CAR_OUTLINES, Kind.CAR_RUNS) and not collection:
+    if kind in (Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.CAR_ASSESSMENTS) and not collection:
         from assessments.importers.car import DEFAULT_COLLECTION
 
         collection = DEFAULT_COLLECTION
@@ -247,6 +247,10 @@ def import_files(kind, paths, collection, options, *, progress=None) -> tuple[st
             create_missing=bool(options.get("create_missing")), progress=progress,
         )
         return result.summary(), []
+    if kind == Kind.CAR_ASSESSMENTS:  # judgements of topics already there, as import_car_assessments
+        from assessments.importers.car.assessments import import_car_assessments
+
+        return import_car_assessments(paths, collection, progress=progress).summary(), []
     if kind == Kind.BOOK:
         book, prepared = import_book(
             paths[0], title=str(options.get("title", "")).strip(), slug=options.get("slug") or None,

@@ -46,17 +46,28 @@ organisers_only = _only(is_organiser, "organisers")
 reviewers_only = _only(is_reviewer, "reviewers and organisers")
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @organisers_only
 def campaign_list(request):
-    """The organiser's home: every campaign with its progress, agreement at a glance and what needs attention."""
-    from annotation.reports.jobs import background_work
+    """The organiser's home: every campaign with its progress, agreement at a glance and what needs attention.
+    A POST dismisses one failure of the background work."""
+    from annotation.reports.jobs import background_work, dismiss
     from annotation.reports.results import agreement_glance
+    from annotation.services.errors import ServiceError
 
+    error = None
+    if request.method == "POST":
+        try:
+            dismiss(request.POST.get("dismiss"), request.user)
+        except ServiceError as exc:
+            error = exc
+        else:
+            return redirect("annotation:campaigns")
     lines = campaign_overview()
     for line in lines:
         line.agreement = agreement_glance(line.campaign) if line.done or line.in_progress else None
-    return render(request, "annotation/campaigns.html", {"campaigns": lines, "work": background_work()})
+    return render(request, "annotation/campaigns.html", {"campaigns": lines, "work": background_work(),
+                                                         "error": error}, status=400 if error else 200)
 
 
 @require_GET

@@ -40,7 +40,7 @@ NOTES = [
     "units: units labelled by two assessors or more (the ones agreement is about); assessors: those with a label "
     "on one of them.",
     "Fleiss' κ: the units labelled by the most common number of assessors (fleiss_units, fleiss_raters).",
-    "none_agree: every assessor gave a different label (seed 001 Table 4).",
+    "none agree: the share of units where every assessor gave a different label.",
     "Weighted κ: linear weights, on ranks (ordinal) or values (interval, ratio).",
 ]
 DENSE_CELLS = 1 << 16  # units × labels² up to which krippendorff.alpha gets the value counts itself

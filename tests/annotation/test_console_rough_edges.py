@@ -184,3 +184,71 @@ def test_the_y3_zip_names_its_files_as_the_export_writes_them_encoded_once(tmp_p
     with zipped(scope) as out:
         names = zipfile.ZipFile(out).namelist()
     assert names == sorted(p.name for p in tmp_path.iterdir()) == ["enwiki%3ASalmon%20run__bob.json"]
+
+
+def test_a_failed_import_names_its_files_and_an_organiser_dismisses_it(client, organiser):  # item 12
+    from django.utils import timezone
+
+    from annotation.models import DataImport
+
+    failed = DataImport.objects.create(kind=DataImport.Kind.TREC_RUN, file_names=["bm25.run", "dense.run"],
+                                       status=DataImport.Status.FAILED, problem_total=3, finished_at=timezone.now())
+    html = client.get("/campaigns/").content.decode()
+    assert "bm25.run, dense.run: 3 problems" in html
+    assert f'name="dismiss" value="import:{failed.pk}"' in html
+
+    assert client.post("/campaigns/", {"dismiss": "import:999"}).status_code == 400
+    response = client.post("/campaigns/", {"dismiss": f"import:{failed.pk}"})
+    assert response.status_code == 302
+    assert "bm25.run" not in client.get("/campaigns/").content.decode()
+
+    client.force_login(factories.user("nosy"))
+    assert client.post("/campaigns/", {"dismiss": f"import:{failed.pk}"}).status_code == 404
+
+
+SOURCES = ("seed 00", "Appendix", "§")  # where a rule came from is for the code's comments, not for organisers
+
+
+def test_help_texts_speak_to_organisers(client, disagreeing):  # item 14
+    import inspect
+
+    from django import forms
+    from django.apps import apps
+
+    from annotation.views.console import forms as console_forms
+    from assessments.agreement.statistics import NOTES
+
+    texts = [f"{m.__name__}.{f.name}: {f.help_text}" for m in apps.get_models() for f in m._meta.get_fields()
+             if getattr(f, "help_text", "")]
+    for name, form in inspect.getmembers(console_forms, inspect.isclass):
+        if issubclass(form, forms.BaseForm):
+            texts += [f"{name}.{field}: {f.help_text} {f.label}" for field, f in form.base_fields.items()]
+    texts += NOTES
+    for page in ("/campaigns/new/", "/campaigns/edges/results/", "/campaigns/edges/machine/",
+                 "/campaigns/edges/dashboard/", "/campaigns/edges/data/"):
+        texts.append(f"{page}: {client.get(page).content.decode()}")
+    said = [t[:200] for t in texts if any(s in t for s in SOURCES)]
+    assert not said
+
+
+def test_y3_assessments_are_uploaded_in_the_console(client, organiser, django_capture_on_commit_callbacks):  # item 16
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.models import DataImport
+    from assessments.models import Judgement
+    from tests.assessments.test_import_car_assessments import P9, P10, P11, P12, TOPIC, appendix_example
+
+    coll = factories.collection("car-y3")
+    factories.topic(coll, TOPIC, facets=[(f"{TOPIC}/T_1512", "toxic chemicals")])
+    for pid in (P9, P10, P11, P12):
+        factories.passage(coll, pid)
+    upload = SimpleUploadedFile("L_0257__NIST.json", json.dumps(appendix_example()).encode())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/data/", {"kind": "car-assessments", "files": upload, "collection": "car-y3"})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    done = DataImport.objects.get()
+    assert (done.kind, done.status) == (DataImport.Kind.CAR_ASSESSMENTS, DataImport.Status.DONE), done.problems
+    assert Judgement.objects.filter(topic__external_id=TOPIC).count() == 4
+    assert 'value="car-assessments"' in client.get("/data/").content.decode()

@@ -45,7 +45,10 @@ TABLE = {
         "GET": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{outline}/adjudication/", (302, 404, 404, 404, 400, 404, 400)),
     },
-    "campaigns/": {"GET": ("/campaigns/", (302, 404, 404, 404, 200, 404, 200))},
+    "campaigns/": {
+        "GET": ("/campaigns/", (302, 404, 404, 404, 200, 404, 200)),
+        "POST": ("/campaigns/", (302, 404, 404, 404, 400, 404, 400)),  # dismisses a failure of background work
+    },
     "campaigns/<slug:name>/dashboard/": {"GET": ("/campaigns/{outline}/dashboard/", (302, 404, 404, 404, 200, 404, 200))},
     # The organiser's console: organisers only, 404 for everyone else signed in. An empty POST is a form
     # missing its fields (400). The one-time sign-in link is for anyone holding it; a wrong one is 404.

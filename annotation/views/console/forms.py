@@ -132,12 +132,12 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
     qualification_gold = forms.CharField(required=False, max_length=100, label="Gold qrel set",
                                          help_text="The qrel set of known answers (import it on the Data page).")
     qualification_threshold = forms.IntegerField(min_value=0, max_value=100, initial=90, label="Pass mark (%)",
-                                                 help_text="Share right needed to start formal work (seed 000: 90%).")
+                                                 help_text="Share of qualification items an assessor must get right to start formal work.")
     qualification_attempts = forms.IntegerField(min_value=1, max_value=20, initial=2, label="Attempts")
     review_sample_size = forms.IntegerField(min_value=0, max_value=1000, initial=10, label="Review sample",
                                             help_text="Items a reviewer checks of each finished batch (0: no review).")
     review_threshold = forms.IntegerField(min_value=0, max_value=100, initial=95, label="Review pass mark (%)",
-                                          help_text="Under it the batch goes back for revision (seed 000: 95%).")
+                                          help_text="Share of a reviewed sample that must be right; under it the batch goes back to its assessor.")
     show_run_names = forms.BooleanField(
         required=False, label="Show run names to assessors",
         help_text="Off (the default), judging is blind: assessors never see which run wrote an article.",
@@ -422,7 +422,7 @@ class LlmJudgeForm(ServiceErrorsMixin, forms.Form):
     pools = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     filter_queries = forms.BooleanField(required=False, label="Filter the queries instead",
                                         help_text="Keep the queries that describe a plot, drop those that only "
-                                                  "express a feeling (seed 000 step 2).")
+                                                  "express a feeling.")
     limit = forms.IntegerField(min_value=1, required=False, help_text="Ask at most this many items now (empty: all).")
     max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
                                       help_text="Over every run of this judge (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
