@@ -20,6 +20,8 @@ class DataImport(models.Model):
         CAR_ASSESSMENTS = "car-assessments", "CAR Y3 assessments (JSON, a file per topic and assessor)"
         TREC_RUN = "trec-run", "TREC run (qid Q0 docid rank score tag)"
         QRELS = "qrels", "TREC qrels (topic iteration docid grade)"
+        TOPICS = "topics", "Ad hoc topics (classic TREC, web-track XML, TSV or JSON lines)"
+        DOCUMENTS = "documents", "Documents (TREC SGML, JSON lines or TSV; several files at once)"
         BOOK = "book", "Book (plain text, for plot retrieval)"
         PLOT_QUERIES = "plot-queries", "Plot queries (JSON lines)"
 

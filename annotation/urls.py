@@ -36,6 +36,7 @@ urlpatterns = [
     path("data/", data.site_data, name="console_site_data"),
     path("data/imports/<int:pk>/", data.import_page, name="console_import"),
     path("data/imports/<int:pk>/status/", data.import_status, name="console_import_status"),
+    path("data/documents/", data.document_preview, name="console_document"),
     path("people/", people.people_page, name="console_people"),
     path("welcome/<str:uidb64>/<str:token>/", people.welcome, name="welcome"),
     path("campaigns/<slug:name>/adjudication/", campaign_views.adjudication_page, name="adjudication"),

@@ -29,8 +29,8 @@ from retrieval.ingest import ImportFailed, InputTooLarge
 from retrieval.services.jobs import TRANSIENT_ERRORS
 
 Kind = DataImport.Kind
-SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES}
-NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS}
+SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS}
+NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
 PROGRESS_EVERY = 0.5  # seconds between progress writes
 PROGRESS_TTL = 24 * 3600
@@ -55,7 +55,7 @@ def kinds_for(task) -> list:
         return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS, Kind.CAR_ASSESSMENTS]
     if task == Campaign.Task.PLOT:
         return [Kind.PLOT_QUERIES, Kind.TREC_RUN, Kind.QRELS]
-    return [Kind.TREC_RUN, Kind.QRELS]
+    return [Kind.TOPICS, Kind.DOCUMENTS, Kind.TREC_RUN, Kind.QRELS]
 
 
 def start_import(*, kind, uploads, collection="", options=None, campaign=None, user=None) -> DataImport:
@@ -251,6 +251,20 @@ def import_files(kind, paths, collection, options, *, progress=None) -> tuple[st
         from assessments.importers.car.assessments import import_car_assessments
 
         return import_car_assessments(paths, collection, progress=progress).summary(), []
+    if kind == Kind.TOPICS:  # as import_topics; the topics join the campaign
+        from assessments.importers.topics import import_topics
+
+        result = import_topics(paths[0], collection, fmt=options.get("format") or "auto",
+                               update=bool(options.get("update")), progress=progress)
+        return result.summary(), result.topic_ids
+    if kind == Kind.DOCUMENTS:  # as import_documents
+        from assessments.importers.documents import import_collection_documents
+
+        result = import_collection_documents(
+            paths, collection, fmt=options.get("format") or "auto", update=bool(options.get("update")),
+            only_needed=bool(options.get("only_needed")), progress=progress,
+        )
+        return result.summary(), []
     if kind == Kind.BOOK:
         book, prepared = import_book(
             paths[0], title=str(options.get("title", "")).strip(), slug=options.get("slug") or None,

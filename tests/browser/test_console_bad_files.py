@@ -33,6 +33,10 @@ CASES = [
      [(1, "book", "unknown book 'no-such-book'"), (2, "query_id", "must be a string"), (3, None, "invalid JSON")]),
     ("book", "book.txt", b"Chapter 1\n\nSome text.\n\x00 more\n", {"title": "A book"},
      [(4, None, "NUL byte")]),
+    ("topics", "topics.txt", b"<top>\n<num> Number: 301\n<title> Crime\n\n<top>\n<num> Number: 302\n</top>\n",
+     {"collection": "web"}, [(1, "top", "<top> is never closed")]),
+    ("documents", "docs.sgml", b"<DOC>\n<DOCNO> A </DOCNO>\n<TEXT>x</TEXT>\n</DOC>\n<DOC>\n<DOCNO> A </DOCNO>\n</DOC>\n",
+     {"collection": "web"}, [(5, "id", "document 'A' is in the files twice (first on line 1)")]),
 ]
 
 

@@ -105,6 +105,7 @@ TABLE = {
     "data/imports/<int:pk>/status/": {
         "GET": ("/data/imports/{data_import}/status/", (302, 404, 404, 404, 200, 404, 200)),
     },
+    "data/documents/": {"GET": ("/data/documents/?collection=web&id=d1", (302, 404, 404, 404, 200, 404, 200))},
     "people/": {
         "GET": ("/people/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/people/", (302, 404, 404, 404, 400, 404, 400)),

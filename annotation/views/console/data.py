@@ -1,9 +1,12 @@
-"""Data in the browser: upload topics, runs, qrels and books (/data/, or a campaign's /campaigns/<name>/data/),
-follow an import (/data/imports/<pk>/ and its JSON status), see what a collection holds."""
+"""Data in the browser: upload topics, documents, runs, qrels and books (/data/, or a campaign's
+/campaigns/<name>/data/), follow an import (/data/imports/<pk>/ and its JSON status), see what a collection holds
+and preview one of its documents (/data/documents/)."""
+
+import json
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -15,7 +18,12 @@ from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import UploadForm
 from assessments.models import QrelSet, Run
 from assessments.services.runs import run_labels
-from retrieval.models import Book, Collection
+from config.ids import parse_id
+from retrieval.models import Book, Collection, Passage
+
+SAMPLE_DOCUMENTS = 10  # documents of the campaign's collection listed on its data page
+PREVIEW_CHARS = 200_000  # of a document's text shown by the preview
+PREVIEW_FIELD_CHARS = 2_000  # of each metadata field
 
 
 def _context(campaign, form, **extra):
@@ -33,6 +41,9 @@ def _context(campaign, form, **extra):
             context["runs"] = runs
             context["topic_count"] = track.topics.count()
             context["qrel_sets"] = QrelSet.objects.filter(collection=track.collection).order_by("name")
+            # the first by id: the (collection, external_id) index reads them without a scan
+            context["documents"] = Passage.objects.filter(collection=track.collection).order_by(
+                "external_id").only("pk", "external_id", "title")[:SAMPLE_DOCUMENTS]
     else:
         context["imports"] = DataImport.objects.select_related("created_by", "campaign")[:20]
         context["collections"] = Collection.objects.order_by("name").annotate(
@@ -112,3 +123,54 @@ def import_status(request, pk):
         "progress": data_imports.progress_of(pk), "summary": found.summary,
         "problems": found.problems, "problem_total": found.problem_total,
     })
+
+
+@require_GET
+@organisers_only
+def document_preview(request):
+    """One document as imported, for checking an import: title, text (its paragraphs) and metadata fields, all
+    shown as text (uploaded text is untrusted). ?passage=<id>, or ?collection=<name>&id=<the document's id>."""
+    passages = Passage.objects.select_related("collection")
+    error, found = None, None
+    if "passage" in request.GET:
+        pk = parse_id(request.GET["passage"])
+        if pk is None:
+            error = ("passage", "not a passage id (a whole number)")
+        else:
+            found = passages.filter(pk=pk).first()
+    else:
+        name, docid = request.GET.get("collection", "").strip(), request.GET.get("id", "").strip()
+        if not name:
+            error = ("collection", "name the document's collection")
+        elif not docid:
+            error = ("id", "give the document's id")
+        elif len(docid) > Passage._meta.get_field("external_id").max_length:
+            error = ("id", "longer than any document id")
+        else:
+            found = passages.filter(collection__name=name, external_id=docid).first()
+    lookup = {"tab": "data", "lookup_collections": Collection.objects.order_by("name").only("name"),
+              "chosen_collection": request.GET.get("collection", ""), "chosen_id": request.GET.get("id", "")}
+    if error is not None:
+        return render(request, "annotation/console/document.html", {**lookup, "error": error}, status=400)
+    if found is None:
+        raise Http404("No such document.")
+    text = found.text[:PREVIEW_CHARS]
+    return render(request, "annotation/console/document.html", {
+        **lookup, "chosen_collection": found.collection.name, "passage": found,
+        "paragraphs": [p for p in text.split("\n\n") if p.strip()], "cut": len(found.text) > PREVIEW_CHARS,
+        "fields": _fields(found.metadata),
+    })
+
+
+def _fields(metadata) -> list[tuple[str, str]]:
+    """A passage's metadata as (name, text) rows: a string as it is, a list of strings one a line, else JSON."""
+    rows = []
+    for key, value in (metadata.items() if isinstance(metadata, dict) else []):
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = "\n".join(value)
+        elif not isinstance(value, str):
+            value = json.dumps(value, ensure_ascii=False)
+        if len(value) > PREVIEW_FIELD_CHARS:
+            value = value[: PREVIEW_FIELD_CHARS - 1] + "…"
+        rows.append((str(key), value))
+    return rows

@@ -203,14 +203,22 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
         return data
 
 
+TOPIC_FORMATS = [("auto", "Told from the content"), ("trec", "Classic TREC (<top> <num> <title> <desc> <narr>)"),
+                 ("xml", "Web-track XML (<topic number=…>)"), ("tsv", "TSV (qid, text)"), ("jsonl", "JSON lines")]
+DOCUMENT_FORMATS = [("auto", "Told from the content"), ("sgml", "TREC SGML (<DOC> <DOCNO> <TEXT>)"),
+                    ("jsonl", "JSON lines (Pyserini id/contents, BEIR _id/title/text)"),
+                    ("tsv", "TSV (id, text; id, title, text)")]
+
+
 class UploadForm(ServiceErrorsMixin, forms.Form):
     """Files to import, with the options of their importer."""
 
     kind = forms.ChoiceField(choices=DataImport.Kind.choices, label="What the files are")
-    files = MultipleFileField(help_text="Plain or gzipped. Several CAR run files may go at once.")
+    files = MultipleFileField(help_text="Plain or gzipped (topics and documents: bzip2 or xz too). Several CAR run "
+                                        "or document files may go at once.")
     collection = forms.CharField(max_length=100, required=False, validators=[validate_slug],
-                                 help_text="The collection the files are about (TREC runs and qrels; CAR defaults to "
-                                           "car-y3). On a campaign's page: the campaign's collection.")
+                                 help_text="The collection the files are about (TREC runs, qrels, topics, documents; "
+                                           "CAR defaults to car-y3). On a campaign's page: the campaign's collection.")
     create_topics = forms.BooleanField(required=False, initial=True, label="Create the topics the runs name",
                                        help_text="CAR runs: unknown pages become topics (their title and facets).")
     create_missing = forms.BooleanField(required=False, label="Create missing topics and documents",
@@ -223,6 +231,16 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
     sentences_per_chunk = forms.IntegerField(min_value=1, max_value=50, initial=3, required=False,
                                              label="Sentences per chunk",
                                              help_text="Books: m, the sentences of one plot candidate (default 3).")
+    topic_format = forms.ChoiceField(choices=TOPIC_FORMATS, initial="auto", required=False, label="Topics format")
+    document_format = forms.ChoiceField(choices=DOCUMENT_FORMATS, initial="auto", required=False,
+                                        label="Documents format")
+    update = forms.BooleanField(required=False, label="Replace what the collection has",
+                                help_text="Topics and documents: those already in the collection are replaced "
+                                          "(else refused). Placeholders that runs or qrels made (documents "
+                                          "without text) are filled in either way.")
+    only_needed = forms.BooleanField(required=False, label="Only the documents judging needs",
+                                     help_text="Documents: only those the collection's runs, pools and qrels name "
+                                               "(upload those first).")
 
     def __init__(self, *args, kinds=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -238,6 +256,11 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
             return {"create_missing": data["create_missing"], "name": data["name"]}
         if kind == DataImport.Kind.BOOK:
             return {"title": data["title"], "slug": data["slug"], "sentences_per_chunk": data["sentences_per_chunk"] or 3}
+        if kind == DataImport.Kind.TOPICS:
+            return {"format": data["topic_format"] or "auto", "update": data["update"]}
+        if kind == DataImport.Kind.DOCUMENTS:
+            return {"format": data["document_format"] or "auto", "update": data["update"],
+                    "only_needed": data["only_needed"]}
         return {}
 
 
