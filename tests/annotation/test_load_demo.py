@@ -66,6 +66,15 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
     choosing = Assignment.objects.get(assessor__username="assessor1", campaign__name="plot-choice", topic__external_id="demo-2")
     assert client.get(f"/a/{choosing.token}/").content.count(b'class="option"') == 20
 
+    # The ad hoc campaign: Cranfield's first six queries as TREC topics, a BM25 pool, every assessor on each topic.
+    adhoc = Assignment.objects.filter(campaign__name="cranfield-adhoc", assessor__username="assessor1").order_by("position")
+    assert [a.topic.external_id for a in adhoc] == ["1", "2", "3", "4", "5", "6"]
+    first = adhoc.first()
+    assert first.kind == Assignment.Kind.ADHOC and first.pool.candidates.filter(topic=first.topic).count() == 10
+    assert first.topic.title == "aeroelastic model similarity laws" and "similarity laws" in first.topic.metadata["narrative"]
+    page = client.get(f"/a/{first.token}/").content.decode()
+    assert 'id="adhoc-data"' in page and "Narrative" in page and "Perfectly relevant" in page
+
     again = StringIO()
     call_command("load_demo", "--no-progress", stdout=again)
     assert "Already loaded: CAR trial runs." in again.getvalue()

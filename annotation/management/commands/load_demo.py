@@ -32,6 +32,9 @@ PLOT_CAMPAIGN = "plot-labels"     # assessors grade the plot pool's candidates a
 CHOICE_CAMPAIGN = "plot-choice"   # forced choice (seed 000 §5.3) over the same queries, humans vs the dense retriever
 CHOICE_RETRIEVER = "dense"        # the retriever run whose top chunks are the negatives (and whose pick is compared)
 CHOICE_N = 20                     # the ground truth and 19 hard negatives, as in seed 000
+ADHOC_CAMPAIGN = "cranfield-adhoc"  # TREC-style ad hoc judging: Cranfield abstracts against TREC topics
+ADHOC_POOL = "cranfield-bm25"
+ADHOC_TOPICS = ["1", "2", "3", "4", "5", "6"]  # data/cranfield/demo-topics.trec: title, description, some narratives
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
 
 
@@ -70,9 +73,18 @@ class Command(BaseCommand):
                   lambda: call_command("build_pool", "--name", PLOT_POOL, "--collection", PLOT_POOL_BOOK,
                                        "--retrievers", "bm25", "dense", "--strategy", "rrf", "--depth", "20",
                                        "--per-topic", "10", *quiet))
+        self.step("Cranfield's first queries as TREC topics (title, description, narrative)",
+                  not Topic.objects.filter(collection__name="cranfield", metadata__has_key="description").exists(),
+                  lambda: call_command("import_topics", str(data / "cranfield" / "demo-topics.trec"),
+                                       "--collection", "cranfield", "--update", *quiet))
+        self.step(f"ad hoc pool {ADHOC_POOL} (BM25 through the retrieval workers)",
+                  not Pool.objects.filter(name=ADHOC_POOL, status=Pool.Status.READY).exists(),
+                  lambda: call_command("build_pool", "--name", ADHOC_POOL, "--collection", "cranfield",
+                                       "--topics", *ADHOC_TOPICS, "--retrievers", "bm25", "--depth", "10", *quiet))
         self.people()
         self.assignments(pool)
         self.plot_campaigns(Pool.objects.get(name=PLOT_POOL))
+        self.adhoc_campaign(Pool.objects.get(name=ADHOC_POOL))
 
     def step(self, what, needed, action):
         if needed:
@@ -124,6 +136,20 @@ class Command(BaseCommand):
             assessors = [u for u, role in PEOPLE if role == Role.ASSESSOR]
             result = assign_campaign(campaign, assessors, pools=[pool], overlap=DEMO_OVERLAP, seed=1)
         self.stdout.write(f"Campaign {campaign.name} (overlap {DEMO_OVERLAP}): {result.summary()}")
+
+    def adhoc_campaign(self, pool):
+        """An ad hoc campaign on the Cranfield pool: every assessor grades every topic's documents (0-3, evidence)."""
+        with transaction.atomic():
+            campaign, _ = Campaign.objects.get_or_create(
+                name=ADHOC_CAMPAIGN,
+                defaults=dict(title="Cranfield: aeronautics abstracts against TREC topics", task=Campaign.Task.ADHOC,
+                              settings={"grade_scale": "dl", "evidence": True},
+                              guidelines="Read the topic (open the narrative with n where there is one), then grade "
+                                         "each abstract; mark the sentences that make it relevant with e."),
+            )
+            assessors = [u for u, role in PEOPLE if role == Role.ASSESSOR]
+            result = assign_campaign(campaign, assessors, pools=[pool], overlap=len(assessors), seed=1)
+        self.stdout.write(f"Campaign {campaign.name}: {result.summary()}")
 
     def plot_campaigns(self, pool):
         """A plot labelling campaign and a forced-choice campaign on the plot pool, one assignment per query and assessor.
