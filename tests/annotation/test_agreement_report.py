@@ -136,8 +136,8 @@ def test_per_topic_figures_and_the_topic_filter(campaign):
     assert overall_only["topics"] == [] and overall_only["alpha"] == pytest.approx(relevance["alpha"])
     with pytest.raises(AgreementFailed, match="topic: campaign 'car' has no assigned topic 'nope'"):
         campaign_report(campaign_obj, topic="nope")
-    with pytest.raises(AgreementFailed, match="layer: 'grade'"):
-        campaign_report(campaign_obj, layers=["grade"])
+    with pytest.raises(AgreementFailed, match="layer: 'gr4de'"):
+        campaign_report(campaign_obj, layers=["gr4de"])
 
 
 @pytest.mark.django_db

@@ -8,7 +8,7 @@ from annotation.services.assignment import assign_campaign
 from annotation.models import Assignment, Review
 from annotation.roles import Role, ensure_groups
 from annotation.services import status
-from annotation.services.changes import mark
+from annotation.services.changes import mark, reopen
 from annotation.services.progress import Progress
 from assessments.models import Layer
 from assessments.services.judging import record_judgement
@@ -186,7 +186,7 @@ def test_a_batch_to_revise_is_done_only_when_its_assessor_says_so(setup):
     reviews.submit_review(review, rev1, {i.pk: (False, "redo") for i in review.items.all()})
     batch.refresh_from_db()
     status.after_change(batch, Progress(total=1, done=1, noun="candidate"))  # a save that completes the batch
-    mark(batch, False)  # opening it again
+    reopen(batch)  # opening it again
     batch.refresh_from_db()
     assert batch.status == Assignment.Status.REVISE and Review.objects.filter(assignment=batch).count() == 1
     mark(batch, True, reason='test: marked done')

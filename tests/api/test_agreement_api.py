@@ -67,7 +67,7 @@ def test_a_bad_topic_or_layer_is_a_json_400_whatever_the_format(judged, organise
     response = organiser.get(URL, {"topic": "999", "format": "csv"})
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
     assert response.json() == {"detail": "No report: topic: campaign 'adhoc' has no assigned topic '999'"}
-    response = organiser.get(URL, {"layer": "grade"})
+    response = organiser.get(URL, {"layer": "gr4de"})
     assert response.status_code == 400 and "layer" in response.json()
 
 
