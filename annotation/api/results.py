@@ -45,6 +45,9 @@ class Qrels(APIView):
             *SCOPE_PARAMETERS,
             OpenApiParameter("aggregate", str, enum=qrels.AGGREGATES,
                              description="How assessors' grades combine (default: one with assessor, else majority)."),
+            OpenApiParameter("ties", str, enum=qrels.TIES,
+                             description="Where majority (and adjudicated's unresolved lines) send a tie, e.g. two "
+                             "assessors grading 1 and 2: higher (default: the higher grade) or lower."),
             OpenApiParameter("level", str, enum=qrels.LEVELS, description="page (default) or section (CAR)."),
             OpenApiParameter("qrel_set", str, description="Export this stored qrel set as it is."),
             OpenApiParameter("source", str, enum=("human", "machine", "filled"),

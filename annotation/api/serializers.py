@@ -7,7 +7,7 @@ from rest_framework import serializers
 from annotation.models import Campaign
 from annotation.services.submissions import RunFormat, passages_allowed, run_format, runs_allowed
 from assessments.exporters.machine import SOURCES as QRELS_SOURCES
-from assessments.exporters.qrels import AGGREGATES, LEVELS
+from assessments.exporters.qrels import AGGREGATES, LEVELS, TIES
 from assessments.models import Pool, Topic
 from retrieval import fusion as fusion_rules
 
@@ -210,6 +210,8 @@ class QrelsQuerySerializer(serializers.Serializer):
     topic = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
     assessor = serializers.CharField(required=False, max_length=150)
     aggregate = serializers.ChoiceField(choices=AGGREGATES, required=False)
+    ties = serializers.ChoiceField(choices=TIES, required=False,
+                                   help_text="Where majority sends a tie: higher (default) or lower grade.")
     level = serializers.ChoiceField(choices=LEVELS, required=False)
     qrel_set = serializers.CharField(required=False, max_length=100)
     source = serializers.ChoiceField(choices=QRELS_SOURCES, required=False,
@@ -218,8 +220,9 @@ class QrelsQuerySerializer(serializers.Serializer):
                                            help_text="The machine label source (id or name) for machine or filled.")
 
     def validate(self, attrs):
-        if attrs.get("qrel_set") and (attrs.get("assessor") or attrs.get("aggregate") or attrs.get("level")):
-            raise serializers.ValidationError("qrel_set exports a stored set as it is: no assessor, aggregate, level.")
+        if attrs.get("qrel_set") and any(attrs.get(option) for option in ("assessor", "aggregate", "level", "ties")):
+            raise serializers.ValidationError(
+                "qrel_set exports a stored set as it is: no assessor, aggregate, level, ties.")
         if attrs.get("aggregate") == "one" and not attrs.get("assessor"):
             raise serializers.ValidationError("aggregate=one needs an assessor.")
         return attrs

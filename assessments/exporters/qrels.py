@@ -15,14 +15,16 @@ Grades of one assessor for one (topic, passage):
 
 Aggregation over the assessors who graded the same line:
 - `one`: a single assessor's grades (`--assessor`).
-- `majority`: the most frequent grade; a tie goes to the higher grade (as lenient as `max` when
-  two assessors disagree).
+- `majority`: the most frequent grade; a tie (as many assessors for one grade as for another, e.g. two
+  assessors grading 1 and 2) goes to the higher of the tied grades (`ties="higher"`, the default: as lenient as
+  `max` when two assessors disagree), or to the lower (`ties="lower"`: as strict as `min` when two disagree).
 - `mean`: the arithmetic mean rounded half up (toward the higher grade: 2.5 -> 3, -0.5 -> 0).
 - `max`: the highest grade.
 - `adjudicated`: the organiser's final label where adjudication set one (annotation.services.adjudication: a
   judgement flagged `adjudicated`; a removal adjudicated 0, else the adjudicated facet's grade or plot
   grade); else the assessors' grade when they all agree; else (an unresolved disagreement) the
-  majority as above, and the line is counted in `stats["unresolved"]` (export_qrels prints the count).
+  majority as above (with the same `ties`), and the line is counted in `stats["unresolved"]` (export_qrels
+  prints the count).
   At section level the same per line: an adjudicated facet settles its own heading's line, an
   adjudicated removal every heading of the topic.
 
@@ -47,6 +49,7 @@ from assessments.models import CANDIDATE_GRADES, Facet, Layer, Qrel, QrelSet, Sp
 from assessments.models.judgements import RELEVANCE_GRADE
 
 AGGREGATES = ("one", "majority", "mean", "max", "adjudicated")
+TIES = ("higher", "lower")  # how majority (and adjudicated's unresolved lines) break a tie; the first is the default
 LEVELS = ("page", "section")
 CHUNK = 2000  # rows fetched per round trip
 WRITE_BATCH = 4096  # lines written at once
@@ -61,18 +64,27 @@ FINAL = -1  # stands for the assessor of adjudicated rows (user ids are positive
 # --- aggregation -------------------------------------------------------------------------------------------
 
 
-def _majority(grades):
-    count = len(grades)
-    if count <= 2:
-        return max(grades)  # one grade, or two: agreeing, or a tie that goes to the higher
-    if count == 3:
-        first, second, third = grades
-        if first == second or first == third:
-            return first
-        return second if second == third else max(grades)
-    counts = Counter(grades)
-    top = max(counts.values())
-    return max(grade for grade, count in counts.items() if count == top)
+def _majority_to(pick):
+    """The majority aggregation whose ties go to `pick` (max: the higher grade, min: the lower) of the tied grades."""
+
+    def majority(grades):
+        count = len(grades)
+        if count <= 2:
+            return pick(grades)  # one grade, or two: agreeing, or a tie
+        if count == 3:
+            first, second, third = grades
+            if first == second or first == third:
+                return first
+            return second if second == third else pick(grades)
+        counts = Counter(grades)
+        top = max(counts.values())
+        return pick(grade for grade, count in counts.items() if count == top)
+
+    return majority
+
+
+MAJORITY = {"higher": _majority_to(max), "lower": _majority_to(min)}
+_majority = MAJORITY["higher"]
 
 
 def _mean(grades):
@@ -83,9 +95,22 @@ def _mean(grades):
 AGGREGATORS = {"one": max, "majority": _majority, "mean": _mean, "max": max, "adjudicated": _majority}
 
 
-def aggregate_grades(grades, how):
+def aggregator(how, ties="higher"):
+    """The function giving one grade from the assessors' grades of a line (`ties`: majority's and adjudicated's)."""
+    if how in ("majority", "adjudicated"):
+        return MAJORITY[ties]
+    return AGGREGATORS[how]
+
+
+def aggregate_grades(grades, how, ties="higher"):
     """One grade from the assessors' grades of a line (see the module docstring for each rule)."""
-    return AGGREGATORS[how](grades)
+    return aggregator(how, ties)(grades)
+
+
+def check_ties(ties):
+    """ExportFailed unless `ties` is one of TIES."""
+    if ties not in TIES:
+        raise ExportFailed(f"{ties!r} is not one of {', '.join(TIES)}", "ties")
 
 
 def check_aggregate(how, scope):
@@ -101,15 +126,17 @@ def check_aggregate(how, scope):
 # --- qrels from judgements ---------------------------------------------------------------------------------
 
 
-def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None):
+def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None, ties="higher"):
     """Yield (topic column, docid, grade) for the judgements in `scope`, sorted (see the module docstring).
 
     With aggregate="adjudicated", `stats` (a dict, if given) gets "adjudicated" and "unresolved" line counts.
+    `ties` (TIES) is where majority, and adjudicated's unresolved lines, send a tie.
     """
     check_aggregate(aggregate, scope)
+    check_ties(ties)
     if level not in LEVELS:
         raise ExportFailed(f"{level!r} is not one of {', '.join(LEVELS)}", "level")
-    combine = AGGREGATORS[aggregate]
+    combine = aggregator(aggregate, ties)
     final = None
     if aggregate == "adjudicated":
         final = stats if stats is not None else {}
@@ -119,14 +146,14 @@ def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None):
     return _section_level(scope, combine, final)
 
 
-def _settled(grades, final_grade, stats):
+def _settled(grades, final_grade, stats, majority):
     """The adjudicated aggregate of one line: the final grade, else the agreeing grade, else the majority (counted)."""
     if final_grade is not None:
         stats["adjudicated"] += 1
         return final_grade
     if len(set(grades)) > 1:
         stats["unresolved"] += 1
-        return _majority(grades)
+        return majority(grades)
     return grades[0]
 
 
@@ -163,7 +190,7 @@ def _page_level(scope, combine, final=None):
     for topic, docid, assessor, layer, grade in raw_rows(page_level_rows(scope, final), CHUNK):
         if docid != current_doc or topic != current_topic:
             if final is not None and (graded or removed):
-                yield current_topic, current_doc, _settled_page(removed, graded, final)
+                yield current_topic, current_doc, _settled_page(removed, graded, final, combine)
                 removed, graded = set(), {}
             elif graded or removed:
                 if removed:
@@ -178,18 +205,18 @@ def _page_level(scope, combine, final=None):
         elif assessor not in graded or grade > graded[assessor]:
             graded[assessor] = grade
     if final is not None and (graded or removed):
-        yield current_topic, current_doc, _settled_page(removed, graded, final)
+        yield current_topic, current_doc, _settled_page(removed, graded, final, combine)
     elif graded or removed:
         grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
         yield current_topic, current_doc, combine(grades)
 
 
-def _settled_page(removed, graded, stats):
+def _settled_page(removed, graded, stats, majority):
     final_grade = 0 if FINAL in removed else graded.get(FINAL)
     removed.discard(FINAL)
     graded.pop(FINAL, None)
     grades = [0] * len(removed) + [g for a, g in graded.items() if a not in removed]
-    return _settled(grades, final_grade, stats)
+    return _settled(grades, final_grade, stats, majority)
 
 
 def _section_level(scope, combine, final=None):
@@ -250,7 +277,7 @@ def _section_lines(topic, docid, marks, topic_headings, combine, final=None):
         return [(line, docid, combine(grades)) for line, grades in by_line.items()]
     finals = _line_grades(topic, [settled] if settled else [], topic_headings)
     return [
-        (line, docid, _settled(by_line.get(line, []), finals[line][0] if line in finals else None, final))
+        (line, docid, _settled(by_line.get(line, []), finals[line][0] if line in finals else None, final, combine))
         for line in by_line.keys() | finals.keys()
     ]
 

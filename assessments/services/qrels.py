@@ -4,8 +4,9 @@ the organiser's pages call, with the same options and the same errors.
 The rules of each line (grades, levels, aggregation over assessors) are in assessments.exporters.qrels; this
 module checks the options together and picks the scope. `source` picks whose labels: `human` (the default: the
 judgements, and nothing else), `machine` (one machine label source's grades) or `filled` (the human lines, and the
-machine's where no human judged: assessments.exporters.machine); qrels_sourced gives each line's source. Errors are ExportFailed naming the option (`assessor`,
-`aggregate`…): commands show it as a flag, the API as a field.
+machine's where no human judged: assessments.exporters.machine); qrels_sourced gives each line's source. `ties`
+(higher, the default, or lower) is where majority, and adjudicated's unresolved lines, send a tie. Errors are
+ExportFailed naming the option (`assessor`, `aggregate`, `ties`…): commands show it as a flag, the API as a field.
 """
 
 from dataclasses import dataclass, replace
@@ -17,6 +18,7 @@ from config.ids import parse_id
 
 AGGREGATES = rules.AGGREGATES
 LEVELS = rules.LEVELS
+TIES = rules.TIES
 SOURCES = machine.SOURCES
 
 
@@ -34,6 +36,7 @@ class QrelsRequest:
     campaign_id: int | None = None
     source: str | None = None  # human (default), machine or filled
     machine_source: int | str | None = None  # the machine label source (id or name); needed when several label here
+    ties: str | None = None  # where majority sends a tie: higher (default) or lower
 
 
 def qrels_rows(request: QrelsRequest, stats=None):
@@ -49,6 +52,7 @@ def qrels_rows(request: QrelsRequest, stats=None):
 def qrels_sourced(request: QrelsRequest, stats=None):
     """The rows of qrels_rows with each line's source: (topic, docid, grade, "human"|"machine")."""
     source = request.source or "human"
+    rules.check_ties(request.ties or TIES[0])
     if source not in SOURCES:
         raise ExportFailed(f"{source!r} is not one of {', '.join(SOURCES)}", "source")
     if source == "human":
@@ -96,10 +100,12 @@ def _human_rows(request: QrelsRequest, stats=None):
         raise ExportFailed(f"{aggregate!r} is not one of {', '.join(AGGREGATES)} or assessor:NAME", "aggregate")
     if request.level and request.level not in LEVELS:
         raise ExportFailed(f"{request.level!r} is not one of {', '.join(LEVELS)}", "level")
+    ties = request.ties or TIES[0]
+    rules.check_ties(ties)
     if request.qrel_set:
-        if assessor or aggregate or request.level or request.campaign_id:
-            raise ExportFailed("a stored qrel set is exported as it is: no assessor, aggregate, level or campaign",
-                               "qrel_set")
+        if assessor or aggregate or request.level or request.campaign_id or request.ties:
+            raise ExportFailed("a stored qrel set is exported as it is: no assessor, aggregate, level, ties or "
+                               "campaign", "qrel_set")
         scope = None
         if request.collection or request.pool or request.topics:
             scope = resolve_scope(collection=request.collection, topics=request.topics, pool=request.pool)
@@ -110,6 +116,7 @@ def _human_rows(request: QrelsRequest, stats=None):
     )
     return rules.judgement_qrels(
         scope, aggregate=aggregate or ("one" if assessor else "majority"), level=request.level or "page", stats=stats,
+        ties=ties,
     )
 
 

@@ -36,6 +36,7 @@ def results_page(request, name):
         "campaign": campaign, "tab": "results", "aggregate": aggregate,
         "evaluation": evaluation(campaign, aggregate=aggregate),
         "aggregates": [a for a in qrels_rules.AGGREGATES if a != "one"], "levels": qrels_rules.LEVELS,
+        "ties": qrels_rules.TIES,
         "assessors": sorted(set(campaign.assignments.values_list("assessor__username", flat=True))),
     })
 
@@ -61,10 +62,12 @@ def download(request, name, what):
         if what == "qrels":
             level = request.GET.get("level") or "page"
             aggregate = request.GET.get("aggregate") or "majority"
+            ties = request.GET.get("ties") or qrels_rules.TIES[0]
             lines = qrels_text(QrelsRequest(collection=track.collection.name if track else None, level=level,
-                                            aggregate=aggregate, campaign_id=campaign.pk))
+                                            aggregate=aggregate, campaign_id=campaign.pk, ties=ties))
             response = StreamingHttpResponse(lines, content_type="text/plain; charset=utf-8")
-            return _attachment(response, f"{campaign.name}-{level}-{aggregate.replace(':', '-')}.qrels")
+            tied = "" if ties == qrels_rules.TIES[0] else f"-ties-{ties}"
+            return _attachment(response, f"{campaign.name}-{level}-{aggregate.replace(':', '-')}{tied}.qrels")
         if what == "y3":
             return _attachment(FileResponse(_y3_zip(campaign, track), content_type="application/zip"),
                                f"{campaign.name}-y3-assessments.zip")

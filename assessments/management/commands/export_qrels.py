@@ -1,5 +1,5 @@
 """manage.py export_qrels [--collection C] [--campaign NAME] [--pool P] [--topic ID ...] [--assessor NAME]
-[--aggregate one|majority|mean|max|adjudicated] [--level page|section] [--qrel-set NAME] [--out FILE]
+[--aggregate one|majority|mean|max|adjudicated] [--ties higher|lower] [--level page|section] [--qrel-set NAME] [--out FILE]
 [--source human|machine|filled [--machine-source ID] [--sources-out FILE]]"""
 
 from django.core.management.base import BaseCommand, CommandError
@@ -30,10 +30,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--aggregate", metavar="HOW",
             help="How assessors' grades combine: one (with --assessor; also written assessor:NAME), majority "
-            "(ties to the higher grade), mean (rounded half up), max, or adjudicated: an organiser's final label "
+            "(the most frequent grade; a tie as --ties says), mean (rounded half up), max, or adjudicated: an organiser's final label "
             "where adjudication set one, else the assessors' grade when they agree, else (an unresolved "
             "disagreement) the majority, counted in a warning on stderr. Adjudicated labels never count in the "
             "other aggregations. Default: one with --assessor, else majority.",
+        )
+        parser.add_argument(
+            "--ties", metavar="WAY",
+            help="Where majority (and adjudicated's unresolved lines) send a tie, e.g. two assessors grading 1 and 2: "
+            "higher (default: the higher of the tied grades) or lower.",
         )
         parser.add_argument(
             "--level", choices=qrels.LEVELS,
@@ -65,7 +70,7 @@ class Command(BaseCommand):
             collection=options["collection"], pool=options["pool"], topics=tuple(options["topics"]),
             assessor=options["assessor"], aggregate=options["aggregate"], level=options["level"],
             qrel_set=options["qrel_set"], campaign_id=self.campaign_id(options["campaign"]),
-            source=options["source"], machine_source=options["machine_source"],
+            source=options["source"], machine_source=options["machine_source"], ties=options["ties"],
         )
         try:
             if options["source"] == "human" and not options["sources_out"]:
