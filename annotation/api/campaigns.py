@@ -1,15 +1,29 @@
 """Campaigns and their topics (JSON, and the TREC topic format for ad hoc topics)."""
 
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
 from django.http import HttpResponse
+from django.utils.text import get_valid_filename
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.common import detail, visible_campaigns
-from annotation.api.permissions import IsParticipantOrOrganiser
-from annotation.api.serializers import CampaignSerializer, DetailSerializer, TopicSerializer
+from annotation.api.common import detail, invalid_upload, rejection, visible_campaigns
+from annotation.api.permissions import ORGANISER, IsParticipantOrOrganiser, request_role
+from annotation.api.serializers import (
+    CampaignSerializer, DetailSerializer, RejectionSerializer, TopicSerializer, TopicUploadResultSerializer,
+    TopicUploadSerializer,
+)
+from annotation.services.data_imports import import_campaign_topics
+from annotation.services.errors import ServiceError
+from retrieval.ingest import ImportFailed
 from annotation.models import Campaign
 from assessments.importers.topics import trec_topics
 from assessments.models import Topic
@@ -60,12 +74,15 @@ def campaign_topics(request, name):
 
 
 class CampaignTopics(generics.ListAPIView):
-    """The campaign's topics: id (as runs name it), kind, title, text, and the facets of outline topics.
+    """The campaign's topics: id (as runs name it), kind, title, text, and the facets of outline topics; organisers
+    upload an ad hoc campaign's topics here too (a TREC topic file, web-track XML, TSV or JSON lines).
 
-    Who: participants and organisers. No gold article, ground truth or assessor notes are given.
+    Who: participants and organisers (GET); organisers (POST). No gold article, ground truth or assessor notes are
+    given.
     """
 
     permission_classes = [IsParticipantOrOrganiser]
+    parser_classes = [MultiPartParser]
     serializer_class = TopicSerializer
     pagination_class = None  # a plain list: bounded by the campaign's track, read whole by scripts (README, REST API)
     queryset = Topic.objects.none()  # for the schema; get_queryset gives the campaign's topics
@@ -76,6 +93,47 @@ class CampaignTopics(generics.ListAPIView):
     @extend_schema(summary="List a campaign's topics")
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Upload topics to an ad hoc campaign",
+        description=(
+            "Multipart form with `file` (classic TREC topics, web-track XML, TSV or JSON lines; plain, gzip, bzip2 or "
+            "xz; the format told from the content unless `format`) and `update` (true replaces topics already in "
+            "the collection; otherwise each is a problem). The file is checked whole: any problem and nothing is "
+            "stored, and the 400 lists every problem with its line and field. The topics join the campaign. Who: "
+            "organisers."
+        ),
+        request={"multipart/form-data": TopicUploadSerializer},
+        responses={201: TopicUploadResultSerializer, 400: RejectionSerializer, 403: DetailSerializer,
+                   404: DetailSerializer, 413: DetailSerializer},
+    )
+    def post(self, request, name):
+        if request_role(request) != ORGANISER:
+            raise PermissionDenied("Uploading topics needs an organiser token.")
+        campaign = get_object_or_404(visible_campaigns(request), name=name)
+        if campaign.task != Campaign.Task.ADHOC:
+            return detail(status.HTTP_400_BAD_REQUEST, f"campaign: {campaign.name!r} takes no ad hoc topics "
+                          f"(its task is {campaign.get_task_display()}).")
+        upload = TopicUploadSerializer(data=request.data)
+        if not upload.is_valid():
+            return invalid_upload(upload.errors)
+        file, limit = upload.validated_data["file"], settings.API_MAX_UPLOAD_BYTES
+        if file.size > limit:
+            return detail(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, f"Too large: the file has {file.size:,} bytes; "
+                          f"at most {limit:,} are taken.")
+        with tempfile.TemporaryDirectory(prefix="pooljudge-topics-") as folder:
+            path = Path(folder) / (get_valid_filename(file.name or "") or "topics")
+            with open(path, "wb") as out:
+                for chunk in file.chunks():
+                    out.write(chunk)
+            try:
+                summary, added = import_campaign_topics(campaign, path, fmt=upload.validated_data["format"],
+                                                        update=upload.validated_data["update"])
+            except ImportFailed as exc:
+                return rejection(exc, what="The topics file")
+            except ServiceError as exc:
+                return detail(status.HTTP_400_BAD_REQUEST, f"{exc.field}: {exc.message}")
+        return Response({"summary": summary, "added_to_campaign": added}, status=status.HTTP_201_CREATED)
 
 
 class CampaignTopicsTrec(APIView):

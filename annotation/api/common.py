@@ -64,12 +64,12 @@ def detail(status_code, message):
     return Response({"detail": message}, status=status_code)
 
 
-def rejection(failure):
+def rejection(failure, what="The run"):
     """400 listing an ImportFailed's problems (up to its cap) with line and field."""
     problems = [
         {"line": p.line, "field": p.field, "message": COMMAND_LINE_HINT.sub("", p.message)} for p in failure.problems
     ]
-    return _rejected("The run", problems, failure.total)
+    return _rejected(what, problems, failure.total)
 
 
 def invalid_upload(errors):

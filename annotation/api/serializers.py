@@ -8,6 +8,7 @@ from annotation.models import Campaign
 from annotation.services.submissions import RunFormat, passages_allowed, run_format, runs_allowed
 from assessments.exporters.machine import SOURCES as QRELS_SOURCES
 from assessments.exporters.qrels import AGGREGATES, LEVELS, TIES
+from assessments.importers.topics import FORMATS as TOPIC_FORMATS
 from assessments.models import Pool, Topic
 from retrieval import fusion as fusion_rules
 
@@ -115,6 +116,22 @@ class RunUploadSerializer(serializers.Serializer):
         if getattr(campaign, "track", None) is None:
             raise serializers.ValidationError(f"Campaign {campaign.name!r} takes no runs.")
         return campaign
+
+
+class TopicUploadSerializer(serializers.Serializer):
+    """A topics file for an ad hoc campaign."""
+
+    file = serializers.FileField(allow_empty_file=True, help_text="The topics file; plain, gzip, bzip2 or xz; UTF-8.")
+    format = serializers.ChoiceField(choices=TOPIC_FORMATS, default="auto",
+                                     help_text="The file's format (default: told from the content).")
+    update = serializers.BooleanField(default=False, help_text="Replace topics already in the collection.")
+
+
+class TopicUploadResultSerializer(serializers.Serializer):
+    """What a topics upload did."""
+
+    summary = serializers.CharField(help_text="The importer's summary: topics imported and updated.")
+    added_to_campaign = serializers.IntegerField(help_text="Topics new to the campaign.")
 
 
 class RunSerializer(serializers.Serializer):

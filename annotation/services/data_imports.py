@@ -286,6 +286,20 @@ def _entry_topics(before, collection) -> list[int]:
     return sorted(set(rows.values_list("topic_id", flat=True)))
 
 
+def import_campaign_topics(campaign, path, *, fmt="auto", update=False) -> tuple[str, int]:
+    """A topics file into the campaign's collection (import_topics: checked whole, ImportFailed with every problem
+    and nothing written), its topics joining the campaign: (the importer's summary, topics new to the campaign). The
+    API's topic upload; the console's uploads run the same importer as a job (import_files)."""
+    from assessments.importers.topics import import_topics
+
+    track = Track.objects.filter(campaign=campaign).select_related("collection").first()
+    if track is None:
+        raise ImportInvalid("campaign", f"campaign {campaign.name!r} has no collection to import topics into")
+    with transaction.atomic():
+        result = import_topics(path, track.collection.name, fmt=fmt, update=update)
+        return result.summary(), _add_topics(campaign, result.topic_ids, Kind.TOPICS)
+
+
 def _add_topics(campaign, topic_ids, kind) -> int:
     """Add the imported topics of the campaign's collection and task to its track; how many were new to it."""
     if campaign is None or not topic_ids or kind == Kind.QRELS:
