@@ -180,3 +180,20 @@ def test_the_results_page_gives_the_json_assessments_with_evidence_and_time(clie
         ("LA010189-0001", 3, 8000, 2), ("LA010189-0002", 0, 4000, 1)]
     assert records[0]["evidence"] == [{"start": 0, "end": 9, "text": "Fishermen"}]
     assert records[0]["assessor"] == "grader" and records[0]["topic"] == "301"
+
+
+def test_when_to_stop_and_the_dashboard_count_an_adhoc_campaigns_grades(client, world):
+    from annotation.reports.dashboard import dashboard
+    from annotation.reports.stopping import stopping
+
+    world["campaign"].settings = {"judging_order": "depth", "target_recall": 0.9}
+    world["campaign"].save()
+    unit = world["unit"]
+    for doc, grade in zip(world["documents"][:2], (2, 0)):
+        assert save(client, unit, layer="grade", passage=doc.pk, value=grade).status_code == 200
+    report = stopping(world["campaign"])
+    assert report["available"], report.get("note")
+    (row,) = report["topics"]
+    assert row["topic"] == "301" and row["candidates"] == 3 and row["judged"] == 2 and row["found"] == 1, row
+    charts = {chart["id"]: chart for chart in dashboard(world["campaign"])["charts"]}
+    assert charts["per-assessor"]["table"]["rows"] == [["grader", "2"]]
