@@ -123,6 +123,13 @@ def test_an_organiser_runs_a_car_campaign_in_the_browser_from_an_empty_site(new_
     shot(page, "console-campaigns")
     page.goto("/campaigns/car-trial/")
     whole_page_shot(page, shot, "console-campaign-home")
+    page.goto("/campaigns/car-trial/dashboard/")
+    page.wait_for_selector("figure.chart svg")
+    assert page.locator("nav.console-tabs").count() == 1  # the campaign's tabs here too
+    whole_page_shot(page, shot, "console-dashboard")
+    page.goto("/campaigns/car-trial/adjudication/")
+    assert page.locator(".adjudicate-form").count() > 0  # ann and bob disagree on some passages
+    whole_page_shot(page, shot, "console-adjudication")
     page.goto("/campaigns/car-trial/results/")
     whole_page_shot(page, shot, "console-results")
     majority = qrels_lines(download(page, lambda: page.click("#download-qrels"), tmp_path, "majority.qrels"))
