@@ -15,11 +15,19 @@ $(STAMP): pyproject.toml requirements.lock
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# The demo is served as production serves (DEBUG off: the collected static files through WhiteNoise, which is in
+# MIDDLEWARE, and the site's own 404 and 500 pages), but on plain HTTP at HOST: a secret key made for this run (it
+# needs none from you), this machine's host names, no redirect to HTTPS and cookies that plain HTTP may carry.
+DEMO_ENV = DJANGO_DEBUG=0 DJANGO_SECRET_KEY="$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(64))')" \
+	DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost,[::1],$(firstword $(subst :, ,$(HOST)))" \
+	DJANGO_SECURE_SSL_REDIRECT=0 DJANGO_SECURE_COOKIES=0
+
 demo: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
+	$(DEMO_ENV) $(BIN)/python manage.py collectstatic --noinput
 	@echo "Serving at http://$(HOST)/ (Ctrl-C stops)"
-	$(BIN)/python manage.py runserver $(HOST)
+	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST)
 
 test: setup
 	$(BIN)/python -m pytest
