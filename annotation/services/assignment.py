@@ -33,6 +33,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.models import Assignment, Campaign, CampaignTopic
+from annotation.services.campaigns import add_topics
 from annotation.services.errors import ServiceError
 from annotation.services.status import kind_for
 from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
@@ -219,6 +220,7 @@ def assign_campaign(
                     load[assessor_id] += 1
                     result.extra_created += 1
         Assignment.objects.bulk_create(new, batch_size=1000)
+        add_topics(campaign, units)  # the topics of its units are the campaign's (its home lists them)
         result.created = len(new)
         result.qualification_created = sum(1 for a in new if a.qualification)
         names = dict(get_user_model().objects.filter(pk__in=load.keys() | named).values_list("pk", "username"))

@@ -39,6 +39,25 @@ def _named(ids):
     return ", ".join(repr(i) for i in ids[:SHOWN]) + more
 
 
+def add_topics(campaign, topic_ids) -> int:
+    """THE way topics join a campaign: those of `topic_ids` (Topic pks) of the campaign's task kind join its track,
+    which is made on the first topic's collection when the campaign has none (one whose units came from a pool);
+    topics of another collection stay out, since a track is of one collection. How many were new to the campaign.
+    Called when units are made (assign_campaign: the console, the command, the demo) and when an import or upload
+    brings topics (data_imports)."""
+    topics = Topic.objects.filter(pk__in=set(topic_ids), kind=TOPIC_KIND[campaign.task])
+    track = Track.objects.filter(campaign=campaign).first()
+    if track is None:
+        first = topics.order_by("pk").values_list("collection_id", flat=True).first()
+        if first is None:
+            return 0
+        track, _ = Track.objects.get_or_create(campaign=campaign, defaults={"collection_id": first})
+    new = set(topics.filter(collection_id=track.collection_id).values_list("pk", flat=True))
+    new -= set(track.topics.values_list("pk", flat=True))
+    track.topics.add(*new)
+    return len(new)
+
+
 def create_campaign(
     *, name, task, topics=(), collection=None, title="", max_runs=None, max_per_topic=None
 ) -> Campaign:

@@ -304,15 +304,9 @@ def _add_topics(campaign, topic_ids, kind) -> int:
     """Add the imported topics of the campaign's collection and task to its track; how many were new to it."""
     if campaign is None or not topic_ids or kind == Kind.QRELS:
         return 0
-    track = Track.objects.filter(campaign=campaign).first()
-    if track is None:
-        return 0
-    from annotation.services.campaigns import TOPIC_KIND
+    from annotation.services.campaigns import add_topics
 
-    wanted = Topic.objects.filter(pk__in=topic_ids, collection_id=track.collection_id, kind=TOPIC_KIND[campaign.task])
-    new = set(wanted.values_list("pk", flat=True)) - set(track.topics.values_list("pk", flat=True))
-    track.topics.add(*new)
-    return len(new)
+    return add_topics(campaign, topic_ids)
 
 
 # Progress -----------------------------------------------------------------------------------------------------

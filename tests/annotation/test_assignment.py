@@ -210,3 +210,27 @@ def test_the_command_shows_a_service_error_as_its_flag():
     people("a1")
     with pytest.raises(CommandError, match="nothing was assigned: --overlap: 0 must be 1 or more"):
         call_command("assign_campaign", "camp", "--assessors", "a1", "--overlap", "0")
+
+
+def test_the_topics_of_its_units_join_the_campaign_and_its_home_lists_them(client):
+    """Assigning over a pool records the pool's topics as the campaign's: its console home names their collection
+    and counts them (it said "Collection —", "Topics 0", "no topics" while assessors had units over them)."""
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import Role, ensure_groups
+
+    campaign, made, _ = make_campaign(topics=4)
+    people("a1", "a2", "a3")
+
+    assign_campaign(campaign, ["a1", "a2", "a3"], overlap=1, seed=1)
+    assign_campaign(campaign, ["a1", "a2", "a3"], overlap=1, seed=1)  # again: nothing new, nothing twice
+
+    assert sorted(campaign.track.topics.values_list("pk", flat=True)) == sorted(t.pk for t, _ in made)
+    assert campaign.track.collection.name == "camp-coll"
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(boss)
+    page = client.get(f"/campaigns/{campaign.name}/").content.decode()
+    assert "<dt>Collection</dt><dd>camp-coll</dd>" in page and "<dt>Topics</dt><dd>4</dd>" in page
+    assert "4 topics, 3 runs" in page and "no topics" not in page
