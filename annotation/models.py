@@ -20,6 +20,7 @@ class Campaign(models.Model):
         OUTLINE = "outline", "CAR outline judging"
         PLOT = "plot", "Plot-retrieval labelling"
         ADHOC = "adhoc", "Ad hoc relevance"
+        NUGGETS = "nuggets", "Nugget evaluation of generated answers (TREC RAG)"
 
     name = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=300, blank=True)

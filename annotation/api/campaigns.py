@@ -21,10 +21,10 @@ from annotation.api.serializers import (
     CampaignSerializer, DetailSerializer, RejectionSerializer, TopicSerializer, TopicUploadResultSerializer,
     TopicUploadSerializer,
 )
+from annotation.services.campaigns import TOPIC_KIND
 from annotation.services.data_imports import import_campaign_topics
 from annotation.services.errors import ServiceError
 from retrieval.ingest import ImportFailed
-from annotation.models import Campaign
 from assessments.importers.topics import trec_topics
 from assessments.models import Topic
 
@@ -111,7 +111,7 @@ class CampaignTopics(generics.ListAPIView):
         if request_role(request) != ORGANISER:
             raise PermissionDenied("Uploading topics needs an organiser token.")
         campaign = get_object_or_404(visible_campaigns(request), name=name)
-        if campaign.task != Campaign.Task.ADHOC:
+        if TOPIC_KIND[campaign.task] != Topic.Kind.ADHOC:
             return detail(status.HTTP_400_BAD_REQUEST, f"campaign: {campaign.name!r} takes no ad hoc topics "
                           f"(its task is {campaign.get_task_display()}).")
         upload = TopicUploadSerializer(data=request.data)
@@ -150,7 +150,7 @@ class CampaignTopicsTrec(APIView):
     )
     def get(self, request, name):
         campaign, topics = campaign_topics(request, name)
-        if campaign.task != Campaign.Task.ADHOC:
+        if TOPIC_KIND[campaign.task] != Topic.Kind.ADHOC:
             return detail(
                 status.HTTP_404_NOT_FOUND,
                 f"Campaign {campaign.name!r} has {campaign.get_task_display()} topics; the TREC topic format is for "

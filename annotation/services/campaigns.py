@@ -17,6 +17,7 @@ TOPIC_KIND = {
     Campaign.Task.OUTLINE: Topic.Kind.OUTLINE,
     Campaign.Task.PLOT: Topic.Kind.PLOT,
     Campaign.Task.ADHOC: Topic.Kind.ADHOC,
+    Campaign.Task.NUGGETS: Topic.Kind.ADHOC,
 }
 SHOWN = 10  # ids named in a message
 

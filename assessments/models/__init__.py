@@ -1,5 +1,6 @@
 """The test collection's data: topics, runs, pools, judgements and qrels."""
 
+from assessments.models.answers import Answer, AnswerCitation, AnswerSentence
 from assessments.models.judgements import (
     CANDIDATE_GRADES, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Transition,
 )
@@ -11,6 +12,9 @@ from assessments.models.studies import StudyItem
 from assessments.models.topics import Facet, Topic
 
 __all__ = [
+    "Answer",
+    "AnswerCitation",
+    "AnswerSentence",
     "CANDIDATE_GRADES",
     "CandidateSource",
     "Facet",

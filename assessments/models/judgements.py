@@ -32,6 +32,9 @@ class Layer(models.TextChoices):
     RATING = "rating", "Pair rating (1-10)"
     GRADE = "grade", "Relevance grade (ad hoc)"
     EVIDENCE = "evidence", "Evidence passages of a document"
+    NUGGETS = "nuggets", "A topic's nugget bank"
+    NUGGET_SUPPORT = "nugget_support", "Whether an answer supports a nugget"
+    CITATION_SUPPORT = "citation_support", "Whether a cited passage supports a sentence"
 
 
 # The layers that grade a pooled candidate (a plot chunk, an ad hoc document): what judging orders, the queue,

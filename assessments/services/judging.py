@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_datetime
 
 from assessments.models import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition
 from assessments.models.judgements import RELEVANCE_GRADE
+from assessments.services import nuggets
 
 RATING_MIN, RATING_MAX = 1, 10
 GRADE_MAX = 100  # an ad hoc grade's highest value (a campaign's scale is narrower)
@@ -57,6 +58,8 @@ def validate_value(layer, value, *, topic=None, passage=None, passage2=None, ite
     if layer == Layer.CHOICE:
         if topic is None or not item:
             raise JudgementInvalid("item: a forced choice is keyed on a topic and a study item")
+    elif layer in (Layer.NUGGETS, Layer.NUGGET_SUPPORT, Layer.CITATION_SUPPORT):
+        _nugget_key(layer, passage, item)
     elif passage is None:
         raise JudgementInvalid(f"passage: a {layer} judgement needs a passage")
     if layer != Layer.RATING and topic is None:
@@ -70,6 +73,54 @@ def validate_value(layer, value, *, topic=None, passage=None, passage2=None, ite
     if layer == Layer.EVIDENCE:
         return _evidence(value, topic, passage)
     return _VALIDATORS[layer](value, topic)
+
+
+def _nugget_key(layer, passage, item):
+    """The keys of the nugget layers (assessments.services.nuggets): a bank is the topic's alone, a nugget's support
+    names the answer and the nugget, a citation's support the answer, the sentence and the cited passage."""
+    if layer == Layer.NUGGETS:
+        if passage is not None or item:
+            raise JudgementInvalid("item: a nugget bank is keyed on its topic alone")
+    elif layer == Layer.NUGGET_SUPPORT:
+        if passage is not None or not nuggets.SUPPORT_ITEM.match(item or ""):
+            raise JudgementInvalid("item: a nugget's support is keyed on the topic and '<answer id>:<nugget id>'")
+    elif passage is None or not nuggets.CITATION_ITEM.match(item or ""):
+        raise JudgementInvalid(
+            "item: a citation's support is keyed on the topic, the cited passage and '<answer id>:<sentence>'"
+        )
+
+
+def _nugget_bank(value, topic):
+    """A topic's nuggets: [{id, text, importance, origin}, …], ids and texts each given once."""
+    if not isinstance(value, list) or len(value) > nuggets.MAX_NUGGETS:
+        raise JudgementInvalid(f"value: a nugget bank is a list of at most {nuggets.MAX_NUGGETS} nuggets")
+    ids, texts = set(), set()
+    for i, nugget in enumerate(value):
+        if not isinstance(nugget, dict) or set(nugget) != {"id", "text", "importance", "origin"}:
+            raise JudgementInvalid(f"value[{i}]: expected {{id, text, importance, origin}}")
+        if not isinstance(nugget["id"], str) or not nuggets.NUGGET_ID.match(nugget["id"]):
+            raise JudgementInvalid(f"value[{i}].id: letters, digits, '-' and '_', at most 40")
+        text = nugget["text"]
+        if not isinstance(text, str) or not text.strip() or len(text) > nuggets.MAX_NUGGET_TEXT:
+            raise JudgementInvalid(f"value[{i}].text: text of 1 to {nuggets.MAX_NUGGET_TEXT} characters")
+        if nugget["importance"] not in nuggets.IMPORTANCE:
+            raise JudgementInvalid(f"value[{i}].importance: {nugget['importance']!r} is not one of {list(nuggets.IMPORTANCE)}")
+        if nugget["origin"] not in nuggets.ORIGINS:
+            raise JudgementInvalid(f"value[{i}].origin: {nugget['origin']!r} is not one of {list(nuggets.ORIGINS)}")
+        if nugget["id"] in ids or nuggets.same_text(text) in texts:
+            raise JudgementInvalid(f"value[{i}]: its id or its text is given twice")
+        ids.add(nugget["id"])
+        texts.add(nuggets.same_text(text))
+    return None
+
+
+def _one_of(choices, what):
+    def check(value, topic):
+        if value not in choices:
+            raise JudgementInvalid(f"value: {what} is one of {list(choices)}")
+        return None
+
+    return check
 
 
 def _notes(value, topic):
@@ -218,6 +269,9 @@ _VALIDATORS = {
     Layer.PLOT_SPANS: _plot_spans,
     Layer.CHOICE: _choice,
     Layer.RATING: _rating,
+    Layer.NUGGETS: _nugget_bank,
+    Layer.NUGGET_SUPPORT: _one_of(nuggets.SUPPORT_VALUES, "a nugget's support"),
+    Layer.CITATION_SUPPORT: _one_of(nuggets.CITATION_VALUES, "a citation's support"),
 }
 
 
