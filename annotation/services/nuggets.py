@@ -1,0 +1,105 @@
+"""A nuggets campaign's data (TREC RAG): answers uploaded or imported, nugget banks, nugget assignments.
+
+The files' formats and checks are assessments.importers.rag's; the rules of nuggets (keys, banks) are
+assessments.services.nuggets'; the scores are assessments.evaluation.nuggets'. Here a campaign becomes the
+importers' Scope (its collection and topics), and an upload follows the run rules of submissions.upload_run: the
+participant's quota, the size caps, the run names the uploader has used in the campaign.
+"""
+
+import io
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.models import Campaign, Track
+from annotation.services.errors import ServiceError
+from annotation.services.submissions import RunLimitReached, UploadTooLarge, runs_allowed, upload_batches
+from assessments.importers import rag
+from assessments.models import Run
+from assessments.services.nuggets import topic_banks
+from retrieval.ingest import Problems, file_batches
+
+MAX_SOURCE_FILE = 500  # Run.source_file
+IMPORTED_BANKS = "imported-nuggets"  # the user an imported bank is stored under, unless another is named
+IMPORTED_ASSIGNMENTS = "imported-assignments"
+
+
+def campaign_scope(campaign) -> rag.Scope:
+    """The Scope of a nuggets campaign; ServiceError(campaign) for another task or one without topics."""
+    if isinstance(campaign, str):
+        found = Campaign.objects.filter(name=campaign).first()
+        if found is None:
+            raise ServiceError("campaign", f"no campaign named {campaign!r}")
+        campaign = found
+    if campaign.task != Campaign.Task.NUGGETS:
+        raise ServiceError("campaign", f"campaign {campaign.name!r} is not a nuggets campaign "
+                                       f"(its task is {campaign.get_task_display()})")
+    track = Track.objects.select_related("collection").filter(campaign=campaign).first()
+    if track is None:
+        raise ServiceError("campaign", f"campaign {campaign.name!r} has no topics")
+    topics = {topic.external_id: topic for topic in track.topics.all()}
+    return rag.Scope(campaign.pk, campaign.name, track.collection, topics)
+
+
+def import_answers_file(campaign, path, *, create_missing=False) -> rag.AnswersImport:
+    """An answers file (manage.py import_rag_answers) as the organisers' own runs of the campaign's collection."""
+    scope = campaign_scope(campaign)
+    return rag.import_answers(file_batches(path), Problems(path), scope, create_missing=create_missing)
+
+
+def upload_answers(*, campaign, owner, data: bytes | None = None, file=None, filename="", limit_runs=True):
+    """A participant's answers file (the API): checked whole, stored as `owner`'s runs of the campaign (source
+    UPLOADED, track = the campaign) as upload_run stores runs. UploadTooLarge, RunLimitReached (with `limit_runs`,
+    counting the file's runs), ServiceError, or ImportFailed listing every problem; in each case nothing is written."""
+    scope = campaign_scope(campaign)
+    source = (filename or "upload")[:MAX_SOURCE_FILE]
+    stream, size = (io.BytesIO(data), len(data)) if file is None else (file, getattr(file, "size", None))
+    if size is not None and size > settings.API_MAX_UPLOAD_BYTES:
+        raise UploadTooLarge(f"the file has {size:,} bytes; at most {settings.API_MAX_UPLOAD_BYTES:,} are taken")
+    problems = Problems(source)
+    fields = {"owner": owner, "source": Run.Source.UPLOADED, "track": campaign.name}
+    parsed = rag.parse_answers(upload_batches(stream, source, size), problems, scope)
+    with transaction.atomic():
+        if limit_runs:
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+            allowed = runs_allowed(campaign.track)
+            have = Run.objects.filter(owner=owner, track=campaign.name).count()
+            new = len({answer.run_id for answer in parsed})
+            if have + new > allowed:
+                raise RunLimitReached(
+                    f"you have {have} runs in campaign {campaign.name!r} and the file brings {new}; at most "
+                    f"{allowed} are allowed"
+                )
+        return rag.import_answers(iter(()), problems, scope, parsed=parsed, run_fields=fields)
+
+
+def importing_user(name):
+    """The user imported labels are stored under, made (without a password: no sign-in) if new."""
+    user, created = get_user_model().objects.get_or_create(username=name)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def import_banks_file(campaign, path, *, assessor=IMPORTED_BANKS) -> rag.BanksImport:
+    """A nuggetizer nuggets file (manage.py import_nuggets): each topic's bank, as `assessor`'s."""
+    scope = campaign_scope(campaign)
+    problems = Problems(path)
+    rows = rag.read_banks(file_batches(path), problems, scope)  # checked before the user is made
+    return rag.import_nugget_banks(rows, problems, scope, assessor=importing_user(assessor))
+
+
+def export_banks(campaign) -> str:
+    """The campaign's banks in the nuggetizer's format (manage.py export_nuggets)."""
+    scope = campaign_scope(campaign)
+    return rag.nugget_lines(scope, topic_banks(scope.campaign_id))
+
+
+def import_assignments_file(campaign, path, *, assessor=IMPORTED_ASSIGNMENTS) -> rag.AssignmentsImport:
+    """A nuggetizer assignments file (manage.py import_nugget_assignments) as `assessor`'s labels."""
+    scope = campaign_scope(campaign)
+    problems = Problems(path)
+    labels = rag.read_assignments(file_batches(path), problems, scope)
+    return rag.store_assignments(labels, problems, scope, assessor=importing_user(assessor))

@@ -1,0 +1,92 @@
+"""Nugget scores of generated answers (TREC RAG 2024's AutoNuggetizer measures), from the campaign's labels.
+
+Per answer (a run's answer to a topic), over the nuggets of the topic's bank (assessments.services.nuggets):
+
+- `all`: the mean support, support 1, partial_support 0.5, not_support 0; `vital`: the same over the vital nuggets;
+- `strict_all`, `strict_vital`: the same with partial_support 0;
+- `weighted`: the mean support weighted by importance (vital 1, okay 0.5).
+
+A nugget nobody labelled for the answer counts as not supported (`assessed` says how many were labelled); a mean
+over no nuggets (a bank without vital nuggets) is 0, as the nuggetizer has it. Where several assessors labelled
+an (answer, nugget), the adjudicated label decides, else the majority, a tie taking the lower label (as
+`export_qrels --ties lower`). A run's figure is the mean over the topics it answered that have a bank. Only the
+people's labels (Judgements) count: machine labels are never Judgements (assessments.models.machine).
+"""
+
+import csv
+import io
+from collections import defaultdict
+
+from assessments.exporters.qrels import MAJORITY
+from assessments.models import Answer, Judgement, Layer, Run
+from assessments.services import nuggets
+from assessments.services.runs import run_labels
+
+MEASURES = ("all", "vital", "strict_all", "strict_vital", "weighted")
+FORMATS = ("json", "tsv")
+SCORE = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.5, nuggets.NOT_SUPPORT: 0.0}
+STRICT = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.0, nuggets.NOT_SUPPORT: 0.0}
+WEIGHT = {nuggets.VITAL: 1.0, nuggets.OKAY: 0.5}
+_LABEL_OF = {order: label for label, order in nuggets.SUPPORT_ORDER.items()}
+
+
+def _mean(values):
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def support_labels(campaign_id, topic_ids=None) -> dict[str, str]:
+    """{item "<answer id>:<nugget id>": the label that counts} of the campaign's nugget_support judgements."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGET_SUPPORT).filter(value__isnull=False)
+    if topic_ids is not None:
+        rows = rows.filter(topic_id__in=list(topic_ids))
+    given, final = defaultdict(list), defaultdict(list)
+    for item, value, adjudicated in rows.order_by("item", "assessor_id").values_list("item", "value", "adjudicated"):
+        if value in nuggets.SUPPORT_ORDER:
+            (final if adjudicated else given)[item].append(nuggets.SUPPORT_ORDER[value])
+    majority = MAJORITY["lower"]
+    return {item: _LABEL_OF[majority(final.get(item) or grades)] for item, grades in {**given, **final}.items()}
+
+
+def answer_scores(bank, labels, answer_id) -> dict:
+    """The five measures of one answer over `bank` (a list of nuggets), with its nugget counts."""
+    rows = [(n["importance"], labels.get(nuggets.support_item(answer_id, n["id"]))) for n in bank]
+    vital = [label for importance, label in rows if importance == nuggets.VITAL]
+    every = [label for _, label in rows]
+    weights = sum(WEIGHT[importance] for importance, _ in rows)
+    return {
+        "all": _mean(SCORE.get(label, 0.0) for label in every),
+        "vital": _mean(SCORE.get(label, 0.0) for label in vital),
+        "strict_all": _mean(STRICT.get(label, 0.0) for label in every),
+        "strict_vital": _mean(STRICT.get(label, 0.0) for label in vital),
+        "weighted": sum(WEIGHT[imp] * SCORE.get(label, 0.0) for imp, label in rows) / weights if weights else 0.0,
+        "nuggets": len(rows), "vital_nuggets": len(vital), "assessed": sum(label is not None for label in every),
+    }
+
+
+def nugget_scores(campaign_id, *, topic_ids=None) -> dict:
+    """{"runs": {run: {measure: mean over topics, "topics": {topic: {measure: value, counts}}}}} of a campaign's
+    answers (runs named as assessments.services.runs.run_labels names them, topics by external id)."""
+    banks = nuggets.topic_banks(campaign_id, topic_ids)
+    labels = support_labels(campaign_id, topic_ids)
+    answers = Answer.objects.filter(campaign_id=campaign_id, topic_id__in=list(banks)).select_related("topic")
+    per_run = defaultdict(dict)
+    for answer in answers.order_by("run_id", "topic__external_id"):
+        per_run[answer.run_id][answer.topic.external_id] = answer_scores(banks[answer.topic_id].value, labels, answer.pk)
+    names = run_labels(Run.objects.filter(pk__in=list(per_run)).select_related("owner"))
+    runs = {}
+    for run_id, topics in sorted(per_run.items(), key=lambda item: names[item[0]]):
+        runs[names[run_id]] = {**{m: _mean(t[m] for t in topics.values()) for m in MEASURES}, "topics": topics}
+    return {"runs": runs}
+
+
+def scores_tsv(scores) -> str:
+    """The scores as TSV: run, topic (`all` for the run's mean), then each measure; a header line first."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+    writer.writerow(["run", "topic", *MEASURES])
+    for run, figures in scores["runs"].items():
+        for topic, values in figures["topics"].items():
+            writer.writerow([run, topic, *(f"{values[m]:.4f}" for m in MEASURES)])
+        writer.writerow([run, "all", *(f"{figures[m]:.4f}" for m in MEASURES)])
+    return out.getvalue()
