@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.permissions import AllowAny
 
 from annotation.api.agreement import CampaignAgreement
+from annotation.api.answers import CampaignAnswers
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.machine import MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartTraining
@@ -21,6 +22,7 @@ endpoints = [
     path("campaigns/<str:name>/", CampaignDetail.as_view(), name="api-campaign"),
     path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
+    path("campaigns/<str:name>/answers/", CampaignAnswers.as_view(), name="api-campaign-answers"),
     path("campaigns/<str:name>/agreement/", CampaignAgreement.as_view(), name="api-campaign-agreement"),
     path("campaigns/<str:name>/machine/", MachineOverview.as_view(), name="api-campaign-machine"),
     path("campaigns/<str:name>/machine/jobs/<str:id>/", MachineJobDetail.as_view(), name="api-campaign-machine-job"),

@@ -70,12 +70,9 @@ class RunList(generics.ListCreateAPIView):
     )
     def post(self, request, *args, **kwargs):
         limit = settings.API_MAX_UPLOAD_BYTES
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > limit + MULTIPART_OVERHEAD:
-            return too_large(f"the request has {length:,} bytes; a run file may have at most {limit:,}")
+        oversized = request_too_large(request, "a run file")
+        if oversized is not None:
+            return oversized
         upload = self.get_serializer(data=request.data)
         if not upload.is_valid():
             return invalid_upload(upload.errors)
@@ -102,6 +99,18 @@ class RunList(generics.ListCreateAPIView):
             return rejection(exc)
         created = visible_runs(request).get(pk=run.pk)
         return Response(RunSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+def request_too_large(request, what):
+    """413 for a request whose body is larger than an upload of `what` may be (its form included), else None."""
+    limit = settings.API_MAX_UPLOAD_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > limit + MULTIPART_OVERHEAD:
+        return too_large(f"the request has {length:,} bytes; {what} may have at most {limit:,}")
+    return None
 
 
 def too_large(message):

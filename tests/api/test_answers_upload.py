@@ -1,0 +1,80 @@
+"""POST /api/campaigns/NAME/answers/: a participant uploads generated answers (TREC RAG) to a nuggets campaign, as
+runs are uploaded: checked whole, every problem listed, nothing stored; the token scoped to its campaign."""
+
+import gzip
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from annotation.services.campaigns import create_campaign
+from annotation.services.tokens import issue_token
+from assessments.models import Answer, Run
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/campaigns/rag/answers/"
+
+
+def answers(run_id, *topics):
+    return "".join(json.dumps({
+        "run_id": run_id, "topic_id": qid, "topic": f"What is {qid}?", "references": ["d1", "d2"],
+        "response_length": 9, "answer": [{"text": f"An answer to {qid}.", "citations": [1, 0]}],
+    }) + "\n" for qid in topics).encode()
+
+
+@pytest.fixture
+def rag(web):
+    return create_campaign(name="rag", task="nuggets", topics=["301", "302"])
+
+
+def upload(client, data, name="answers.jsonl"):
+    return client.post(URL, {"file": SimpleUploadedFile(name, data)}, format="multipart")
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_participant_uploads_answers_as_their_run(rag, team_a, packed):
+    data = answers("rag-a", "301", "302")
+    response = upload(team_a, gzip.compress(data) if packed else data)
+    assert response.status_code == 201, response.content
+    assert response.json()["answers"] == 2 and response.json()["runs"] == ["rag-a"]
+    run = Run.objects.get(name="rag-a")
+    assert (run.owner.username, run.source, run.track) == ("team-a", "uploaded", "rag")
+    assert Answer.objects.filter(run=run, campaign_id=rag.pk).count() == 2
+    again = upload(team_a, answers("rag-a", "301"))
+    assert again.status_code == 400 and "you already have a run named 'rag-a'" in again.content.decode()
+
+
+def test_a_bad_answers_file_is_a_400_listing_every_problem(rag, team_a):
+    bad = answers("rag-a", "301", "303").replace(b"[1, 0]", b"[2]", 1)
+    response = upload(team_a, bad + b"not json\n")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"].startswith("The answers file was rejected, nothing was stored")
+    assert {(p["line"], p["field"]) for p in body["problems"]} == {
+        (1, "answer[0].citations[0]"), (2, "topic_id"), (3, "line")}
+    assert not Run.objects.exists() and not Answer.objects.exists()
+
+
+def test_a_token_of_another_campaign_is_refused(rag, adhoc):
+    key = issue_token(username="team-a", role="participant", campaign="adhoc")[1]
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    response = upload(scoped, answers("rag-a", "301"))
+    assert response.status_code == 403
+    assert not Run.objects.exists()
+
+
+def test_a_campaign_of_another_task_takes_no_answers(adhoc, organiser):
+    response = organiser.post("/api/campaigns/adhoc/answers/", {"file": SimpleUploadedFile("a", answers("x", "301"))},
+                              format="multipart")
+    assert response.status_code == 400 and response.json()["detail"].startswith("campaign:")
+
+
+def test_the_run_limit_counts_the_files_runs(rag, team_a):
+    rag.track.max_runs = 1
+    rag.track.save()
+    response = upload(team_a, answers("one", "301") + answers("two", "301"))
+    assert response.status_code == 409
+    assert not Run.objects.exists()
