@@ -22,10 +22,12 @@ DEMO_ENV = DJANGO_DEBUG=0 DJANGO_SECRET_KEY="$$($(BIN)/python -c 'import secrets
 	DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost,[::1],$(firstword $(subst :, ,$(HOST)))" \
 	DJANGO_SECURE_SSL_REDIRECT=0 DJANGO_SECURE_COOKIES=0
 
+# load_demo comes last before serving: it ends with the demo accounts and the address (Celery's line per task goes
+# to var/log/demo-tasks.log; `manage.py load_demo -v 2` shows them).
 demo: setup
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
-	$(DEMO_ENV) $(BIN)/python manage.py collectstatic --noinput
+	$(DEMO_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py load_demo --url http://$(HOST)/
 	@echo "Serving at http://$(HOST)/ (Ctrl-C stops)"
 	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST)
 

@@ -15,10 +15,10 @@ from retrieval.models import Book, Collection
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path, client):
+def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path, client, caplog):
     settings.RETRIEVAL_INDEX_DIR = tmp_path / "indexes"  # never reuse indexes of another test database
     out = StringIO()
-    call_command("load_demo", "--no-progress", stdout=out)
+    call_command("load_demo", "--no-progress", "--task-log", str(tmp_path / "tasks.log"), stdout=out)
     text = out.getvalue()
 
     assert Topic.objects.filter(kind=Topic.Kind.OUTLINE, external_id__startswith="tqa2:").count() == 132
@@ -39,6 +39,16 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
     accounts = dict(re.findall(r"^\s+\w+\s+(organiser|assessor\d)\s+(\S+)$", text, re.M))
     assert set(accounts) == {"organiser", "assessor1", "assessor2", "assessor3"}
     assert all(authenticate(username=u, password=p) for u, p in accounts.items())
+    # What is left on the terminal: the accounts and the address, last; Celery's line per task is in the task log.
+    last = text.strip().splitlines()[-7:]
+    assert last[0] == "Demo accounts (passwords are new each time this runs):"
+    assert [line.split()[1] for line in last[1:5]] == ["organiser", "assessor1", "assessor2", "assessor3"]
+    assert last[5] == "" and last[6].startswith("Open http://127.0.0.1:8000/ and sign in")
+    assert "succeeded in" not in text and not [r for r in caplog.records if "succeeded in" in r.getMessage()]
+    assert "Task assessments.tasks.build_pool[" in (tmp_path / "tasks.log").read_text()
+    # The CAR campaign's topics are those its units are over (its console home lists them).
+    car = Campaign.objects.get(name="car-trial")
+    assert car.track.collection.name == "car-y3" and car.track.topics.count() == 4
 
     articles = set(RunEntry.objects.filter(run__in=pool.runs.all()).values_list("topic_id", "run_id"))
     for name in ("assessor1", "assessor2", "assessor3"):

@@ -37,6 +37,13 @@ def test_the_demo_collects_static_files_and_serves_with_debug_off():
         assert '"127.0.0.1,localhost,[::1],127.0.0.1"' in line and "--insecure" not in line
 
 
+def test_the_demo_loads_last_so_its_accounts_and_address_end_the_output():
+    lines = demo_lines()
+    load = next(i for i, line in enumerate(lines) if "manage.py load_demo" in line)
+    assert lines[load].endswith(f"manage.py load_demo --url http://{HOST}/")
+    assert all("manage.py" not in line for line in lines[load + 1:-1]) and "runserver" in lines[-1]
+
+
 def test_production_mode_starts_with_the_demo_environment_alone():
     serve = next(line for line in demo_lines() if f"manage.py runserver {HOST}" in line)
     check = serve.replace(f"runserver {HOST}", "shell -c 'from django.conf import settings as s; "

@@ -1,6 +1,14 @@
-"""manage.py load_demo: the sample data, an organiser and three assessors, and a pool ready to judge."""
+"""manage.py load_demo: the sample data, an organiser and three assessors, and a pool ready to judge.
 
+It ends with the demo accounts and the address to open, so they are what is left on the terminal. The retrieval
+workers run in-process (no broker), and Celery logs a line for each task they run ("Task … succeeded in …"): those
+go to a log file (--task-log), not the terminal, unless -v 2.
+"""
+
+import logging
 import secrets
+from contextlib import contextmanager
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -35,6 +43,8 @@ CHOICE_N = 20                     # the ground truth and 19 hard negatives, as i
 ADHOC_CAMPAIGN = "cranfield-adhoc"  # TREC-style ad hoc judging: Cranfield abstracts against TREC topics
 ADHOC_POOL = "cranfield-bm25"
 ADHOC_TOPICS = ["1", "2", "3", "4", "5", "6"]  # data/cranfield/demo-topics.trec: title, description, some narratives
+DEMO_URL = "http://127.0.0.1:8000/"  # where `make demo` serves (its HOST)
+TASK_LOGGER = "celery.app.trace"  # Celery's line per task run: "Task … succeeded in …s: …"
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
 
 
@@ -47,8 +57,26 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-progress", action="store_true", help="Do not show progress bars.")
+        parser.add_argument("--url", default=DEMO_URL, help=f"Where the demo is served, printed last (default {DEMO_URL}).")
+        parser.add_argument(
+            "--task-log", type=Path, default=None,
+            help="Where Celery's line per background task goes (default var/log/demo-tasks.log); -v 2 shows them here.",
+        )
 
     def handle(self, *args, **options):
+        task_log = options["task_log"] or Path(settings.BASE_DIR) / "var" / "log" / "demo-tasks.log"
+        with tasks_logged_to(None if options["verbosity"] >= 2 else task_log):
+            accounts = self.load(options)
+        if options["verbosity"] < 2:
+            self.stdout.write(f"Background tasks' log lines: {task_log} (-v 2 shows them here).")
+        self.stdout.write("\nDemo accounts (passwords are new each time this runs):")
+        for line in accounts:
+            self.stdout.write(line)
+        self.stdout.write(f"\nOpen {options['url']} and sign in: an assessor to judge, the organiser for the console "
+                          f"(campaigns, dashboards, results) and the admin ({options['url']}admin/).")
+
+    def load(self, options) -> list[str]:
+        """Everything the demo loads; the accounts' lines to print last."""
         data = settings.SAMPLE_DATA_DIR
         quiet = ["--no-progress"] if options["no_progress"] else []
         self.step("CAR Y3 outlines", not Topic.objects.filter(collection__name=CAR_COLLECTION, external_id__startswith="tqa2:").exists(),
@@ -81,10 +109,11 @@ class Command(BaseCommand):
                   not Pool.objects.filter(name=ADHOC_POOL, status=Pool.Status.READY).exists(),
                   lambda: call_command("build_pool", "--name", ADHOC_POOL, "--collection", "cranfield",
                                        "--topics", *ADHOC_TOPICS, "--retrievers", "bm25", "--depth", "10", *quiet))
-        self.people()
+        accounts = self.people()
         self.assignments(pool)
         self.plot_campaigns(Pool.objects.get(name=PLOT_POOL))
         self.adhoc_campaign(Pool.objects.get(name=ADHOC_POOL))
+        return accounts
 
     def step(self, what, needed, action):
         if needed:
@@ -110,11 +139,11 @@ class Command(BaseCommand):
             pool.refresh_from_db()
         return pool
 
-    def people(self):
-        """Create (or reset) the demo accounts with fresh random passwords and print them."""
+    def people(self) -> list[str]:
+        """Create (or reset) the demo accounts with fresh random passwords; a line for each, to print."""
         groups = ensure_groups()
         User = get_user_model()
-        self.stdout.write("\nDemo accounts (passwords are new each time this runs):")
+        lines = []
         for username, role in PEOPLE:
             user, _ = User.objects.get_or_create(username=username)
             password = secrets.token_urlsafe(9)
@@ -122,7 +151,8 @@ class Command(BaseCommand):
             user.is_staff = role == Role.ORGANISER
             user.save()
             user.groups.add(groups[role])
-            self.stdout.write(f"  {role.label:<10} {username:<10} {password}")
+            lines.append(f"  {role.label:<10} {username:<10} {password}")
+        return lines
 
     def assignments(self, pool):
         """The CAR campaign: the demo pool's (topic, run) articles to all three assessors (overlap 3, so the demo
@@ -194,3 +224,29 @@ class Command(BaseCommand):
             f"{len(assessors)} assessors ({created} assignments new), {len(items)} forced-choice items "
             f"against run {run.name if run else '-'}."
         )
+
+
+@contextmanager
+def tasks_logged_to(path):
+    """Celery's per-task lines into the file `path` for the duration (its warnings and errors still reach the
+    terminal); None leaves them where LOGGING sends them."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger(TASK_LOGGER)
+    to_file = logging.FileHandler(path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    to_terminal = logging.StreamHandler()
+    to_terminal.setLevel(logging.WARNING)
+    propagate = logger.propagate
+    logger.addHandler(to_file)
+    logger.addHandler(to_terminal)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.propagate = propagate
+        logger.removeHandler(to_terminal)
+        logger.removeHandler(to_file)
+        to_file.close()
