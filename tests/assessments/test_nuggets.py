@@ -289,3 +289,12 @@ def test_a_nuggets_campaign_is_made_from_ad_hoc_topics(rag):
     create_campaign(name="plain", task="adhoc", collection="msmarco-v21", topics=[T1])
     with pytest.raises(CommandError, match="--campaign: campaign 'plain' is not a nuggets campaign"):
         call_command("export_nugget_scores", campaign="plain")
+
+
+def test_the_consoles_new_campaign_form_offers_nuggets(rag):
+    from annotation.services.campaign_setup import new_campaign
+    from annotation.views.console.forms import CampaignForm
+
+    assert "nuggets" in dict(CampaignForm().fields["task"].choices)
+    campaign = new_campaign(name="rag-console", task="nuggets", collection="msmarco-v21")
+    assert sorted(campaign.track.topics.values_list("external_id", flat=True)) == [T1, T2, "2024-99999"]
