@@ -7,7 +7,7 @@ by the auto-annotator, and what that does to the agreement and to a system ranki
 Sets up a throw-away SQLite database and folders, imports Cranfield (qrels code −1 judged not relevant, as
 trec_eval reads it), and makes eight runs with build_pool (BM25 with five settings, on the title alone, on the
 abstract alone, and the bundled all-MiniLM-L6-v2 encoder) pooled as the depth-k union. Then, with the manage.py
-commands the README shows:
+commands docs/machine-assistance.md shows:
 
 1. train_annotator --qrels cranfield-qrels --pool POOL --topics 1…N: the first N topics' pool candidates, graded by the
    qrels (a candidate the qrels do not list is 0), are the human labels; k-fold cross-validation, then the
@@ -99,7 +99,7 @@ def main():
 
 
 def markdown(figures, report) -> str:
-    """The README's table: cross-validation, agreement on the unseen topics, and the rankings."""
+    """docs/machine-assistance.md's table: cross-validation, agreement on the unseen topics, and the rankings."""
     def f(x):
         return "–" if x is None else f"{x:.3f}"
 

@@ -11,7 +11,7 @@ order gets the documents' MiniLM vectors (from the dense index) and each query e
 seed) through --features. Then `manage.py simulate_judging` runs on the stored runs (depth 100,
 every order) against the qrels of all topics, of the odd topics (on which the active model's one
 setting, its penalty, was chosen) and of the even topics (held out); prints the tables, a Markdown
-version for the README, and the times. With --out the runs, qrels and features are kept there, to
+version for docs/judging-orders.md, and the times. With --out the runs, qrels and features are kept there, to
 replay with simulate_judging on files.
 """
 
@@ -193,7 +193,7 @@ def saving(judgements, depth) -> str:
 
 
 def markdown(result) -> str:
-    """The README table: judgements to each recall level (and the saving against depth at 90%), τ (MAP) at 20%."""
+    """docs/judging-orders.md's table: judgements to each recall level (and the saving against depth at 90%), τ (MAP) at 20%."""
     orders = result["orders"]
     depth = orders.get("depth", {}).get("judgements_to_recall", {}).get("0.9")
     lines = [

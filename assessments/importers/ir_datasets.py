@@ -1,7 +1,7 @@
 """Any dataset ir_datasets knows: its queries, qrels and documents, read through its own iterators and docs store.
 
 ir_datasets finds a dataset's files in its cache (IR_DATASETS_HOME, by default ~/.ir_datasets), downloading what
-is missing; machines without internet need the cache populated (README, "Importing data"). Queries become ad hoc
+is missing; machines without internet need the cache populated (docs/importing.md). Queries become ad hoc
 topics (assessments.importers.topics' fields: a TrecQuery's title, description and narrative; any other field in
 metadata), qrels a qrel set named after the dataset (unknown documents made as placeholders, as
 `import_qrels --create-missing` does), documents passages (retrieval.documents: title, text or body, every other
