@@ -29,6 +29,9 @@ TABLE = {
     ("GET", "/api/campaigns/{name}/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/topics/"): (401, 200, 200, 403, 200),
     ("GET", "/api/campaigns/{name}/topics/trec/"): (401, 200, 200, 403, 200),
+    ("POST", "/api/campaigns/{name}/topics/"): (401, 403, 403, 403, 201),  # organisers upload an ad hoc campaign's
+    # Answers (nuggets campaigns): 'adhoc' takes none, so a participant's or organiser's upload is refused (400).
+    ("POST", "/api/campaigns/{name}/answers/"): (401, 400, 400, 403, 400),
     ("GET", "/api/campaigns/{name}/agreement/"): (401, 403, 403, 403, 200),
     # Machine assistance: organisers; an empty POST names nothing to learn from, no annotator, no pool (400);
     # {id} is no job of the campaign (404).
@@ -93,6 +96,11 @@ def call(client, method, path, world, actor):
     if (method, path) == ("POST", "/api/runs/"):
         file = SimpleUploadedFile("run.txt", f"302 Q0 d2 1 1 new-{actor}\n".encode())
         return client.post(url, {"campaign": "adhoc", "file": file}, format="multipart")
+    if (method, path) == ("POST", "/api/campaigns/{name}/topics/"):
+        file = SimpleUploadedFile("topics.tsv", f"9{ACTORS.index(actor)}\tnew topic of {actor}\n".encode())
+        return client.post(url, {"file": file}, format="multipart")
+    if (method, path) == ("POST", "/api/campaigns/{name}/answers/"):
+        return client.post(url, {"file": SimpleUploadedFile("answers.jsonl", b"")}, format="multipart")
     if (method, path) == ("POST", "/api/pools/"):
         return client.post(url, {"name": "new-pool", "campaign": "adhoc", "runs": [world["a2"].pk]}, format="json")
     if method == "POST" and "/machine/" in path:
