@@ -120,6 +120,7 @@ class Assignment(models.Model):
         CHOICE = "choice", "Forced choice"
         PAIR = "pair", "Pair rating"
         ADHOC = "adhoc", "Document grades"
+        NUGGET_SUPPORT = "nugget_support", "Nugget support"
 
     class Status(models.TextChoices):
         """The one state machine of annotation.services.status: to do -> in progress -> done; reopen; revise."""
@@ -161,9 +162,11 @@ class Assignment(models.Model):
                 fields=["assessor", "topic", "run"], condition=Q(run__isnull=False), name="unique_article_assignment"
             ),
             models.CheckConstraint(
-                condition=(Q(kind="outline", run__isnull=False) | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)),
+                condition=(Q(kind__in=["outline", "nugget_support"], run__isnull=False)
+                           | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)),
                 name="assignment_kind_has_its_unit",
-                violation_error_message="An outline assignment needs a run (its article); the others need a pool.",
+                violation_error_message="An outline assignment needs a run (its article), a nugget support one a run "
+                                        "(its answer to the topic); the others need a pool.",
             ),
         ]
         indexes = [models.Index(fields=["assessor", "status", "position"], name="assignment_queue")]

@@ -36,7 +36,7 @@ from annotation.models import Assignment, Campaign, CampaignTopic
 from annotation.services.campaigns import add_topics
 from annotation.services.errors import ServiceError
 from annotation.services.status import kind_for
-from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
+from assessments.models import Answer, Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
 from config.ids import parse_id
 
 
@@ -93,6 +93,10 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
             seen.update(rows)
         for topic_id, run_id in sorted(seen):
             units[topic_id].append(Unit(topic_id, run_id=run_id))
+    elif campaign.task == Campaign.Task.NUGGETS:  # a unit per answer: the run's answer to the topic
+        rows = Answer.objects.filter(campaign_id=campaign.pk).values_list("topic_id", "run_id")
+        for topic_id, run_id in sorted(rows):
+            units[topic_id].append(Unit(topic_id, run_id=run_id))
     else:
         rows = (
             PoolCandidate.objects.filter(pool__in=pools)
@@ -127,6 +131,8 @@ def assign_campaign(
         campaign.pools.add(*pools)
         units = campaign_units(campaign)
         if not units:
+            if campaign.task == Campaign.Task.NUGGETS:
+                raise AssignmentError("campaign", f"campaign {campaign.name!r} has no answers: import or upload some")
             raise AssignmentError("pool", f"campaign {campaign.name!r} has no work units: add a pool")
         topic_ids = _topic_ids(units)
         _store_settings(campaign, len(users), overlap, topic_overlap or {}, qualification_topics,
@@ -178,7 +184,8 @@ def assign_campaign(
             held.add((assessor_id, unit))
             position = next_position.get(assessor_id, -1) + 1
             next_position[assessor_id] = position
-            kind = kind_for(campaign, run=unit.run_id, pool=unit.pool_id)
+            kind = (Assignment.Kind.NUGGET_SUPPORT if campaign.task == Campaign.Task.NUGGETS
+                    else kind_for(campaign, run=unit.run_id, pool=unit.pool_id))
             new.append(Assignment(
                 campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id, kind=kind,
                 pool_id=unit.pool_id, qualification=qualification, position=position,

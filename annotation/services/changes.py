@@ -19,6 +19,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
 from annotation.services import adhoc, outline, plot, prelabels, status
+from annotation.services import nugget_support
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -41,6 +42,7 @@ KINDS = {
     Assignment.Kind.CHOICE: UnitKind(plot.change_key, plot.progress),
     Assignment.Kind.PAIR: UnitKind(plot.change_key, plot.progress),
     Assignment.Kind.ADHOC: UnitKind(adhoc.change_key, adhoc.progress),
+    Assignment.Kind.NUGGET_SUPPORT: UnitKind(nugget_support.change_key, nugget_support.progress),
 }
 
 

@@ -34,9 +34,10 @@ MAX_CONTEXT = 50
 PAGES = {  # the unit's kind -> its page
     Assignment.Kind.OUTLINE: "outline", Assignment.Kind.PLOT_LABELS: "plot",
     Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair", Assignment.Kind.ADHOC: "adhoc",
+    Assignment.Kind.NUGGET_SUPPORT: "nuggets",
 }
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
-NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document"}
+NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget"}
 
 
 class SettingsInvalid(ValueError):

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.models import Assignment
-from annotation.services import outline, plot
+from annotation.services import nugget_support, outline, plot
 from annotation.services.progress import Progress
 from assessments.models import CANDIDATE_GRADES, Judgement, Layer, PoolCandidate, RunEntry, StudyItem
 
@@ -27,6 +27,9 @@ class Counts:
         return self.total - self.done
 
 
+OWN_PROGRESS = (Assignment.Kind.OUTLINE, Assignment.Kind.NUGGET_SUPPORT)  # not counted by _work_progress
+
+
 def queue(user) -> list[tuple[Assignment, Progress]]:
     """The user's assignments (every kind) in queue order, each with its progress (a handful of queries in all)."""
     assignments = list(Assignment.objects.for_assessor(user).select_related("topic", "run", "pool", "campaign"))
@@ -34,7 +37,8 @@ def queue(user) -> list[tuple[Assignment, Progress]]:
         return []
     progress = {}
     progress.update(_outline_progress(user, [a for a in assignments if a.kind == Assignment.Kind.OUTLINE]))
-    progress.update(_work_progress(user, [a for a in assignments if a.kind != Assignment.Kind.OUTLINE]))
+    progress.update(_work_progress(user, [a for a in assignments if a.kind not in OWN_PROGRESS]))
+    progress.update({a.pk: nugget_support.progress(a) for a in assignments if a.kind == Assignment.Kind.NUGGET_SUPPORT})
     for a in assignments:
         a.page_kind = plot.page_kind(a)
     return sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Assignment, Campaign
 from annotation.roles import can_view_assignment, is_organiser, is_reviewer
-from annotation.services import adhoc, changes, outline, plot, qualification, queue, review
+from annotation.services import adhoc, changes, nugget_support, outline, plot, qualification, queue, review
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
 from config import auth
@@ -32,6 +32,7 @@ PAGES = {
     "choice": ("annotation/choice.html", "annotation/study.js", "study-data"),
     "pair": ("annotation/pair.html", "annotation/study.js", "study-data"),
     "adhoc": ("annotation/adhoc.html", "annotation/adhoc.js", "adhoc-data"),
+    "nuggets": ("annotation/nugget_support.html", "annotation/nugget_support.js", "nugget-data"),
 }
 
 
@@ -170,6 +171,8 @@ def _assignment_page(request, assignment):
             context = plot.plot_page(assignment, readonly=not own)
         elif kind == "adhoc":
             context = adhoc.adhoc_page(assignment, readonly=not own)
+        elif kind == "nuggets":
+            context = nugget_support.nugget_page(assignment, readonly=not own)
         else:
             context = plot.study_page(assignment, kind, readonly=not own)
     except plot.SettingsInvalid as exc:

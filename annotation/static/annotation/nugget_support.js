@@ -1,0 +1,146 @@
+// The nugget support page: a generated answer (its sentences and the passages they cite) and the topic's nuggets,
+// each labelled support / partial support / no support (layer nugget_support, keyed on the nugget's id; the
+// server makes the item "<answer id>:<nugget id>"). j / k move between nuggets; a label moves on to the next one.
+// Saving goes through autosave.js. Text is only ever written with textContent.
+(function () {
+  "use strict";
+
+  var dataEl = document.getElementById("nugget-data");
+  if (!dataEl) return;
+  var S = JSON.parse(dataEl.textContent);
+  var READONLY = !!S.readonly;
+  var AS = window.PooljudgeAutosave;
+  var LAYER = "nugget_support";
+
+  var items = S.nuggets.map(function (n, index) {
+    var node = document.getElementById("nugget-" + n.n);
+    return { id: n.id, n: n.n, index: index, el: node, importance: n.importance };
+  });
+  var byId = {};
+  items.forEach(function (it) { byId[it.id] = it; });
+  var L = Object.assign({}, S.labels || {});
+  var keys = {};
+  S.values.forEach(function (v) { keys[v[2]] = v[0]; });
+  var current = 0;
+
+  function hint(text) {
+    var h = document.getElementById("hint");
+    if (h) h.textContent = text || "";
+  }
+  function itemKey(id) { return LAYER + ":" + id; }
+  function labelled(id) { return L[id] !== undefined && L[id] !== null; }
+
+  var saver = AS.forPage(S, {
+    hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
+    remote: function (body) { applyBody(body); renderAll(); },
+  });
+
+  function applyBody(b) {
+    if (b.layer !== LAYER || !byId[b.nugget]) return;
+    if (b.value === null || b.value === undefined) delete L[b.nugget]; else L[b.nugget] = b.value;
+  }
+
+  function renderSaveState() {
+    var pending = saver.pendingKeys();
+    items.forEach(function (it) {
+      var k = itemKey(it.id);
+      AS.showItemState(it.el.querySelector('[data-role="save"]'), saver.itemState(k, pending), labelled(it.id),
+        saver.errors[k] || "");
+    });
+    saver.renderBox(0);
+  }
+
+  function progress() { return AS.countDone(items, function (it) { return labelled(it.id); }); }
+
+  function renderProgress() {
+    var pr = progress();
+    AS.renderWork(pr, S.status, "Every nugget is labelled. This assignment is done.",
+      "Marked done, with " + (pr.total - pr.done) + " nuggets not labelled.");
+  }
+
+  function renderAll() {
+    items.forEach(function (it) {
+      it.el.classList.toggle("is-current", it.index === current);
+      it.el.querySelectorAll("button.answer").forEach(function (b) {
+        b.setAttribute("aria-pressed", L[it.id] === b.dataset.value ? "true" : "false");
+      });
+    });
+    renderProgress();
+    renderSaveState();
+  }
+
+  function setCurrent(index) {
+    if (!items.length) return;
+    current = Math.max(0, Math.min(items.length - 1, index));
+    saver.keepPosition(current);
+    renderAll();
+    var node = items[current].el;
+    node.focus({ preventScroll: true });
+    node.scrollIntoView({ block: "nearest" });
+  }
+
+  function label(value) {
+    if (READONLY || !items.length) return;
+    var it = items[current];
+    if (value === null) delete L[it.id]; else L[it.id] = value;
+    saver.queue(itemKey(it.id), { layer: LAYER, nugget: it.id, value: value });
+    renderAll();
+    if (value !== null && current < items.length - 1) setCurrent(current + 1);
+  }
+
+  function openCitation(pid) {
+    var d = document.getElementById("cited-" + pid);
+    if (!d) return;
+    d.open = true;
+    d.scrollIntoView({ block: "nearest" });
+  }
+
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+    var t = ev.target;
+    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    var key = ev.key;
+    var handled = true;
+    switch (key) {
+      case "j": setCurrent(current + 1); break;
+      case "k": setCurrent(current - 1); break;
+      case "N": window.location.href = S.next_url; break;
+      default: handled = false;
+    }
+    if (!handled && !READONLY) {
+      handled = true;
+      if (Object.prototype.hasOwnProperty.call(keys, key)) label(keys[key]);
+      else {
+        switch (key) {
+          case "Backspace": case "Delete": label(null); break;
+          case "D": saver.actions.done(); break;
+          case "R": saver.actions.reopen(); break;
+          default: handled = false;
+        }
+      }
+    }
+    if (handled) ev.preventDefault();
+  }
+
+  function wire() {
+    document.addEventListener("keydown", onKey);
+    items.forEach(function (it) {
+      it.el.addEventListener("click", function (ev) {
+        var b = ev.target.closest("button.answer");
+        if (it.index !== current) setCurrent(it.index);
+        if (b && !b.disabled && !READONLY) label(b.dataset.value);
+      });
+    });
+    document.querySelectorAll("button.cite").forEach(function (b) {
+      b.addEventListener("click", function () { openCitation(b.dataset.passage); });
+    });
+  }
+
+  if (!READONLY) saver.outbox().forEach(function (it) { if (it.assignment === S.assignment && it.body) applyBody(it.body); });
+  wire();
+  renderAll();
+  if (items.length) setCurrent(saver.position(items.length, function (i) { return !labelled(items[i].id); }));
+  saver.pump(true);
+  window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, labels: L };
+  document.body.dataset.ready = "nuggets";
+})();
