@@ -113,7 +113,7 @@ class Assignment(models.Model):
     """One assessor's unit of work: a topic and one run's article (outline), or a query's candidates (plot)."""
 
     class Kind(models.TextChoices):
-        """What the unit of work is, fixed when it is made (annotation.services.status.kind_for)."""
+        """What the unit of work is, fixed when it is made (Assignment.kind_of)."""
 
         OUTLINE = "outline", "Outline article"
         PLOT_LABELS = "plot_labels", "Plot labels"
@@ -129,6 +129,8 @@ class Assignment(models.Model):
         IN_PROGRESS = "in_progress", "In progress"
         DONE = "done", "Done"
         REVISE = "revise", "To revise"
+
+    MODES = {"label": Kind.PLOT_LABELS, "choice": Kind.CHOICE, "pair": Kind.PAIR}  # campaign settings["mode"]
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True)
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
@@ -186,10 +188,23 @@ class Assignment(models.Model):
         if not self.seed:
             self.seed = secrets.randbits(62)
         if not self.kind:
-            from annotation.services.status import kind_for
-
-            self.kind = kind_for(self.campaign, run=self.run_id, pool=self.pool_id)
+            self.kind = self.kind_of(self.campaign, run=self.run_id)
         super().save(*args, **kwargs)
+
+    @classmethod
+    def kind_of(cls, campaign, *, run=None) -> str:
+        """The kind of a unit made for `campaign`, from stored data alone: an outline article when it has a run, else
+        its campaign's mode (an ad hoc campaign's labelling mode grades documents). A mode that is none of MODES is a
+        ValueError (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
+        if run:
+            return cls.Kind.OUTLINE
+        settings_ = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
+        mode = settings_.get("mode", "label")
+        if mode not in cls.MODES:
+            raise ValueError(f"{mode!r} is not one of {', '.join(cls.MODES)}")
+        if mode == "label" and campaign is not None and campaign.task == campaign.Task.ADHOC:
+            return cls.Kind.ADHOC
+        return cls.MODES[mode]
 
 
 class QualificationResult(models.Model):

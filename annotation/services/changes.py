@@ -6,6 +6,7 @@
         prelabels: whether the page showed a machine label for the item (campaigns that show pre-labels)
         assessments.services.judging.record_judgement (stored once, history kept, campaign's own label)
         KINDS[assignment.kind].progress ──▶ status.after_change (in progress, or done when complete)
+        a unit that became done ──▶ review.on_assignment_done (scores a qualification attempt or opens a review)
     ◀── {ok, duplicate, current, status, progress} (the page shows the server's progress)
 """
 
@@ -18,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
-from annotation.services import adhoc, outline, plot, prelabels, status
+from annotation.services import adhoc, outline, plot, prelabels, review, status
 from annotation.services import nugget_support
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
@@ -83,7 +84,8 @@ def save_change(assignment, data) -> tuple:
         raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
     now = outline.progress(assignment, passage_ids) if passage_ids is not None else kind.progress(assignment)
     if not recorded.duplicate:
-        status.after_change(assignment, now)
+        if status.after_change(assignment, now):
+            _became_done(assignment)
         if assignment.kind == Assignment.Kind.OUTLINE:
             _finish_sibling_articles(assignment)
     return recorded, now
@@ -108,8 +110,15 @@ def _finish_sibling_articles(assignment):
     for sibling in siblings:
         sibling.assessor = assignment.assessor
         done = outline.progress(sibling)
-        if done.complete:
-            status.after_change(sibling, done)
+        if done.complete and status.after_change(sibling, done):
+            _became_done(sibling)
+
+
+def _became_done(assignment):
+    """A unit this request made done: its qualification attempt is scored or its review opens (which may send it
+    back), and the assignment in hand shows where that left it."""
+    review.on_assignment_done(assignment)
+    assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
 
 
 def change_envelope(data) -> dict:
@@ -187,7 +196,8 @@ def mark(assignment, done=True, *, reason: str = ""):
     if not isinstance(reason, str):
         raise ChangeInvalid("reason", "expected text")
     check_text(reason, "reason")
-    status.mark_done(assignment, progress(assignment), incomplete_reason=reason)
+    if status.mark_done(assignment, progress(assignment), incomplete_reason=reason):
+        _became_done(assignment)
 
 
 def reopen(assignment):

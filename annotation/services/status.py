@@ -12,7 +12,9 @@
   why; reviewers see the reason. A unit done already stays as it is (never reopened, its reason kept).
 - Reopening is its own action (the page asks first), never a second "mark done".
 - Reopening a done unit makes it "in progress"; a unit to revise stays to revise.
-- Becoming done scores a qualification attempt or opens a review (annotation.services.review.on_assignment_done).
+- Becoming done scores a qualification attempt or opens a review: after_change and mark_done say when the unit
+  became done, and their caller (annotation.services.changes) calls annotation.services.review.on_assignment_done.
+  Review, qualification and triage call this module, never the other way round.
 """
 
 from django.db.models import F, Value
@@ -22,9 +24,7 @@ from django.utils import timezone
 from annotation.models import Assignment
 from annotation.services.errors import ServiceError
 
-Kind = Assignment.Kind
 Status = Assignment.Status
-MODES = {"label": Kind.PLOT_LABELS, "choice": Kind.CHOICE, "pair": Kind.PAIR}  # campaign settings["mode"]
 MAX_REASON = 2000
 
 
@@ -33,32 +33,29 @@ class StatusInvalid(ServiceError):
 
 
 def kind_for(campaign, *, run=None, pool=None) -> str:
-    """The kind of a unit made for `campaign`: an outline article when it has a run, else its campaign's mode (an
-    ad hoc campaign's labelling mode grades documents)."""
-    if run:
-        return Kind.OUTLINE
-    settings = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
-    mode = settings.get("mode", "label")
-    if mode not in MODES:
-        raise StatusInvalid("mode", f"{mode!r} is not one of {', '.join(MODES)}")
-    if mode == "label" and campaign is not None and campaign.task == campaign.Task.ADHOC:
-        return Kind.ADHOC
-    return MODES[mode]
+    """The kind of a unit made for `campaign` (the model's rule, Assignment.kind_of); a mode that is not one is
+    StatusInvalid naming `mode`."""
+    try:
+        return Assignment.kind_of(campaign, run=run)
+    except ValueError as exc:
+        raise StatusInvalid("mode", str(exc)) from None
 
 
-def after_change(assignment, progress):
-    """Bring the status up to date after a new change: in progress, or done when the change completed it."""
+def after_change(assignment, progress) -> bool:
+    """Bring the status up to date after a new change: in progress, or done when the change completed it. True when
+    this made it done (the caller then has it scored or reviewed: review.on_assignment_done)."""
     if progress.complete and assignment.status in (Status.TODO, Status.IN_PROGRESS):
-        _move(assignment, Status.DONE)
-    elif assignment.status == Status.TODO:
+        return _move(assignment, Status.DONE)
+    if assignment.status == Status.TODO:
         _move(assignment, Status.IN_PROGRESS)
+    return False
 
 
-def mark_done(assignment, progress, *, incomplete_reason=""):
+def mark_done(assignment, progress, *, incomplete_reason="") -> bool:
     """The assessor marks the unit done: it must be complete, or submitted incomplete with a reason. A unit done
-    already is left as it is."""
+    already is left as it is. True when this made it done (as after_change)."""
     if assignment.status == Status.DONE:
-        return
+        return False
     reason = (incomplete_reason or "").strip()
     if len(reason) > MAX_REASON:
         raise StatusInvalid("reason", f"at most {MAX_REASON} characters")
@@ -69,7 +66,7 @@ def mark_done(assignment, progress, *, incomplete_reason=""):
         )
     Assignment.objects.filter(pk=assignment.pk).update(incomplete_reason="" if progress.complete else reason)
     assignment.incomplete_reason = "" if progress.complete else reason
-    _move(assignment, Status.DONE)
+    return _move(assignment, Status.DONE)
 
 
 def reopen(assignment):
@@ -83,9 +80,10 @@ def send_back(assignments):
     return assignments.update(status=Status.REVISE, finished_at=None)
 
 
-def _move(assignment, status):
+def _move(assignment, status) -> bool:
     """Move an assignment to `status`: one conditional UPDATE (nothing changes when it is there already), which also
-    sets started_at where it is empty; the assignment in hand is brought up to date without reading it again."""
+    sets started_at where it is empty; the assignment in hand is brought up to date without reading it again.
+    True when this call moved it (False when another request had moved it there already)."""
     now = timezone.now()
     fields = {"status": status, "finished_at": now if status == Status.DONE else None}
     if status != Status.TODO:
@@ -99,8 +97,4 @@ def _move(assignment, status):
         if status != Status.TODO:
             Assignment.objects.filter(pk=assignment.pk, started_at__isnull=True).update(started_at=now)
         assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
-    if changed and status == Status.DONE:
-        from annotation.services.review import on_assignment_done  # scores a qualification or opens a review
-
-        on_assignment_done(assignment)
-        assignment.refresh_from_db(fields=["status", "started_at", "finished_at"])
+    return bool(changed)
