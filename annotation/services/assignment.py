@@ -33,18 +33,12 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.models import Assignment, Campaign, CampaignTopic
+from annotation.services import triage
 from annotation.services.campaigns import add_topics
-from annotation.services.errors import ServiceError
+from annotation.services.errors import AssignmentError, ServiceError
 from annotation.services.status import kind_for
 from assessments.models import Answer, Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
 from config.ids import parse_id
-
-
-class AssignmentError(ServiceError):
-    """Assignment that cannot be done as asked; `field` names the option at fault (the command shows it as a flag)."""
-
-    def as_flag(self) -> str:
-        return f"--{self.field.replace('_', '-')}: {self.message}" if self.field else self.message
 
 
 @dataclass(frozen=True)
@@ -79,9 +73,7 @@ class Assigned:
 def campaign_units(campaign) -> dict[int, list[Unit]]:
     """The campaign's work units grouped by topic id, each topic's units in a stable order (run or pool id).
     Triage pools (annotation.services.triage: likely-relevant candidates for extra assessors) are not among them."""
-    from annotation.services.triage import is_triage_pool
-
-    pools = [p for p in campaign.pools.all() if not is_triage_pool(p)]
+    pools = [p for p in campaign.pools.all() if not triage.is_triage_pool(p)]
     units = defaultdict(list)
     if campaign.task == Campaign.Task.OUTLINE:
         seen = set()
@@ -120,8 +112,6 @@ def assign_campaign(
     least its threshold to `extra` more assessors each (annotation.services.triage). Raises AssignmentError (or
     TriageInvalid) naming the option at fault; nothing is written then.
     """
-    from annotation.services import triage
-
     if likely is not None:
         triage.check_likely(campaign, likely)
     users = _users(assessors)

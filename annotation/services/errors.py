@@ -15,3 +15,10 @@ class ServiceError(ValueError):
 
 class ChangeInvalid(ServiceError):
     """A change a page sent that cannot be stored."""
+
+
+class AssignmentError(ServiceError):
+    """Assignment that cannot be done as asked; `field` names the option at fault (the command shows it as a flag)."""
+
+    def as_flag(self) -> str:
+        return f"--{self.field.replace('_', '-')}: {self.message}" if self.field else self.message

@@ -25,6 +25,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Review, ReviewItem
+from annotation.services.qualification import score_attempt
 from annotation.services.status import send_back
 from annotation.roles import Role, has_role, is_organiser, is_reviewer  # noqa: F401 (is_reviewer: callers)
 from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet, StudyItem
@@ -46,8 +47,6 @@ def on_assignment_done(assignment):
     if assignment.campaign_id is None:
         return
     if assignment.qualification:
-        from annotation.services.qualification import score_attempt
-
         score_attempt(assignment.campaign, assignment.assessor)
     else:
         open_review(assignment)
@@ -178,8 +177,6 @@ def review_queue(user, *, finished=50) -> ReviewQueue:
 def review_items(review) -> list[dict]:
     """The review's items for the page: {"item", "labels": [what the assessor said, as text], "notes", "reason"
     (why an audit sampled it: the machine's label, for the reviewer only)}."""
-    from annotation.services.triage import audit_reason
-
     topic = review.assignment.topic
     names = dict(Facet.objects.filter(topic=topic).values_list("heading_id", "heading"))
     names.update({f.value: f.label for f in SpecialFacet})
@@ -216,6 +213,19 @@ def review_items(review) -> list[dict]:
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
                       "reason": audit_reason(labels)})
     return shown
+
+
+def audit_reason(labels) -> str:
+    """Why a review item was sampled, for the reviewer: the machine's label it disagrees with, as an audit
+    (annotation.services.triage.audit_review) stored it in the item's labels ('' for none)."""
+    said = (labels or {}).get("machine")
+    if not isinstance(said, dict):
+        return ""
+    score = said.get("score")
+    shown = f" (score {score:.2f})" if isinstance(score, (int, float)) else ""
+    return (f"Sampled for audit: the machine label source {said.get('name', '')} says "
+            f"{said.get('text', '')}{shown}, which disagrees with the assessor's label. Judge the assessor's label "
+            "on its own merits.")
 
 
 def revision_remarks(user) -> dict[int, list[ReviewItem]]:

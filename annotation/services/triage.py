@@ -27,7 +27,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 
 from annotation.models import Assignment, Review, ReviewItem
-from annotation.services.assignment import AssignmentError
+from annotation.services.errors import AssignmentError
+from annotation.services.review import _pick_reviewer, batch_labels, batch_units
 from assessments.machine import compare
 from assessments.machine.examples import assessor_grades
 from assessments.models import MachineLabelSource, Pool, PoolCandidate, Topic
@@ -122,8 +123,6 @@ def _relevant(grade, threshold):
 def audit_review(campaign, source_id, *, size=DEFAULT_AUDIT, seed=0) -> dict:
     """Open reviews of a sample of the human labels `source_id` disagrees with (relevant or not), in done batches
     without an open review: one review round per batch, its items the sampled labels. Returns what was done."""
-    from annotation.services.review import _pick_reviewer, batch_labels, batch_units
-
     source = campaign_source(campaign, source_id)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 1000:
         raise TriageInvalid("size", "expected a whole number from 1 to 1,000")
@@ -190,15 +189,3 @@ def _describe(source, grade) -> str:
     if compare.binary_source(source.grades):
         return "likely relevant" if grade else "likely not relevant"
     return f"grade {grade} of {max(source.grades or [3])}"
-
-
-def audit_reason(labels) -> str:
-    """Why a review item was sampled, for the reviewer: the machine's label it disagrees with ('' for none)."""
-    said = (labels or {}).get("machine")
-    if not isinstance(said, dict):
-        return ""
-    score = said.get("score")
-    shown = f" (score {score:.2f})" if isinstance(score, (int, float)) else ""
-    return (f"Sampled for audit: the machine label source {said.get('name', '')} says "
-            f"{said.get('text', '')}{shown}, which disagrees with the assessor's label. Judge the assessor's label "
-            "on its own merits.")
