@@ -27,6 +27,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour, TruncMinute
 
 from annotation.models import Assignment, Campaign, Review
+from annotation.reports.machine import machine_section
 from annotation.services.qualification import page_grades
 from assessments.agreement.statistics import kept_labels
 from assessments.labels import OUTLINE_GRADES
@@ -331,10 +332,15 @@ def _active_time(changes, names, order):
 
 
 def _machine(campaign) -> dict:
-    """Machine labels against the assessors (annotation.reports.machine), kept apart from every other figure."""
-    from annotation.reports.machine import machine_section
-
-    return machine_section(campaign)
+    """Machine labels against the assessors (annotation.reports.machine), kept apart from every other figure, with a
+    confusion-matrix chart per source that has labels in common with the people."""
+    section = machine_section(campaign)
+    for n, report in enumerate(section["sources"]):
+        confusion = report["agreement"]["confusion"]
+        if confusion["labels"]:
+            report["chart"] = matrix(f"machine-confusion-{n}", f"People (rows) × {report['name']} (columns)",
+                                     [str(x) for x in confusion["labels"]], confusion["matrix"])
+    return section
 
 
 def agreement(campaign) -> dict:

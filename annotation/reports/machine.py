@@ -10,7 +10,6 @@ pre-labels, and a sample of disagreements to review. Nothing here is mixed into 
 from django.db.models import Q
 
 from annotation.models import Assignment
-from annotation.reports.dashboard import matrix
 from annotation.services import prelabels
 from assessments.evaluation import parse_measure
 from assessments.machine import compare
@@ -31,7 +30,8 @@ def campaign_sources(campaign, topic_ids):
 
 
 def machine_section(campaign) -> dict:
-    """What the dashboard shows of machine labels for `campaign` ({"sources": []} when there are none)."""
+    """What the dashboard shows of machine labels for `campaign` ({"sources": []} when there are none); the
+    dashboard draws each source's confusion matrix (annotation.reports.dashboard._machine)."""
     try:
         shown = prelabels.prelabels(campaign)
         settings_note = None
@@ -49,13 +49,9 @@ def machine_section(campaign) -> dict:
     run_ids.discard(None)
     runs = compare.stored_runs(run_ids, topic_ids)
     measure = parse_measure(RANKING_MEASURE.get(campaign.task, DEFAULT_MEASURE))
-    for n, source in enumerate(sources):
+    for source in sources:
         report = compare.source_report(source, human, runs, measure, topic_ids=topic_ids, campaign_id=campaign.pk,
                                        audit=AUDIT)
-        confusion = report["agreement"]["confusion"]
-        if confusion["labels"]:
-            report["chart"] = matrix(f"machine-confusion-{n}", f"People (rows) × {source.name} (columns)",
-                                     [str(x) for x in confusion["labels"]], confusion["matrix"])
         report["shown_on_pages"] = shown.on and shown.source_id == source.pk
         section["sources"].append(report)
     return section
