@@ -1,8 +1,10 @@
 """Files uploaded in the organiser's console, imported by the importers the manage.py commands call, as a job.
 
 start_import() checks the form-level things (a known kind, files present, sizes, the options each kind
-needs), stores the files with a DataImport and queues annotation.tasks.run_data_import after the commit
-(run in-process, before the request returns, without a broker). run_import() claims the job with a
+needs), stores the files with a DataImport and queues run_data_import after the commit (run in-process,
+before the request returns, without a broker). The task is defined here, beside what it queues and runs, and
+registered as annotation.tasks.run_data_import (annotation/tasks.py names it for the workers), so that this module
+never imports the tasks module that imports it. run_import() claims the job with a
 conditional UPDATE, writes the files to a temporary folder under their uploaded names and calls the kind's
 importer, exactly as its command does: every importer checks the whole input first, so a bad file writes
 nothing, and the job keeps every problem with its file, line and field. Topics the files bring are added to
@@ -15,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -32,6 +35,7 @@ Kind = DataImport.Kind
 SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS}
 NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
+MAX_RETRIES = 5  # of the task, after a transient database error
 PROGRESS_EVERY = 0.5  # seconds between progress writes
 PROGRESS_TTL = 24 * 3600
 
@@ -114,8 +118,6 @@ def _read_all(file) -> bytes:
 
 def send(import_id: int) -> None:
     """Queue the import for the workers when the current transaction commits (at once outside one)."""
-    from annotation.tasks import run_data_import
-
     transaction.on_commit(lambda: run_data_import.delay(import_id), robust=True)
 
 
@@ -170,6 +172,26 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
 def give_up(import_id: int, message: str) -> None:
     """Fail an import for good (the task's retries are spent): nothing was imported, and it says why."""
     _finish(import_id, DataImport.Status.FAILED, problems=[_message(message)], problem_total=1)
+
+
+@shared_task(bind=True, acks_late=True, name="annotation.tasks.run_data_import")
+def run_data_import(self, import_id: int) -> dict:
+    """Import the files of a DataImport (claimed first: a second delivery does nothing while one runs).
+
+    A bad file is not an error here: its problems are stored on the import. A transient database error
+    puts the import back in the queue and retries with backoff.
+    """
+    delivery = getattr(self.request, "delivery_info", None) or {}
+    try:
+        done = run_import(import_id, redelivered=bool(delivery.get("redelivered")))
+    except TRANSIENT_ERRORS as exc:
+        if self.request.is_eager or self.request.retries >= MAX_RETRIES:
+            give_up(import_id, f"gave up after a database error: {exc}")
+            raise
+        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries), max_retries=MAX_RETRIES) from exc
+    if done is None:
+        return {"import": import_id, "status": "taken by another worker"}
+    return {"import": import_id, "status": done.status}
 
 
 def _finish(import_id, status, **fields):
