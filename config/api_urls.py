@@ -8,6 +8,7 @@ from annotation.api.agreement import CampaignAgreement
 from annotation.api.answers import CampaignAnswers
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
+from annotation.api.nuggets import CampaignNuggetScores
 from annotation.api.machine import MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartTraining
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
@@ -23,6 +24,7 @@ endpoints = [
     path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
     path("campaigns/<str:name>/answers/", CampaignAnswers.as_view(), name="api-campaign-answers"),
+    path("campaigns/<str:name>/nugget-scores/", CampaignNuggetScores.as_view(), name="api-campaign-nugget-scores"),
     path("campaigns/<str:name>/agreement/", CampaignAgreement.as_view(), name="api-campaign-agreement"),
     path("campaigns/<str:name>/machine/", MachineOverview.as_view(), name="api-campaign-machine"),
     path("campaigns/<str:name>/machine/jobs/<str:id>/", MachineJobDetail.as_view(), name="api-campaign-machine-job"),

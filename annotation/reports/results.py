@@ -118,3 +118,25 @@ def _agreement_glance(campaign):
             return {"layer": layer, "alpha": entry.get("alpha"), "units": entry.get("units"),
                     "reason": (entry.get("reasons") or {}).get("alpha")}
     return None
+
+
+def nugget_evaluation(campaign) -> dict:
+    """A nuggets campaign's answers scored from its nugget labels (assessments.evaluation.nuggets, as
+    export_nugget_scores): {"measures", "rows": [[run, value...]] best `all` first, "chart", "notes"} or {"error"}."""
+    from assessments.evaluation.nuggets import MEASURES, nugget_scores
+
+    runs = nugget_scores(campaign.pk)["runs"]
+    if not runs:
+        return {"error": "No scores yet: the campaign needs answers and a nugget bank for their topics."}
+    rows = sorted(([name, *[figures[m] for m in MEASURES]] for name, figures in runs.items()), key=lambda r: -r[1])
+    chart = hbars("nugget-chart", "all (mean nugget support) of each run", [(r[0], r[1]) for r in rows],
+                  unit="all", fmt="{:.3f}")
+    chart["table"] = {"head": ["run", *MEASURES], "rows": [[r[0], *[f"{v:.4f}" for v in r[1:]]] for r in rows]}
+    topics = {topic for figures in runs.values() for topic in figures["topics"]}
+    return {
+        "measures": list(MEASURES), "rows": rows, "chart": chart,
+        "notes": [f"Each run's mean over the {len(topics)} topic{'s' if len(topics) != 1 else ''} it answered that "
+                  "have a nugget bank. Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
+                  "nobody labelled 0; several assessors: the adjudicated label, else the majority, a tie the lower. "
+                  "weighted: vital nuggets weigh 1, okay ones 0.5."],
+    }

@@ -33,6 +33,8 @@ TABLE = {
     # Answers (nuggets campaigns): 'adhoc' takes none, so a participant's or organiser's upload is refused (400).
     ("POST", "/api/campaigns/{name}/answers/"): (401, 400, 400, 403, 400),
     ("GET", "/api/campaigns/{name}/agreement/"): (401, 403, 403, 403, 200),
+    # Nugget scores: organisers; 'adhoc' is no nuggets campaign (400).
+    ("GET", "/api/campaigns/{name}/nugget-scores/"): (401, 403, 403, 403, 400),
     # Machine assistance: organisers; an empty POST names nothing to learn from, no annotator, no pool (400);
     # {id} is no job of the campaign (404).
     ("GET", "/api/campaigns/{name}/machine/"): (401, 403, 403, 403, 200),

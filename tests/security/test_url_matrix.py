@@ -133,6 +133,12 @@ TABLE = {
     "api/campaigns/<str:name>/topics/trec/": {
         "GET": ("/api/campaigns/{campaign}/topics/trec/", (401, 403, 403, 403, 200, 200, 200)),
     },
+    "api/campaigns/<str:name>/answers/": {  # the world's campaign takes no answers: 400 for who may upload
+        "POST": ("/api/campaigns/{campaign}/answers/", (401, 403, 403, 403, 400, 400, 400)),
+    },
+    "api/campaigns/<str:name>/nugget-scores/": {  # the world's campaign is no nuggets campaign: 400 for organisers
+        "GET": ("/api/campaigns/{campaign}/nugget-scores/", (401, 403, 403, 403, 400, 403, 400)),
+    },
     "api/campaigns/<str:name>/agreement/": {
         "GET": ("/api/campaigns/{campaign}/agreement/", (401, 403, 403, 403, 200, 403, 200)),
     },

@@ -15,26 +15,29 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.reports.results import evaluation
+from annotation.reports.results import evaluation, nugget_evaluation
 from annotation.views.console.common import campaign_of, organisers_only
 from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
-DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "agreement", "audit")
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "agreement", "audit")
 
 
 @require_GET
 @organisers_only
 def results_page(request, name):
-    """Downloads, and the runs scored against the campaign's current qrels."""
+    """Downloads, and the runs scored against the campaign's current qrels (a nuggets campaign: its answers' nugget
+    scores)."""
     campaign = campaign_of(name)
     aggregate = request.GET.get("aggregate", "majority")
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         aggregate = "majority"
+    nuggets = campaign.task == campaign.Task.NUGGETS
     return render(request, "annotation/console/results.html", {
         "campaign": campaign, "tab": "results", "aggregate": aggregate,
-        "evaluation": evaluation(campaign, aggregate=aggregate),
+        "evaluation": None if nuggets else evaluation(campaign, aggregate=aggregate),
+        "nugget_scores": nugget_evaluation(campaign) if nuggets else None,
         "aggregates": [a for a in qrels_rules.AGGREGATES if a != "one"], "levels": qrels_rules.LEVELS,
         "ties": qrels_rules.TIES,
         "assessors": sorted(set(campaign.assignments.values_list("assessor__username", flat=True))),
@@ -79,6 +82,14 @@ def download(request, name, what):
             lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in adhoc_records(campaign.pk))
             return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
                                f"{campaign.name}-assessments.jsonl")
+        if what == "nugget-scores":
+            from assessments.evaluation.nuggets import nugget_scores
+
+            if campaign.task != campaign.Task.NUGGETS:
+                raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
+            text = json.dumps(nugget_scores(campaign.pk), indent=1) + "\n"
+            return _attachment(HttpResponse(text, content_type="application/json; charset=utf-8"),
+                               f"{campaign.name}-nugget-scores.json")
         if what == "agreement":
             from annotation.reports.agreement import campaign_report
             from assessments.agreement.formats import report_csv
