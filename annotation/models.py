@@ -193,9 +193,12 @@ class Assignment(models.Model):
 
     @classmethod
     def kind_of(cls, campaign, *, run=None) -> str:
-        """The kind of a unit made for `campaign`, from stored data alone: an outline article when it has a run, else
-        its campaign's mode (an ad hoc campaign's labelling mode grades documents). A mode that is none of MODES is a
-        ValueError (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
+        """The kind of a unit made for `campaign`, from stored data alone: a nuggets campaign's unit is an answer (its
+        run's, to the topic); an outline article when it has a run, else its campaign's mode (an ad hoc campaign's
+        labelling mode grades documents). A mode that is none of MODES is a ValueError
+        (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
+        if campaign is not None and campaign.task == campaign.Task.NUGGETS:
+            return cls.Kind.NUGGET_SUPPORT
         if run:
             return cls.Kind.OUTLINE
         settings_ = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}

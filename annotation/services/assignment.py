@@ -174,8 +174,7 @@ def assign_campaign(
             held.add((assessor_id, unit))
             position = next_position.get(assessor_id, -1) + 1
             next_position[assessor_id] = position
-            kind = (Assignment.Kind.NUGGET_SUPPORT if campaign.task == Campaign.Task.NUGGETS
-                    else kind_for(campaign, run=unit.run_id, pool=unit.pool_id))
+            kind = kind_for(campaign, run=unit.run_id, pool=unit.pool_id)
             new.append(Assignment(
                 campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id, kind=kind,
                 pool_id=unit.pool_id, qualification=qualification, position=position,

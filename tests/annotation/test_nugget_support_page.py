@@ -136,3 +136,10 @@ def test_someone_elses_unit_is_not_theirs_to_save(client, world):
     response = save(client, world["units"][RUNS[0]], layer="nugget_support", nugget=world["bank"][0]["id"],
                     value="support")
     assert response.status_code == 404
+
+
+def test_a_unit_made_for_a_nuggets_campaign_is_a_nugget_support_unit_whoever_makes_it(world):
+    unit = world["units"][RUNS[0]]
+    made = Assignment.objects.create(campaign=world["campaign"], assessor=factories.user("late"), topic=unit.topic,
+                                     run=unit.run)
+    assert made.kind == Assignment.Kind.NUGGET_SUPPORT
