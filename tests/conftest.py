@@ -19,10 +19,14 @@ def fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    """The cache holds login failure counts (config/throttle.py): each test starts without any."""
+    """The cache holds login failure counts (config/throttle.py): each test starts without any. Nor does a test
+    find another's topic pools of a judging order (kept per process by pool id, and a test database reuses ids)."""
     from django.core.cache import cache
 
+    from annotation.services import judging_order
+
     cache.clear()
+    judging_order._pools.clear()
 
 
 @pytest.fixture(autouse=True)
