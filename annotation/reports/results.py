@@ -135,8 +135,7 @@ def nugget_evaluation(campaign) -> dict:
     topics = {topic for figures in runs.values() for topic in figures["topics"]}
     return {
         "measures": list(MEASURES), "rows": rows, "chart": chart,
-        "notes": [f"Each run's mean over the {len(topics)} topic{'s' if len(topics) != 1 else ''} it answered that "
-                  "have a nugget bank. Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
+        "notes": [f"Each run's mean over the topics it answered that have a nugget bank ({len(topics)} in all). Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
                   "nobody labelled 0; several assessors: the adjudicated label, else the majority, a tie the lower. "
                   "weighted: vital nuggets weigh 1, okay ones 0.5."],
     }
