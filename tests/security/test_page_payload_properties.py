@@ -230,7 +230,9 @@ def test_pair_rating_saves(client, plot_world):
     @EXAMPLES
     @given(payloads(["rating", "choice"], lambda layer: {"item": st.sampled_from(["pair-1", "nope"])},
                     lambda layer: st.one_of(st.integers(-2, 12), st.none())))
-    def save(body):
+    @example(encode({"change_id": "6f1c1e7e-8a43-4c39-9a55-0b5b3f8c1a01", "client_time": "2025-03-01T10:00:00Z",
+                     "client_seq": 1, "session_id": "tab-1", "layer": "rating", "item": "pair-1", "value": 7}))
+    def save(body):  # the example: one well-formed rating, whatever the draws (a whole run once drew none stored)
         check_json_answer(post_json(client, url, body), snapshot())
 
     save()
