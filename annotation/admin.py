@@ -11,6 +11,7 @@ from annotation.models import (
     ApiToken, Assignment, Campaign, CampaignTopic, DataImport, DataImportFile, QualificationResult, Review, ReviewItem,
     Track,
 )
+from annotation.data_imports import DismissedWork
 from assessments.exporters.common import ExportFailed
 
 
@@ -227,6 +228,19 @@ class DataImportAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # uploads start on the console's Data pages
+
+
+@admin.register(DismissedWork)
+class DismissedWorkAdmin(admin.ModelAdmin):
+    """Failed background work an organiser dismissed from /campaigns/ (who and when): read-only."""
+
+    list_display = ["kind", "object_id", "dismissed_by", "dismissed_at"]
+    list_filter = ["kind"]
+    search_fields = ["dismissed_by__username"]
+    readonly_fields = ["kind", "object_id", "dismissed_by", "dismissed_at"]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(DataImportFile)

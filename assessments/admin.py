@@ -4,6 +4,9 @@ from django import forms
 from django.contrib import admin
 
 from assessments.models import (
+    Answer,
+    AnswerCitation,
+    AnswerSentence,
     CandidateSource,
     Facet,
     Judgement,
@@ -362,3 +365,31 @@ class MachineJobAdmin(ReadOnly, admin.ModelAdmin):
     @admin.display(description="progress")
     def progress(self, obj):
         return obj.progress_line()
+
+
+@admin.register(Answer)
+class AnswerAdmin(ReadOnly, admin.ModelAdmin):
+    """Generated answers (TREC RAG), as import_rag_answers and the answers upload stored them: read-only."""
+
+    list_display = ["id", "run", "topic", "campaign_id", "response_length", "created_at"]
+    list_filter = ["campaign_id"]
+    search_fields = ["topic__external_id", "run__name"]
+    list_select_related = ["run", "topic"]
+
+
+@admin.register(AnswerSentence)
+class AnswerSentenceAdmin(ReadOnly, admin.ModelAdmin):
+    """An answer's sentences in order."""
+
+    list_display = ["answer", "position", "text"]
+    search_fields = ["text"]
+    list_select_related = ["answer"]
+
+
+@admin.register(AnswerCitation)
+class AnswerCitationAdmin(ReadOnly, admin.ModelAdmin):
+    """A sentence's citations: the reference index and the passage it names."""
+
+    list_display = ["sentence", "position", "reference", "passage"]
+    search_fields = ["passage__external_id"]
+    list_select_related = ["sentence", "passage"]
