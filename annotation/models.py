@@ -121,6 +121,7 @@ class Assignment(models.Model):
         PAIR = "pair", "Pair rating"
         ADHOC = "adhoc", "Document grades"
         NUGGET_SUPPORT = "nugget_support", "Nugget support"
+        NUGGET_CREATION = "nugget_creation", "Nugget creation"
 
     class Status(models.TextChoices):
         """The one state machine of annotation.services.status: to do -> in progress -> done; reopen; revise."""
@@ -165,10 +166,11 @@ class Assignment(models.Model):
             ),
             models.CheckConstraint(
                 condition=(Q(kind__in=["outline", "nugget_support"], run__isnull=False)
-                           | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)),
+                           | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)
+                           | Q(kind="nugget_creation", run__isnull=True, pool__isnull=True)),
                 name="assignment_kind_has_its_unit",
                 violation_error_message="An outline assignment needs a run (its article), a nugget support one a run "
-                                        "(its answer to the topic); the others need a pool.",
+                                        "(its answer to the topic), a nugget creation one neither; the others need a pool.",
             ),
         ]
         indexes = [models.Index(fields=["assessor", "status", "position"], name="assignment_queue")]
@@ -194,11 +196,11 @@ class Assignment(models.Model):
     @classmethod
     def kind_of(cls, campaign, *, run=None) -> str:
         """The kind of a unit made for `campaign`, from stored data alone: a nuggets campaign's unit is an answer (its
-        run's, to the topic); an outline article when it has a run, else its campaign's mode (an ad hoc campaign's
-        labelling mode grades documents). A mode that is none of MODES is a ValueError
-        (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
+        run's, to the topic) or, without a run, the topic's nugget bank to write; an outline article when it has a
+        run, else its campaign's mode (an ad hoc campaign's labelling mode grades documents). A mode that is none of
+        MODES is a ValueError (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
         if campaign is not None and campaign.task == campaign.Task.NUGGETS:
-            return cls.Kind.NUGGET_SUPPORT
+            return cls.Kind.NUGGET_SUPPORT if run else cls.Kind.NUGGET_CREATION
         if run:
             return cls.Kind.OUTLINE
         settings_ = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}

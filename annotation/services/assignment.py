@@ -32,7 +32,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 
-from annotation.models import Assignment, Campaign, CampaignTopic
+from annotation.models import Assignment, Campaign, CampaignTopic, Track
 from annotation.services import triage
 from annotation.services.campaigns import add_topics
 from annotation.services.errors import AssignmentError, ServiceError
@@ -85,6 +85,10 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
             seen.update(rows)
         for topic_id, run_id in sorted(seen):
             units[topic_id].append(Unit(topic_id, run_id=run_id))
+    elif campaign.task == Campaign.Task.NUGGETS and nugget_stage(campaign) == "create":  # a unit per topic: its bank
+        track = Track.objects.filter(campaign=campaign).first()
+        for topic_id in sorted(track.topics.values_list("pk", flat=True)) if track else ():
+            units[topic_id].append(Unit(topic_id))
     elif campaign.task == Campaign.Task.NUGGETS:  # a unit per answer: the run's answer to the topic
         rows = Answer.objects.filter(campaign_id=campaign.pk).values_list("topic_id", "run_id")
         for topic_id, run_id in sorted(rows):
@@ -99,9 +103,18 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
     return dict(units)
 
 
+NUGGET_STAGES = ("support", "create")  # a nuggets campaign's units: its answers' nugget support, or its topics' banks
+
+
+def nugget_stage(campaign) -> str:
+    """Which units a nuggets campaign's assignment makes (settings["nugget_stage"]; support unless it says create)."""
+    settings_ = campaign.settings if isinstance(campaign.settings, dict) else {}
+    return "create" if settings_.get("nugget_stage") == "create" else "support"
+
+
 def assign_campaign(
     campaign, assessors, *, pools=(), overlap=None, topic_overlap=None, qualification_topics=(), qualification_gold=None,
-    seed=0, progress=None, likely=None,
+    seed=0, progress=None, likely=None, stage=None,
 ) -> Assigned:
     """Give the campaign's units to `assessors` (usernames) with overlap; returns what was done.
 
@@ -109,9 +122,13 @@ def assign_campaign(
     as CampaignTopic rows), `qualification_topics` (external ids) and `qualification_gold` (a QrelSet name)
     change the campaign's settings first and `pools` are added to it; left out, the stored settings apply. `progress(done, total)` is
     called after each topic. `likely` (triage.LikelyRelevant) gives the candidates a machine label source scores at
-    least its threshold to `extra` more assessors each (annotation.services.triage). Raises AssignmentError (or
-    TriageInvalid) naming the option at fault; nothing is written then.
+    least its threshold to `extra` more assessors each (annotation.services.triage). `stage` (a nuggets campaign:
+    "create", a unit per topic to write its bank, or "support", a unit per answer; stored) says which units a
+    nuggets campaign gets. Raises AssignmentError (or TriageInvalid) naming the option at fault; nothing is written
+    then.
     """
+    if stage is not None and (stage not in NUGGET_STAGES or campaign.task != Campaign.Task.NUGGETS):
+        raise AssignmentError("stage", f"expected one of {', '.join(NUGGET_STAGES)}, for a nuggets campaign")
     if likely is not None:
         triage.check_likely(campaign, likely)
     users = _users(assessors)
@@ -119,10 +136,15 @@ def assign_campaign(
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         campaign.pools.add(*pools)
+        if stage is not None:
+            campaign.settings = {**(campaign.settings if isinstance(campaign.settings, dict) else {}),
+                                 "nugget_stage": stage}
+            campaign.save(update_fields=["settings"])
         units = campaign_units(campaign)
         if not units:
             if campaign.task == Campaign.Task.NUGGETS:
-                raise AssignmentError("campaign", f"campaign {campaign.name!r} has no answers: import or upload some")
+                raise AssignmentError("campaign", f"campaign {campaign.name!r} has no topics" if nugget_stage(campaign) == "create"
+                                      else f"campaign {campaign.name!r} has no answers: import or upload some")
             raise AssignmentError("pool", f"campaign {campaign.name!r} has no work units: add a pool")
         topic_ids = _topic_ids(units)
         _store_settings(campaign, len(users), overlap, topic_overlap or {}, qualification_topics,

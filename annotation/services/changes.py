@@ -20,7 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
 from annotation.services import adhoc, outline, plot, prelabels, review, status
-from annotation.services import nugget_support
+from annotation.services import nugget_creation, nugget_support
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -44,6 +44,7 @@ KINDS = {
     Assignment.Kind.PAIR: UnitKind(plot.change_key, plot.progress),
     Assignment.Kind.ADHOC: UnitKind(adhoc.change_key, adhoc.progress),
     Assignment.Kind.NUGGET_SUPPORT: UnitKind(nugget_support.change_key, nugget_support.progress),
+    Assignment.Kind.NUGGET_CREATION: UnitKind(nugget_creation.change_key, nugget_creation.progress),
 }
 
 

@@ -35,9 +35,10 @@ PAGES = {  # the unit's kind -> its page
     Assignment.Kind.OUTLINE: "outline", Assignment.Kind.PLOT_LABELS: "plot",
     Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair", Assignment.Kind.ADHOC: "adhoc",
     Assignment.Kind.NUGGET_SUPPORT: "nuggets",
+    Assignment.Kind.NUGGET_CREATION: "nugget_bank",
 }
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
-NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget"}
+NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget", "nugget_bank": "nugget bank"}
 
 
 class SettingsInvalid(ValueError):

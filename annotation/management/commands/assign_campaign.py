@@ -41,6 +41,9 @@ class Command(BaseCommand):
                             help="With --likely-source: a classifier's probability or an LLM's grade (default 0.5).")
         parser.add_argument("--likely-extra", type=int, default=1, metavar="N",
                             help="With --likely-source: extra assessors for each such candidate (default 1).")
+        parser.add_argument("--stage", choices=("support", "create"),
+                            help="A nuggets campaign: create (a unit per topic, to write its nuggets) or support (a "
+                            "unit per answer, to label its nuggets; the default). Stored on the campaign.")
         parser.add_argument("--no-progress", action="store_true", help="Do not print progress.")
 
     def handle(self, *args, **options):
@@ -67,7 +70,7 @@ class Command(BaseCommand):
                 topic_overlap=parse_topic_overlap(options["topic_overlap"]),
                 qualification_topics=options["qualification_topics"],
                 qualification_gold=options["qualification_gold"], seed=options["seed"], progress=progress,
-                likely=likely,
+                likely=likely, stage=options["stage"],
             )
         except AssignmentError as exc:
             raise CommandError(f"nothing was assigned: {exc.as_flag()}") from exc

@@ -1,0 +1,159 @@
+// The nugget creation page: the assessor writes the topic's nugget bank. Every edit (a nugget added or its text
+// changed, vital / okay, moved, taken out) saves the whole bank as the value of layer `nuggets` through autosave.js.
+// A nugget keeps its id (n1, n2, …, as assessments.services.nuggets.next_id makes them) through edits.
+(function () {
+  "use strict";
+
+  var dataEl = document.getElementById("nugget-bank-data");
+  if (!dataEl) return;
+  var S = JSON.parse(dataEl.textContent);
+  var READONLY = !!S.readonly;
+  var AS = window.PooljudgeAutosave;
+  var el = AS.el;
+  var KEY = "nuggets:bank";
+  var bank = S.nuggets.slice();
+  var current = bank.length ? 0 : -1;
+  var editing = null;  // the id being edited, or "" for a new nugget
+  var list = document.getElementById("bank-list");
+  var form = document.getElementById("nugget-form");
+  var input = document.getElementById("nugget-text");
+  var vital = document.getElementById("nugget-vital");
+
+  function hint(text) {
+    var h = document.getElementById("hint");
+    if (h) h.textContent = text || "";
+  }
+
+  var saver = AS.forPage(S, {
+    hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
+    remote: function (body) { if (body.layer === "nuggets" && Array.isArray(body.value)) { bank = body.value; render(); } },
+  });
+
+  function renderSaveState() { saver.renderBox(0); }
+  function progress() {
+    var done = bank.length ? 1 : 0;
+    return { done: done, total: 1, complete: done === 1, percent: done * 100 };
+  }
+  function renderProgress() {
+    AS.renderWork(progress(), S.status, "The bank is saved and this assignment is done; you can go on editing it.",
+      "Marked done without nuggets.");
+  }
+
+  function nextId() {
+    var taken = {};
+    bank.forEach(function (n) { taken[n.id] = true; });
+    var number = bank.length + 1;
+    while (taken["n" + number]) number++;
+    return "n" + number;
+  }
+
+  function render() {
+    list.textContent = "";
+    bank.forEach(function (n, i) {
+      var li = el("li", "nugget" + (i === current ? " is-current" : ""));
+      li.dataset.id = n.id;
+      li.id = "bank-" + (i + 1);
+      var head = el("div", "nugget-head");
+      head.appendChild(el("span", "p-num", String(i + 1)));
+      head.appendChild(el("span", "nugget-text", n.text));
+      head.appendChild(el("span", "importance importance-" + n.importance, n.importance));
+      li.appendChild(head);
+      li.addEventListener("click", function () { current = i; render(); });
+      list.appendChild(li);
+    });
+    document.getElementById("bank-empty").hidden = bank.length > 0;
+    renderProgress();
+    renderSaveState();
+  }
+
+  function save(message) {
+    saver.queue(KEY, { layer: "nuggets", value: bank.map(function (n) {
+      return { id: n.id, text: n.text, importance: n.importance, origin: n.origin || "assessor" };
+    }) });
+    render();
+    if (message) hint(message);
+  }
+
+  function startEdit(id) {
+    if (READONLY || !form) return;
+    editing = id;
+    var n = bank.filter(function (x) { return x.id === id; })[0];
+    input.value = n ? n.text : "";
+    vital.checked = n ? n.importance === "vital" : false;
+    input.focus();
+    hint(n ? "Editing nugget " + (current + 1) + ": Enter saves, Esc leaves." : "A new nugget: Enter saves, Esc leaves.");
+  }
+
+  function finishEdit() {
+    var text = input.value.trim();
+    if (!text) { hint("A nugget needs its text."); return; }
+    var clash = bank.some(function (x) { return x.id !== editing && x.text.split(/\s+/).join(" ") === text.split(/\s+/).join(" "); });
+    if (clash) { hint("That nugget is in the bank already."); return; }
+    var importance = vital.checked ? "vital" : "okay";
+    if (editing) {
+      bank = bank.map(function (x) { return x.id === editing ? Object.assign({}, x, { text: text, importance: importance }) : x; });
+    } else {
+      bank.push({ id: nextId(), text: text, importance: importance, origin: "assessor" });
+      current = bank.length - 1;
+    }
+    editing = null;
+    input.value = "";
+    vital.checked = false;
+    input.blur();
+    save("Saved.");
+  }
+
+  function move(step) {
+    var to = current + step;
+    if (current < 0 || to < 0 || to >= bank.length) return;
+    var moved = bank.splice(current, 1)[0];
+    bank.splice(to, 0, moved);
+    current = to;
+    save("Moved.");
+  }
+
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+    var t = ev.target;
+    if (t === input) {
+      if (ev.key === "Escape") { editing = null; input.value = ""; input.blur(); hint(""); ev.preventDefault(); }
+      return;
+    }
+    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    var handled = true;
+    switch (ev.key) {
+      case "j": if (bank.length) { current = Math.min(bank.length - 1, current + 1); render(); } break;
+      case "k": if (bank.length) { current = Math.max(0, current - 1); render(); } break;
+      case "N": window.location.href = S.next_url; break;
+      default: handled = false;
+    }
+    if (!handled && !READONLY) {
+      handled = true;
+      var n = current >= 0 ? bank[current] : null;
+      switch (ev.key) {
+        case "a": startEdit(""); break;
+        case "e": if (n) startEdit(n.id); break;
+        case "v": if (n) { n.importance = n.importance === "vital" ? "okay" : "vital"; save("Nugget " + (current + 1) + " is " + n.importance + "."); } break;
+        case "x": case "Delete":
+          if (n) { bank.splice(current, 1); current = Math.min(current, bank.length - 1); save("Taken out."); }
+          break;
+        case "ArrowUp": if (ev.shiftKey) move(-1); else handled = false; break;
+        case "ArrowDown": if (ev.shiftKey) move(1); else handled = false; break;
+        case "D": saver.actions.done(); break;
+        case "R": saver.actions.reopen(); break;
+        default: handled = false;
+      }
+    }
+    if (handled) ev.preventDefault();
+  }
+
+  if (form) form.addEventListener("submit", function (ev) { ev.preventDefault(); finishEdit(); });
+  if (!READONLY) saver.outbox().forEach(function (it) {
+    if (it.assignment === S.assignment && it.body && it.body.layer === "nuggets" && Array.isArray(it.body.value)) bank = it.body.value;
+  });
+  document.addEventListener("keydown", onKey);
+  render();
+  saver.pump(true);
+  window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, bank: function () { return bank; } };
+  document.body.dataset.ready = "nugget_bank";
+})();

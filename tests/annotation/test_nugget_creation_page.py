@@ -1,0 +1,102 @@
+"""The nugget creation page (issue 29, part 2): a nuggets campaign assigned at stage create gives a unit per topic;
+the page shows the topic and the bank to edit (the topic's, until the assessor saves their own); each edit saves
+the whole bank as the assessor's `nuggets` judgement through the save path, which then is the topic's bank; a bad
+bank is a 400 naming the field."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.models import Assignment
+from annotation.services.assignment import AssignmentError, assign_campaign
+from assessments.models import Judgement, Layer
+from assessments.services import nuggets
+from tests import factories
+from tests.annotation.nuggets_setup import BANK, QUERY, nuggets_world
+from tests.annotation.test_nugget_support_page import save
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(client):
+    user = factories.user("writer")
+    client.force_login(user)
+    world = nuggets_world()
+    assign_campaign(world["campaign"], ["writer"], stage="create")
+    world["unit"] = Assignment.objects.get(campaign=world["campaign"], assessor=user)
+    return world
+
+
+def page_state(html):
+    start = html.index('id="nugget-bank-data"')
+    start = html.index(">", start) + 1
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def test_stage_create_makes_a_unit_per_topic_and_is_stored(world):
+    unit = world["unit"]
+    assert unit.kind == Assignment.Kind.NUGGET_CREATION and unit.run_id is None and unit.pool_id is None
+    assert world["campaign"].__class__.objects.get(pk=world["campaign"].pk).settings["nugget_stage"] == "create"
+
+
+def test_a_stage_is_for_nuggets_campaigns_and_one_of_two(world):
+    with pytest.raises(AssignmentError) as exc:
+        assign_campaign(world["campaign"], ["writer"], stage="write")
+    assert exc.value.field == "stage"
+
+
+def test_the_command_takes_the_stage(world):
+    factories.user("second")
+    call_command("assign_campaign", world["campaign"].name, "--assessors", "second", "--stage", "support",
+                 "--no-progress")
+    kinds = set(Assignment.objects.filter(campaign=world["campaign"]).values_list("kind", flat=True))
+    assert kinds == {Assignment.Kind.NUGGET_CREATION, Assignment.Kind.NUGGET_SUPPORT}  # the topic's keeper gets them
+
+
+def test_the_page_starts_from_the_topics_bank_and_saves_the_assessors_own(client, world):
+    unit = world["unit"]
+    response = client.get(f"/a/{unit.token}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert QUERY in html and "Shift D" in html and "secretrun" not in html
+    state = page_state(html)
+    assert [n["text"] for n in state["nuggets"]] == [t for t, _ in BANK]
+    edited = [dict(n) for n in state["nuggets"]][::-1]  # reordered
+    edited[0]["importance"] = "vital"
+    edited[1]["text"] = "Supervision helps a lot"
+    edited = edited[:3] + [{"id": "n5", "text": "Peer support helps", "importance": "okay", "origin": "assessor"}]
+    now = timezone.now().isoformat()  # after the import's bank: this one is changed last
+    response = save(client, unit, layer="nuggets", value=edited, client_time=now)
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "done"
+    mine = Judgement.objects.get(layer=Layer.NUGGETS, assessor__username="writer")
+    assert mine.value == edited and mine.campaign_id == world["campaign"].pk
+    topic_bank = nuggets.topic_banks(world["campaign"].pk)[unit.topic_id]
+    assert topic_bank.pk == mine.pk  # the one changed last is the topic's bank
+    again = page_state(client.get(f"/a/{unit.token}/").content.decode())
+    assert [n["text"] for n in again["nuggets"]] == [n["text"] for n in edited]
+    home = client.get("/").content.decode()
+    assert "Nugget creation" in home
+
+
+@pytest.mark.parametrize("value, field", [
+    ([{"id": "n1", "text": "x", "importance": "crucial", "origin": "assessor"}], "value[0].importance"),
+    ([{"id": "n1", "text": " ", "importance": "okay", "origin": "assessor"}], "value[0].text"),
+    ([{"id": "n1", "text": "a", "importance": "okay", "origin": "assessor"},
+      {"id": "n1", "text": "b", "importance": "okay", "origin": "assessor"}], "value[1]"),
+    ("a bank", "value"),
+    (None, "value"),
+])
+def test_a_bad_bank_is_a_400_naming_the_field(client, world, value, field):
+    response = save(client, world["unit"], layer="nuggets", value=value)
+    assert response.status_code == 400, response.content
+    assert response.json()["field"].startswith(field)
+    assert not Judgement.objects.filter(layer=Layer.NUGGETS, assessor__username="writer").exists()
+
+
+def test_the_wrong_layer_is_a_400(client, world):
+    response = save(client, world["unit"], layer="nugget_support", value="support", nugget="n1")
+    assert response.status_code == 400 and response.json()["field"] == "layer"
