@@ -29,8 +29,10 @@ from annotation.services.qualification import score_attempt
 from annotation.services.status import send_back
 from annotation.roles import Role, has_role, is_organiser, is_reviewer  # noqa: F401 (is_reviewer: callers)
 from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet, StudyItem
+from assessments.services import nuggets
 
 MAX_REMARK = 2000
+NUGGET_BANK_ITEM = "bank"  # the one review item of a nugget creation unit: the assessor's bank of the topic
 
 
 class ReviewInvalid(ValueError):
@@ -57,8 +59,18 @@ def on_assignment_done(assignment):
 
 def batch_units(assignment) -> list[tuple[int | None, str]]:
     """The batch's items as (passage id, study item key) in a fixed order: an article's passages, a plot query's
-    candidates, or the forced-choice / pair items of the unit (its kind says which)."""
+    candidates, the forced-choice / pair items of the unit (its kind says which), a nugget support unit's labels
+    (item "<answer id>:<nugget id>" for each nugget of the topic's bank) or a nugget creation unit's bank (one item)."""
     kind = assignment.kind
+    if kind == Assignment.Kind.NUGGET_SUPPORT:
+        from annotation.services import nugget_support
+
+        answer = nugget_support.answer_of(assignment)
+        if answer is None:
+            return []
+        return [(None, nuggets.support_item(answer.pk, n["id"])) for n in nugget_support.bank_of(assignment)]
+    if kind == Assignment.Kind.NUGGET_CREATION:
+        return [(None, NUGGET_BANK_ITEM)]
     if kind == Assignment.Kind.OUTLINE:
         rows = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).order_by("rank")
         return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
@@ -86,8 +98,16 @@ def batch_labels(assignment, units) -> dict:
         ).values_list("passage_id", "layer", "value")
         for pid, layer, value in rows:
             labels[pid, ""][layer] = value
+    if assignment.kind == Assignment.Kind.NUGGET_CREATION:
+        row = mine.filter(layer=Layer.NUGGETS).order_by("-updated_at", "-id").first()
+        for unit in units:
+            if row is not None:
+                labels[unit][Layer.NUGGETS] = row.value
+        return labels
     if items:
-        for key, layer, value in mine.filter(item__in=items, layer__in=(Layer.CHOICE, Layer.RATING)).values_list(
+        for key, layer, value in mine.filter(
+            item__in=items, layer__in=(Layer.CHOICE, Layer.RATING, Layer.NUGGET_SUPPORT),
+        ).values_list(
             "item", "layer", "value"
         ):
             labels[None, key][layer] = value
@@ -191,6 +211,11 @@ def review_items(review) -> list[dict]:
             pool_id=review.assignment.pool_id, topic_id=topic.pk, key__in=[i.item for i in items if i.item],
         ).prefetch_related("candidates"):
             offered[study.key] = {p.external_id: p.text for p in study.candidates.all()}
+    texts = {}
+    if review.assignment.kind == Assignment.Kind.NUGGET_SUPPORT:
+        bank = nuggets.topic_banks(review.assignment.campaign_id, [topic.pk]).get(topic.pk)
+        texts = {n.get("id"): n for n in (bank.value if bank is not None and isinstance(bank.value, list) else [])
+                 if isinstance(n, dict)}
     for item in items:
         labels, said = item.labels or {}, []
         if "choice" in labels:
@@ -198,6 +223,11 @@ def review_items(review) -> list[dict]:
             said.append(f"chose {labels['choice']}" + (f": “{text[:200]}”" if text else ""))
         if labels.get("rating") is not None:
             said.append(f"rated {labels['rating']} of 10")
+        if texts or labels.get(Layer.NUGGET_SUPPORT):
+            said.extend(_nugget_said(item.item, labels.get(Layer.NUGGET_SUPPORT), texts))
+        for i, nugget in enumerate(labels.get(Layer.NUGGETS) or [], start=1):
+            if isinstance(nugget, dict):
+                said.append(f"nugget {i} ({nugget.get('importance', '')}): {str(nugget.get('text', ''))[:300]}")
         if labels.get("removal"):
             said.append("removed as non-relevant")
         for entry in labels.get("facet") or []:
@@ -213,6 +243,20 @@ def review_items(review) -> list[dict]:
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
                       "reason": audit_reason(labels)})
     return shown
+
+
+SUPPORT_WORDS = {nuggets.SUPPORT: "supported", nuggets.PARTIAL: "partly supported", nuggets.NOT_SUPPORT: "not supported"}
+
+
+def _nugget_said(item, value, texts) -> list[str]:
+    """A nugget support label in words: the nugget's text (from the topic's bank) and what the assessor said."""
+    found = nuggets.SUPPORT_ITEM.match(item or "")
+    nugget = texts.get(found.group(2)) if found else None
+    name = (f"nugget “{str(nugget.get('text', ''))[:300]}” ({nugget.get('importance', '')})" if nugget
+            else f"nugget {found.group(2) if found else item} (no longer in the bank)")
+    if value is None:
+        return [f"{name}: not judged"]
+    return [f"{name}: {SUPPORT_WORDS.get(value, value)} by the answer"]
 
 
 def audit_reason(labels) -> str:
