@@ -5,14 +5,17 @@ Items and layers compared (each assessor's current label, adjudicated rows exclu
   else the highest graded facet: MUST 3, SHOULD 2, CAN 1);
 - `facet` (outline): which facets a kept passage was given (whatever the grades);
 - `transition` (outline): the label of a pair of consecutive passages;
-- `plot_grade` (plot), `grade` (ad hoc): a candidate's grade.
+- `plot_grade` (plot), `grade` (ad hoc): a candidate's grade;
+- `nugget_support` (nuggets): whether an answer supports a nugget of its topic's bank (item "<answer id>:<nugget id>";
+  a nugget taken out of the bank is not listed). Its key's fourth place holds the item instead of a second passage;
+  the organiser sees the nugget's text and the answer, never the run.
 An item is listed when at least two of the campaign's assessors of its topic labelled it and their
 labels differ. Qualification topics are left out.
 
 The final label is stored through record_judgement as the organiser's own judgement with source
 ADJUDICATION, which flags it `adjudicated` (the history keeps every change): for `relevance` and
 `facet` a facet with its relevance, or "removed" (a REMOVAL judgement; setting a facet afterwards
-records the removal as undone); for `transition` and `plot_grade` the label itself. An organiser who
+records the removal as undone); for `transition`, `plot_grade` and `nugget_support` the label itself (nugget scores then take it). An organiser who
 judged the item as an assessor cannot adjudicate it (one judgement per person and key).
 `export_qrels --aggregate adjudicated` reads these labels.
 """
@@ -28,11 +31,14 @@ from assessments.models import (
 )
 from assessments.labels import GRADE_NAMES
 from assessments.models.judgements import RELEVANCE_GRADE
+from assessments.services import nuggets
 from assessments.services.judging import GRADE_MAX, JudgementInvalid, record_judgement
 from config.ids import parse_id
 from retrieval.models import Passage
 
-LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade")
+LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support")
+SUPPORT_NAMES = {nuggets.SUPPORT: "support", nuggets.PARTIAL: "partial support", nuggets.NOT_SUPPORT: "no support"}
+SUPPORT_CHOICES = [(value, SUPPORT_NAMES[value]) for value in nuggets.SUPPORT_VALUES]
 _GRADE_LAYERS = {Layer.PLOT_GRADE: "plot_grade", Layer.GRADE: "grade"}  # a candidate's grade, as it is
 LIMIT = 500  # items listed at once
 
@@ -52,10 +58,13 @@ class Item:
 
     layer: str
     topic: Topic
-    passage: Passage
+    passage: Passage | None
     passage2: Passage | None = None
     labels: list = field(default_factory=list)  # [(username, shown label)]
     final: str | None = None
+    item: str = ""  # nugget_support: "<answer id>:<nugget id>"
+    nugget: dict | None = None  # nugget_support: the nugget of the topic's bank ({id, text, importance, origin})
+    answer: str = ""  # nugget_support: the answer's text (its sentences), never its run
 
     @property
     def none_agree(self) -> bool:
@@ -89,18 +98,59 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     per_layer = defaultdict(int)
     for key, _ in wanted:
         per_layer[key[0]] += 1
-    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2], kv[0][3] or 0))
+    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2] or 0, _order(kv[0][3])))
     shown = wanted[:LIMIT]
     topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
-    passages = Passage.objects.in_bulk({p for k, _ in shown for p in (k[2], k[3]) if p})
+    passages = Passage.objects.in_bulk({p for k, _ in shown if k[0] != "nugget_support" for p in (k[2], k[3]) if p})
     headings = _headings({k[1] for k, _ in shown})
-    items = [
-        Item(layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
-             labels=sorted((names[a], _facet_label(label, headings, key[1])) for a, label in given.items()),
-             final=_final_label(finals.get(key), headings, key[1]))
-        for key, given in shown
-    ]
+    nugget_of, answer_text = _nugget_context(campaign, [k for k, _ in shown if k[0] == "nugget_support"])
+    items = []
+    for key, given in shown:
+        if key[0] == "nugget_support":
+            answer_id, nugget_id = nuggets.SUPPORT_ITEM.match(key[3]).groups()
+            items.append(Item(
+                layer=key[0], topic=topics[key[1]], passage=None, item=key[3],
+                labels=sorted((names[a], SUPPORT_NAMES.get(label, label)) for a, label in given.items()),
+                final=SUPPORT_NAMES.get(finals.get(key), finals.get(key)),
+                nugget=nugget_of.get((key[1], nugget_id)), answer=answer_text.get(int(answer_id), ""),
+            ))
+            continue
+        items.append(Item(
+            layer=key[0], topic=topics[key[1]], passage=passages[key[2]], passage2=passages.get(key[3]),
+            labels=sorted((names[a], _facet_label(label, headings, key[1])) for a, label in given.items()),
+            final=_final_label(finals.get(key), headings, key[1]),
+        ))
     return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
+
+
+def _order(last):
+    """The sort key of a disagreement key's fourth place: a second passage's id, or a nugget item (by answer)."""
+    if isinstance(last, str):
+        answer_id, _, nugget_id = last.partition(":")
+        return (int(answer_id) if answer_id.isdigit() else 0, nugget_id)
+    return (last or 0, "")
+
+
+def _nugget_context(campaign, keys):
+    """({(topic id, nugget id): nugget}, {answer id: the answer's text}) for nugget_support disagreement keys."""
+    if not keys:
+        return {}, {}
+    from assessments.models import Answer  # noqa: PLC0415 (only nuggets campaigns need it)
+
+    answer_ids = {int(nuggets.SUPPORT_ITEM.match(k[3]).group(1)) for k in keys}
+    texts = {}
+    for answer in Answer.objects.filter(pk__in=answer_ids).prefetch_related("sentences"):
+        texts[answer.pk] = " ".join(s.text for s in sorted(answer.sentences.all(), key=lambda s: s.position))
+    return _bank_nuggets(campaign, {k[1] for k in keys}), texts
+
+
+def _bank_nuggets(campaign, topic_ids) -> dict[tuple[int, str], dict]:
+    """{(topic id, nugget id): nugget} of the topics' banks in the campaign (topic_banks: adjudicated, else latest)."""
+    found = {}
+    for topic_id, bank in nuggets.topic_banks(getattr(campaign, "pk", campaign), topic_ids).items():
+        for nugget in bank.value if isinstance(bank.value, list) else []:
+            found[topic_id, nugget["id"]] = nugget
+    return found
 
 
 def disagreeing_keys(campaign, *, topic=None) -> set[tuple]:
@@ -120,14 +170,17 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     finals = {}
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
     rows = Judgement.objects.in_campaign(campaign).filter(
-        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS),
+        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS, Layer.NUGGET_SUPPORT),
     ).exclude(value=None).without_stale_transitions().values_list(
-        "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated")
+        "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated", "item")
     final_marks = defaultdict(lambda: [False, {}])
-    for topic_id, pid, pid2, assessor, kind, value, adjudicated in rows:
+    support = []
+    for topic_id, pid, pid2, assessor, kind, value, adjudicated, item in rows:
         if not adjudicated and assessor not in who[topic_id]:
             continue
-        if kind == Layer.TRANSITION or kind in _GRADE_LAYERS:
+        if kind == Layer.NUGGET_SUPPORT:
+            support.append((topic_id, item, assessor, value, adjudicated))
+        elif kind == Layer.TRANSITION or kind in _GRADE_LAYERS:
             transition = kind == Layer.TRANSITION
             key = ("transition" if transition else _GRADE_LAYERS[kind], topic_id, pid, pid2)
             shown = _transition_name(value) if transition else str(value)
@@ -150,11 +203,28 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     for (topic_id, pid), (removed, facets) in final_marks.items():
         if _grade(removed, facets) is not None or facets:
             finals["relevance", topic_id, pid, None] = finals["facet", topic_id, pid, None] = (removed, facets)
+    if support and layer in (None, "nugget_support"):
+        _nugget_labels(campaign, support, labels, finals)
     wanted = [
         (key, given) for key, given in labels.items()
         if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
     ]
     return wanted, finals, names
+
+
+def _nugget_labels(campaign, rows, labels, finals):
+    """Add these nugget_support labels [(topic id, item, assessor, value, adjudicated)] of the nuggets that are in
+    their topic's bank now, keyed ("nugget_support", topic id, None, item)."""
+    bank = _bank_nuggets(campaign, {row[0] for row in rows})
+    for topic_id, item, assessor, value, adjudicated in rows:
+        found = nuggets.SUPPORT_ITEM.match(item)
+        if found is None or (topic_id, found.group(2)) not in bank:
+            continue
+        key = ("nugget_support", topic_id, None, item)
+        if adjudicated:
+            finals[key] = value
+        else:
+            labels[key][assessor] = value
 
 
 def _headings(topic_ids) -> dict[tuple[int, str], str]:
@@ -200,17 +270,45 @@ def facet_choices(topic) -> list[tuple[str, str]]:
                      (SpecialFacet.GENERAL.value, SpecialFacet.GENERAL.label)]
 
 
+def _set_final_support(campaign, organiser, topic, item, label):
+    """The organiser's final nugget_support label of `item` (see set_final_label)."""
+    from assessments.models import Answer  # noqa: PLC0415 (only nuggets campaigns need it)
+
+    found = nuggets.SUPPORT_ITEM.match(item or "")
+    if found is None:
+        raise AdjudicationInvalid("item", "expected <answer id>:<nugget id>")
+    answer_id, nugget_id = found.groups()
+    if not Answer.objects.filter(pk=int(answer_id), topic=topic, campaign_id=campaign.pk).exists():
+        raise AdjudicationInvalid("item", "not an answer to this topic in this campaign")
+    if (topic.pk, nugget_id) not in _bank_nuggets(campaign, [topic.pk]):
+        raise AdjudicationInvalid("item", "not a nugget of this topic's bank")
+    if label not in nuggets.SUPPORT_VALUES:
+        raise AdjudicationInvalid("label", f"expected one of {', '.join(nuggets.SUPPORT_VALUES)}")
+    if Judgement.objects.in_campaign(campaign).filter(
+            assessor=organiser, topic=topic, layer=Layer.NUGGET_SUPPORT, item=item, adjudicated=False).exists():
+        raise AdjudicationInvalid("assessor", "you judged this item as an assessor: another organiser must adjudicate it")
+    try:
+        return record_judgement(assessor=organiser, layer=Layer.NUGGET_SUPPORT, value=label, topic=topic, item=item,
+                                source=JudgementChange.Source.ADJUDICATION, campaign_id=campaign.pk)
+    except JudgementInvalid as exc:
+        raise AdjudicationInvalid("label", str(exc)) from exc
+
+
 def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None, label=None, facet=None,
-                    relevance=None):
+                    relevance=None, item=""):
     """Store the organiser's final label of one item (source ADJUDICATION); returns the Recorded change(s).
 
     `layer` relevance/facet: `label` "removed", or a `facet` with its `relevance`; transition: `label` a
-    transition (SAME/COHERENT/SWITCH value); plot_grade: `label` a whole number. Raises AdjudicationInvalid.
+    transition (SAME/COHERENT/SWITCH value); plot_grade: `label` a whole number; nugget_support: `item`
+    "<answer id>:<nugget id>" (a nugget of the topic's bank, an answer to the topic; no passage) and `label` support,
+    partial_support or not_support. Raises AdjudicationInvalid.
     """
     if layer not in LAYERS:
         raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
     if topic.pk not in campaign_assessors(campaign):
         raise AdjudicationInvalid("topic", f"{topic.external_id!r} is not a topic of campaign {campaign.name!r}")
+    if layer == "nugget_support":
+        return [_set_final_support(campaign, organiser, topic, item, label)]
     if layer == "transition" and passage2 is None:
         raise AdjudicationInvalid("passage2", "a transition is about two passages")
     kinds = {"relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET, Layer.REMOVAL),

@@ -208,6 +208,9 @@ def disagreement_keys(campaign, topic=None) -> list[str]:
 
     keys = set()
     for layer, topic_id, passage_id, passage2_id in disagreeing_keys(campaign, topic=topic):
+        if layer == "nugget_support":  # its fourth place is the item "<answer id>:<nugget id>"
+            keys.add(Judgement.make_key(Layer.NUGGET_SUPPORT, topic_id, None, item=passage2_id, campaign_id=campaign.pk))
+            continue
         layers = (Layer.FACET, Layer.REMOVAL) if layer in ("relevance", "facet") else (layer,)
         keys.update(Judgement.make_key(kind, topic_id, passage_id, passage2_id, campaign_id=campaign.pk)
                     for kind in layers)

@@ -135,17 +135,18 @@ def adjudication_page(request, name):
     return render(request, "annotation/adjudication.html", {
         "campaign": campaign, "found": found, "layer": layer, "topic": topic, "error": error,
         "layers": adjudication.LAYERS, "transitions": adjudication.Transition.offered(),
-        "relevances": adjudication.Relevance.offered(),
+        "relevances": adjudication.Relevance.offered(), "supports": adjudication.SUPPORT_CHOICES,
     }, status=400 if error else 200)
 
 
 def _adjudicate(campaign, request):
     data = request.POST
     topic = Topic.objects.filter(pk=_int(data.get("topic"), "topic")).first()
-    passage = Passage.objects.filter(pk=_int(data.get("passage"), "passage")).first()
+    nugget = data.get("layer") == "nugget_support"  # an item of an answer, no passage
+    passage = None if nugget else Passage.objects.filter(pk=_int(data.get("passage"), "passage")).first()
     if topic is None:
         raise adjudication.AdjudicationInvalid("topic", "no such topic")
-    if passage is None:
+    if passage is None and not nugget:
         raise adjudication.AdjudicationInvalid("passage", "no such passage")
     passage2 = None
     if data.get("passage2"):
@@ -155,6 +156,7 @@ def _adjudicate(campaign, request):
     adjudication.set_final_label(
         campaign, request.user, layer=data.get("layer"), topic=topic, passage=passage, passage2=passage2,
         label=data.get("label") or None, facet=data.get("facet") or None, relevance=data.get("relevance") or None,
+        item=str(data.get("item") or "")[:200],
     )
 
 
