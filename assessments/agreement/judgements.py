@@ -1,7 +1,7 @@
 """Units × assessors matrices from Judgement rows, one per label layer; adjudicated rows are never read.
 
 A unit is a judgement key: (topic, passage) for per-passage layers, (topic, passage, passage2) for
-transitions, (topic, item) for forced choice, (topic, passage, passage2, item) for pair ratings.
+transitions, (topic, item) for forced choice and nugget support, (topic, passage, passage2, item) for pair ratings.
 Every unit belongs to its topic (unit_groups holds the topic id; 0 for a rating without a topic).
 
 Layers (name: level, label):
@@ -20,6 +20,8 @@ Layers (name: level, label):
 - plot_spans: not categories; span_marks gives them to agreement.spans (character-level Jaccard).
 - choice (nominal): the chosen candidate of a forced-choice item.
 - rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
+- nugget_support (ordinal): whether an answer supports a nugget (item "<answer id>:<nugget id>"), on the scale
+  not_support < partial_support < support (assessments.services.nuggets).
 """
 
 from itertools import chain
@@ -30,13 +32,17 @@ from django.db import connections
 from assessments.agreement.ratings import Ratings, ratings_from_arrays, ratings_from_triples
 from assessments.exporters.common import raw_rows
 from assessments.models import Layer
+from assessments.services import nuggets
 from assessments.services.judging import RATING_MAX, RATING_MIN
 
-LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "choice", "rating")
+LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "choice", "rating",
+          "nugget_support")
 LEVELS = {
     "relevance": ("ordinal",), "facet": ("nominal",), "removal": ("nominal",), "transition": ("nominal",),
     "plot_grade": ("ordinal",), "grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
+    "nugget_support": ("ordinal",),
 }
+SUPPORT_SCALE = tuple(sorted(nuggets.SUPPORT_ORDER, key=nuggets.SUPPORT_ORDER.get))  # not_support < partial < support
 RELEVANCE_SCALE = (0, 1, 2, 3)
 CHUNK = 10_000
 _SHIFT = 32  # unit id of a (topic, passage) key: topic id << 32 | passage id
@@ -53,6 +59,9 @@ def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
         return [ratings] if ratings is not None else []
     if layer == "rating":
         return _ratings(judgements, usernames)
+    if layer == "nugget_support":
+        rows = _support_triples(judgements, usernames)
+        return [ratings_from_triples(rows, "ordinal", scale=SUPPORT_SCALE, group_of=lambda unit: unit[0] or 0)] if rows else []
     rows = {"facet": _facet_triples, "removal": _removal_triples, "transition": _transition_triples,
             "choice": _choice_triples}[layer](judgements, usernames)
     if not rows:
@@ -194,6 +203,15 @@ def _choice_triples(judgements, usernames):
     return [
         ((topic, item), usernames.get(assessor, str(assessor)), value)
         for topic, item, assessor, value in rows.values_list("topic_id", "item", "assessor_id", "value").iterator(CHUNK)
+    ]
+
+
+def _support_triples(judgements, usernames):
+    rows = judgements.filter(layer=Layer.NUGGET_SUPPORT, value__isnull=False).order_by()
+    return [
+        ((topic, item), usernames.get(assessor, str(assessor)), value)
+        for topic, item, assessor, value in rows.values_list("topic_id", "item", "assessor_id", "value").iterator(CHUNK)
+        if value in SUPPORT_SCALE
     ]
 
 
