@@ -19,9 +19,12 @@ def demo_lines():
     """The demo target's commands as make would run them (make -n), with this test's Python."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    # Under `make test` the environment carries the outer make's MAKEFLAGS and MAKELEVEL: this make would then print
+    # "Entering/Leaving directory" lines around the commands.
+    environment = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     result = subprocess.run(
-        ["make", "-n", "demo", f"HOST={HOST}", f"BIN={Path(sys.executable).parent}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        ["make", "--no-print-directory", "-n", "demo", f"HOST={HOST}", f"BIN={Path(sys.executable).parent}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, env=environment,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
