@@ -140,15 +140,7 @@ def change_key(assignment, data, layer, value) -> dict:
     document (judging.validate_value). Raises ChangeInvalid naming the field."""
     if layer not in LAYERS:
         raise ChangeInvalid("layer", f"expected one of {', '.join(LAYERS)}")
-    raw = data.get("passage")
-    candidate = None
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < 2**63:  # a row id the database holds
-        candidate = PoolCandidate.objects.filter(
-            pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
-        ).select_related("passage").first()
-    if candidate is None:
-        raise ChangeInvalid("passage", "not a document of this assignment")
-    key = {"passage": candidate.passage}
+    key = {"passage": plot.candidate_passage(assignment, data.get("passage"), "not a document of this assignment")}
     campaign = assignment.campaign if assignment.campaign_id else None
     try:
         if layer == Layer.GRADE and value is not None:

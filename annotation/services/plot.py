@@ -313,15 +313,7 @@ def change_key(assignment, data, layer, value) -> dict:
         raise ChangeInvalid("layer", f"expected one of {', '.join(PAGE_LAYERS[kind])}")
     key = {}
     if kind == "plot":
-        raw = data.get("passage")
-        candidate = None
-        if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < 2**63:  # a row id the database holds
-            candidate = PoolCandidate.objects.filter(
-                pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
-            ).select_related("passage").first()
-        if candidate is None:
-            raise ChangeInvalid("passage", "not a candidate of this assignment")
-        key["passage"] = candidate.passage
+        key["passage"] = candidate_passage(assignment, data.get("passage"), "not a candidate of this assignment")
         if layer == Layer.PLOT_GRADE and value is not None:
             try:
                 values = [v for v, _ in plot_scale(assignment)]
@@ -348,6 +340,19 @@ def change_key(assignment, data, layer, value) -> dict:
     else:
         key["passage"], key["passage2"] = item.passage, item.passage2
     return key
+
+
+def candidate_passage(assignment, raw, refusal):
+    """The passage a change names (`raw`: its id) when it is a candidate of the unit's pool and topic; else
+    ChangeInvalid naming `passage` with `refusal` (the plot and ad hoc pages' one check of it)."""
+    candidate = None
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < 2**63:  # a row id the database holds
+        candidate = PoolCandidate.objects.filter(
+            pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
+        ).select_related("passage").first()
+    if candidate is None:
+        raise ChangeInvalid("passage", refusal)
+    return candidate.passage
 
 
 def progress(assignment) -> Progress:

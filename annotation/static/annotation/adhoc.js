@@ -62,6 +62,7 @@
     hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
     remote: function (body) { applyBody(body); renderAll(); },
   });
+  var served = AS.servedOrder(S, saver, hint, "document");
 
   function applyBody(b) {
     var pid = String(b.passage);
@@ -171,13 +172,7 @@
   }
 
   function progress() {
-    var pr = AS.countDone(docs, function (d) { return graded(d.id); });
-    if (ORDERED) {  // the page holds the documents served so far; the unit has the topic's whole pool
-      pr.total = ORDERED.total;
-      pr.complete = pr.total > 0 && pr.done === pr.total;
-      pr.percent = pr.total ? Math.round(100 * pr.done / pr.total) : 0;
-    }
-    return pr;
+    return served.progress(AS.countDone(docs, function (d) { return graded(d.id); }));
   }
 
   function renderProgress() {
@@ -209,26 +204,9 @@
     saver.keepPosition(current);
   }
 
-  // A served order: past the last document here, the next one is the server's to choose from everyone's grades.
-  var fetching = false;
-  function nextServed() {
-    var d = cur();
-    if (READONLY || fetching) return;
-    if (d && !graded(d.id)) { hint("Grade this document first; the next one is chosen from the grades so far."); return; }
-    if (ORDERED.stopped || (!ORDERED.waiting && d && graded(d.id) && docs.length >= ORDERED.total)) {
-      hint("Nothing more to judge on this topic" + (ORDERED.reason ? ": " + ORDERED.reason : "") + ".");
-      return;
-    }
-    fetching = true;
-    hint("Saving, then fetching the next document…");
-    (function wait() {
-      if (Object.keys(saver.pendingKeys()).length) { saver.pump(true); setTimeout(wait, 150); return; }
-      window.location.reload();
-    })();
-  }
-
   function forward() {
-    if (ORDERED && current >= docs.length - 1) nextServed(); else setCurrent(current + 1);
+    if (served.on && current >= docs.length - 1) served.next(cur() ? graded(cur().id) : null, docs.length);
+    else setCurrent(current + 1);
   }
 
   function grade(raw) {
@@ -246,12 +224,7 @@
   }
 
   function saveEvidence(d, list) {
-    list = list.slice().sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
-    var merged = [];
-    list.forEach(function (s) {
-      var last = merged[merged.length - 1];
-      if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]); else merged.push([s[0], s[1]]);
-    });
+    var merged = AS.mergeSpans(list);
     if (JSON.stringify(merged) === JSON.stringify(evidenceOf(d.id))) return;
     if (merged.length) L.evidence[d.id] = merged; else delete L.evidence[d.id];
     saver.queue(itemKey("evidence", d.id), { layer: "evidence", passage: d.pk, value: merged });

@@ -140,6 +140,49 @@
              percent: things.length ? Math.round(100 * done / things.length) : 0 };
   }
 
+  // [[start, end], ...] sorted, overlapping or touching spans joined (as the server stores spans).
+  function mergeSpans(list) {
+    var merged = [];
+    list.slice().sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; }).forEach(function (s) {
+      var last = merged[merged.length - 1];
+      if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]); else merged.push([s[0], s[1]]);
+    });
+    return merged;
+  }
+
+  // A page's served order (S.ordered: the campaign's judging order serves one item at a time): the page holds the
+  // items served so far while the unit has the topic's whole pool, and past the last one the next is the server's to
+  // choose from everyone's labels, so once the page's changes are saved it is loaded again. `noun` names an item.
+  function servedOrder(S, saver, hint, noun) {
+    var ordered = S.ordered || null, fetching = false;
+    return {
+      on: !!ordered,
+      // The page's count of items done, as a share of the topic's pool.
+      progress: function (pr) {
+        if (!ordered) return pr;
+        pr.total = ordered.total;
+        pr.complete = pr.total > 0 && pr.done === pr.total;
+        pr.percent = pr.total ? Math.round(100 * pr.done / pr.total) : 0;
+        return pr;
+      },
+      // Past the last item shown: `labelled` says whether the current one is (null: none), `shown` how many are here.
+      next: function (labelled, shown) {
+        if (S.readonly || fetching) return;
+        if (labelled === false) { hint("Label this " + noun + " first; the next one is chosen from the labels so far."); return; }
+        if (ordered.stopped || (!ordered.waiting && labelled && shown >= ordered.total)) {
+          hint("Nothing more to judge on this topic" + (ordered.reason ? ": " + ordered.reason : "") + ".");
+          return;
+        }
+        fetching = true;
+        hint("Saving, then fetching the next " + noun + "…");
+        (function wait() {
+          if (Object.keys(saver.pendingKeys()).length) { saver.pump(true); setTimeout(wait, 150); return; }
+          window.location.reload();
+        })();
+      },
+    };
+  }
+
   function postJSON(url, body) {
     return fetch(url, {
       method: "POST", credentials: "same-origin",
@@ -543,6 +586,7 @@
   window.PooljudgeAutosave = {
     create: create, forPage: forPage, uuid4: uuid4, csrfToken: csrfToken, el: el, kbd: kbd,
     worst: worst, showItemState: showItemState, postJSON: postJSON,
-    renderStatus: renderStatus, renderWork: renderWork, countDone: countDone,
+    renderStatus: renderStatus, renderWork: renderWork, countDone: countDone, mergeSpans: mergeSpans,
+    servedOrder: servedOrder,
   };
 })();

@@ -59,6 +59,7 @@
     hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
     remote: function (body) { applyBody(body); renderAll(); },
   });
+  var served = AS.servedOrder(S, saver, hint, "candidate");
 
   function applyBody(b) {
     var pid = String(b.passage);
@@ -145,32 +146,7 @@
   }
 
   function progress() {
-    var pr = AS.countDone(cands, function (c) { return graded(c.id); });
-    if (ORDERED) {  // the page holds the candidates served so far; the unit has the topic's whole pool
-      pr.total = ORDERED.total;
-      pr.complete = pr.total > 0 && pr.done === pr.total;
-      pr.percent = pr.total ? Math.round(100 * pr.done / pr.total) : 0;
-    }
-    return pr;
-  }
-
-  // A served order (the campaign's judging order): past the last candidate here, the next one is the server's to
-  // choose from everyone's judgements, so once this page's changes are saved the page is loaded again.
-  var fetching = false;
-  function nextServed() {
-    var c = cur();
-    if (READONLY || fetching) return;
-    if (c && !graded(c.id)) { hint("Answer this candidate first; the next one is chosen from the answers so far."); return; }
-    if (ORDERED.stopped || (!ORDERED.waiting && c && graded(c.id) && cands.length >= ORDERED.total)) {
-      hint("Nothing more to judge on this topic" + (ORDERED.reason ? ": " + ORDERED.reason : "") + ".");
-      return;
-    }
-    fetching = true;
-    hint("Saving, then fetching the next candidate…");
-    (function wait() {
-      if (Object.keys(saver.pendingKeys()).length) { saver.pump(true); setTimeout(wait, 150); return; }
-      window.location.reload();
-    })();
+    return served.progress(AS.countDone(cands, function (c) { return graded(c.id); }));
   }
 
   function renderProgress() {
@@ -199,7 +175,8 @@
   }
 
   function forward() {
-    if (ORDERED && current >= cands.length - 1) nextServed(); else setCurrent(current + 1);
+    if (served.on && current >= cands.length - 1) served.next(cur() ? graded(cur().id) : null, cands.length);
+    else setCurrent(current + 1);
   }
 
   function answer(raw) {
@@ -217,12 +194,7 @@
   }
 
   function saveSpans(c, list) {
-    list = list.slice().sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
-    var merged = [];
-    list.forEach(function (s) {
-      var last = merged[merged.length - 1];
-      if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]); else merged.push([s[0], s[1]]);
-    });
+    var merged = AS.mergeSpans(list);
     if (JSON.stringify(merged) === JSON.stringify(spansOf(c.id))) return;
     if (merged.length) L.spans[c.id] = merged; else delete L.spans[c.id];
     saver.queue(itemKey("plot_spans", c.id), { layer: "plot_spans", passage: c.pk, value: merged });
