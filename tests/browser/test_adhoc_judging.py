@@ -31,6 +31,7 @@ def test_an_assessor_grades_three_documents_from_the_keyboard_and_the_qrels_say_
     page.wait_for_selector("body[data-ready=adhoc]")
     assert "plot" not in page.inner_text("body").lower()
     assert page.locator(".adhoc-doc .d-seg.is-term").count() > 0  # the topic's words are marked
+    assert page.locator("#candidate-1 .doc-para").count() == 2  # paragraphs: split at the blank line
 
     kb = page.keyboard
     assert not page.locator("#narrative").evaluate("n => n.open")

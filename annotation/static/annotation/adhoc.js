@@ -17,6 +17,9 @@
   var ORDERED = S.ordered || null;
   var LIST = S.view === "list";
   var showTerms = true;
+  // Paragraphs are separated by a blank line (as the importers keep them); a single line break inside one is the
+  // source's own wrapping (Cranfield's abstracts) and shows as a space.
+  var PARAGRAPH_BREAK = /\n[ \t]*\n\s*/g, WHOLE_BREAK = /^\n[ \t]*\n\s*$/;
 
   // ----- model ---------------------------------------------------------------------------------------------------
   var docs = S.documents.map(function (d, index) {
@@ -93,7 +96,7 @@
     var cuts = {};
     cuts[0] = true; cuts[text.length] = true;
     marks.concat(terms, sel ? [sel] : []).forEach(function (s) { cuts[s[0]] = true; cuts[s[1]] = true; });
-    text.replace(/\n+/g, function (m, at) { cuts[at] = true; cuts[at + m.length] = true; return m; });
+    text.replace(PARAGRAPH_BREAK, function (m, at) { cuts[at] = true; cuts[at + m.length] = true; return m; });
     var points = Object.keys(cuts).map(Number).sort(function (x, y) { return x - y; });
     d.textEl.textContent = "";
     var para = el("p", "doc-para");
@@ -102,7 +105,7 @@
       var a = points[i], b = points[i + 1];
       if (a >= b) continue;
       var piece = text.slice(a, b);
-      if (/^\n+$/.test(piece)) { para = el("p", "doc-para"); d.textEl.appendChild(para); continue; }
+      if (WHOLE_BREAK.test(piece)) { para = el("p", "doc-para"); d.textEl.appendChild(para); continue; }
       var seg = el("span", "d-seg", piece);
       seg.dataset.start = String(a);
       if (marks.some(function (m) { return m[0] <= a && b <= m[1]; })) seg.classList.add("is-evidence");
