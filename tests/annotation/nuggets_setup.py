@@ -61,3 +61,17 @@ def nuggets_world(*assessors):
     units = {run: Assignment.objects.filter(campaign=campaign, run=answer_rows[run].run).first() for run in RUNS}
     return {"campaign": campaign, "answers": answer_rows, "units": units,
             "bank": next(iter(stored.values())).value}
+
+
+def reviewed_world(judge="nugget-judge", reviewer="nugget-reviewer"):
+    """nuggets_world with its assessor `judge` (the campaign assigned to them) and a reviewer, in their groups."""
+    from annotation.roles import Role, ensure_groups
+
+    groups = ensure_groups()
+    judging = factories.user(judge)
+    judging.groups.add(groups[Role.ASSESSOR])
+    reviewing = factories.user(reviewer)
+    reviewing.groups.add(groups[Role.REVIEWER])
+    found = nuggets_world(judging)
+    found.update(judge=judging, reviewer=reviewing)
+    return found

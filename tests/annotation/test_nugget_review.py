@@ -14,21 +14,14 @@ from assessments.models import Layer
 from assessments.services import nuggets
 from assessments.services.judging import record_judgement
 from tests import factories
-from tests.annotation.nuggets_setup import BANK, RUNS, nuggets_world
+from tests.annotation.nuggets_setup import BANK, RUNS, nuggets_world, reviewed_world
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def world():
-    groups = ensure_groups()
-    judge = factories.user("nugget-judge")
-    judge.groups.add(groups[Role.ASSESSOR])
-    reviewer = factories.user("nugget-reviewer")
-    reviewer.groups.add(groups[Role.REVIEWER])
-    found = nuggets_world(judge)
-    found.update(judge=judge, reviewer=reviewer)
-    return found
+    return reviewed_world()
 
 
 def test_a_finished_nugget_support_unit_opens_a_review_of_its_labels_in_words(client, world):
