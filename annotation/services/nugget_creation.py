@@ -5,8 +5,11 @@ A unit is an Assignment of kind NUGGET_CREATION (a nuggets campaign assigned at 
 no pool). Every edit saves the assessor's whole bank as the value of their ``nuggets`` judgement on the topic
 (assessments.services.nuggets: checked by validate_value, every version kept), through the one save path; the
 topic's bank is then topic_banks' (adjudicated, else the one changed last). A nugget keeps its id through edits, so
-support labels that name it survive. The page starts from the assessor's own bank, else the topic's. The unit is
-complete once the bank holds a nugget; the assessor may go on editing it.
+support labels that name it survive. The page starts from the assessor's own bank, else the topic's.
+
+When it is done: a bank has no natural end (its first nugget is seldom its last), so no save makes the unit done
+(annotation.services.status.DONE_WHEN_MARKED): the assessor marks it done (Shift D, the shared mark path), which
+needs the bank to hold at least one vital nugget (else a reason: submitted incomplete); they may reopen it.
 """
 
 from annotation.services.errors import ChangeInvalid
@@ -27,6 +30,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
     topic = assignment.topic
     meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     bank = own_bank(assignment)
+    own = bank is not None
     if bank is None:
         found = nuggets.topic_banks(assignment.campaign_id, [topic.pk]).get(topic.pk)
         bank = list(found.value) if found is not None and isinstance(found.value, list) else []
@@ -40,6 +44,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
         "topic": topic.external_id,
         "nuggets": [{"id": n["id"], "text": n["text"], "importance": n["importance"], "origin": n["origin"]}
                     for n in bank],
+        "own": own,  # whether the bank shown is the assessor's own (saved): only theirs counts towards done
         "importance": list(nuggets.IMPORTANCE),
         "max_text": nuggets.MAX_NUGGET_TEXT,
     }
@@ -48,7 +53,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
         "description": str(meta.get("description") or ""),
         "answers": texts,
         "state": state,
-        "progress": Progress(total=1, done=1 if bank else 0, noun="nugget bank", size=len(bank)),
+        "progress": bank_progress(bank if own else []),
     }
 
 
@@ -62,6 +67,12 @@ def change_key(assignment, data, layer, value) -> dict:
     return {}
 
 
+def bank_progress(bank) -> Progress:
+    """A bank's progress: complete (may be marked done) once it holds a vital nugget; `size` counts its nuggets."""
+    vital = any(isinstance(n, dict) and n.get("importance") == nuggets.VITAL for n in bank)
+    return Progress(total=1, done=1 if vital else 0, noun="vital nugget", size=len(bank),
+                    wanting="the bank has no vital nugget yet: mark one vital (v)")
+
+
 def progress(assignment) -> Progress:
-    bank = own_bank(assignment) or []
-    return Progress(total=1, done=1 if bank else 0, noun="nugget bank", size=len(bank))
+    return bank_progress(own_bank(assignment) or [])

@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Progress:
     """`done` of `total` things labelled (`noun` names a thing); `parts` splits what is left (outline: passages and
-    transitions), `size` is how many things the unit shows (an article's passages, removed ones included)."""
+    transitions), `size` is how many things the unit shows (an article's passages, removed ones included);
+    `wanting` says what an incomplete unit lacks where counting things does not (marking it done quotes it)."""
 
     total: int
     done: int
     noun: str
     size: int = 0
     parts: dict = field(default_factory=dict)
+    wanting: str = ""
 
     @property
     def left(self) -> int:

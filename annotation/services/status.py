@@ -7,7 +7,9 @@
 
 - A change moves "to do" to "in progress" (opening a page changes nothing: a GET never writes).
 - A change that completes the unit makes it done, unless it is "to revise": a batch sent back is done only
-  when its assessor says so.
+  when its assessor says so. A unit of a kind in DONE_WHEN_MARKED (a nugget bank to write: it has no natural end,
+  and its first nugget is not the last) is done only when its assessor marks it done; complete then means it may
+  be marked done without a reason.
 - Marking done needs the unit complete, or `incomplete_reason`: the assessor submits it incomplete and says
   why; reviewers see the reason. A unit done already stays as it is (never reopened, its reason kept).
 - Reopening is its own action (the page asks first), never a second "mark done".
@@ -26,6 +28,7 @@ from annotation.services.errors import ServiceError
 
 Status = Assignment.Status
 MAX_REASON = 2000
+DONE_WHEN_MARKED = frozenset({Assignment.Kind.NUGGET_CREATION})  # kinds that no change makes done: only a mark
 
 
 class StatusInvalid(ServiceError):
@@ -43,8 +46,10 @@ def kind_for(campaign, *, run=None, pool=None) -> str:
 
 def after_change(assignment, progress) -> bool:
     """Bring the status up to date after a new change: in progress, or done when the change completed it. True when
-    this made it done (the caller then has it scored or reviewed: review.on_assignment_done)."""
-    if progress.complete and assignment.status in (Status.TODO, Status.IN_PROGRESS):
+    this made it done (the caller then has it scored or reviewed: review.on_assignment_done). A unit of a kind in
+    DONE_WHEN_MARKED only moves to in progress."""
+    if (progress.complete and assignment.kind not in DONE_WHEN_MARKED
+            and assignment.status in (Status.TODO, Status.IN_PROGRESS)):
         return _move(assignment, Status.DONE)
     if assignment.status == Status.TODO:
         _move(assignment, Status.IN_PROGRESS)
@@ -60,10 +65,9 @@ def mark_done(assignment, progress, *, incomplete_reason="") -> bool:
     if len(reason) > MAX_REASON:
         raise StatusInvalid("reason", f"at most {MAX_REASON} characters")
     if not progress.complete and not reason:
-        raise StatusInvalid(
-            "reason", f"{progress.left} {progress.noun}{'s' if progress.left != 1 else ''} not labelled yet: "
-            "finish them, or submit it incomplete and say why",
-        )
+        missing = progress.wanting or (
+            f"{progress.left} {progress.noun}{'s' if progress.left != 1 else ''} not labelled yet: finish them")
+        raise StatusInvalid("reason", f"{missing}, or submit it incomplete and say why")
     Assignment.objects.filter(pk=assignment.pk).update(incomplete_reason="" if progress.complete else reason)
     assignment.incomplete_reason = "" if progress.complete else reason
     return _move(assignment, Status.DONE)

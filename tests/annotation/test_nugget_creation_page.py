@@ -71,7 +71,7 @@ def test_the_page_starts_from_the_topics_bank_and_saves_the_assessors_own(client
     now = timezone.now().isoformat()  # after the import's bank: this one is changed last
     response = save(client, unit, layer="nuggets", value=edited, client_time=now)
     assert response.status_code == 200, response.content
-    assert response.json()["status"] == "done"
+    assert response.json()["status"] == "in_progress"  # done only when marked (test_the_unit_is_done_when_marked)
     mine = Judgement.objects.get(layer=Layer.NUGGETS, assessor__username="writer")
     assert mine.value == edited and mine.campaign_id == world["campaign"].pk
     topic_bank = nuggets.topic_banks(world["campaign"].pk)[unit.topic_id]
@@ -100,3 +100,38 @@ def test_a_bad_bank_is_a_400_naming_the_field(client, world, value, field):
 def test_the_wrong_layer_is_a_400(client, world):
     response = save(client, world["unit"], layer="nugget_support", value="support", nugget="n1")
     assert response.status_code == 400 and response.json()["field"] == "layer"
+
+
+def mark(client, unit, **body):
+    return client.post(f"/a/{unit.token}/mark", json.dumps({"done": True, **body}), content_type="application/json")
+
+
+def test_the_unit_is_done_when_marked_and_needs_a_vital_nugget(client, world):
+    unit = world["unit"]
+    okay = [{"id": "n1", "text": "Peer support helps", "importance": "okay", "origin": "assessor"}]
+    vital = okay + [{"id": "n2", "text": "Burnout is a risk", "importance": "vital", "origin": "assessor"}]
+    assert mark(client, unit).json()["field"] == "reason"  # nothing of theirs saved yet (the topic's bank is shown)
+    for seq, bank in enumerate((okay, vital), start=1):
+        answer = save(client, unit, seq=seq, layer="nuggets", value=bank).json()
+        assert answer["status"] == "in_progress"  # no save makes it done, a vital nugget neither
+    assert answer["progress"]["complete"] is True
+    save(client, unit, seq=3, layer="nuggets", value=okay)
+    refused = mark(client, unit)
+    assert refused.status_code == 400 and refused.json()["field"] == "reason"
+    assert "no vital nugget" in refused.json()["message"]
+    assert Assignment.objects.get(pk=unit.pk).status == Assignment.Status.IN_PROGRESS
+    save(client, unit, seq=4, layer="nuggets", value=vital)
+    done = mark(client, unit)
+    assert done.status_code == 200 and done.json()["status"] == "done"
+    assert Assignment.objects.get(pk=unit.pk).incomplete_reason == ""
+    assert save(client, unit, seq=5, layer="nuggets", value=vital[::-1]).json()["status"] == "done"  # still editable
+    assert client.post(f"/a/{unit.token}/reopen").json()["status"] == "in_progress"
+    assert save(client, unit, seq=6, layer="nuggets", value=vital).json()["status"] == "in_progress"
+
+
+def test_a_bank_without_a_vital_nugget_is_done_only_submitted_incomplete(client, world):
+    unit = world["unit"]
+    save(client, unit, layer="nuggets", value=[{"id": "n1", "text": "x", "importance": "okay", "origin": "assessor"}])
+    answer = mark(client, unit, reason="no fact here is vital")
+    assert answer.json()["status"] == "done"
+    assert Assignment.objects.get(pk=unit.pk).incomplete_reason == "no fact here is vital"

@@ -1,6 +1,6 @@
 """An assessor writes a topic's nugget bank in Chromium from the keyboard: starts from the imported bank, adds two
 nuggets, marks one vital, moves it up, edits a text, takes one out; a reload shows the bank as saved, and it is
-the topic's bank (issue 29, part 2)."""
+the topic's bank (issue 29, part 2); the unit is done when the assessor marks it done (Shift D), not before."""
 
 import pytest
 
@@ -56,4 +56,8 @@ def test_an_assessor_writes_a_bank_from_the_keyboard(new_page, shot):
     assert [n["text"] for n in bank] == expected
     assert [n["importance"] for n in bank] == ["vital", "vital", "okay", "vital", "okay"]
     assert [n["id"] for n in bank][:3] == [n["id"] for n in world["bank"]][:3]  # ids kept through edits
+    assert Assignment.objects.get(pk=unit.pk).status == Assignment.Status.IN_PROGRESS  # saves never make it done
+    kb.press("Shift+D")  # the bank holds vital nuggets: marked done without a question
+    page.wait_for_selector("#status-badge.status-done")
+    assert page.is_visible("#done-banner") and page.locator("#ask").count() == 0
     assert Assignment.objects.get(pk=unit.pk).status == Assignment.Status.DONE

@@ -30,13 +30,15 @@
   });
 
   function renderSaveState() { saver.renderBox(0); }
+  // As annotation.services.nugget_creation.bank_progress: the assessor's own bank may be marked done (Shift D) once
+  // it holds a vital nugget; no save makes the unit done.
   function progress() {
-    var done = bank.length ? 1 : 0;
+    var done = S.own && bank.some(function (n) { return n.importance === "vital"; }) ? 1 : 0;
     return { done: done, total: 1, complete: done === 1, percent: done * 100 };
   }
   function renderProgress() {
-    AS.renderWork(progress(), S.status, "The bank is saved and this assignment is done; you can go on editing it.",
-      "Marked done without nuggets.");
+    AS.renderWork(progress(), S.status, "You marked the bank done; you can go on editing it (Shift R reopens it).",
+      "Submitted without a vital nugget.");
   }
 
   function nextId() {
@@ -67,6 +69,7 @@
   }
 
   function save(message) {
+    S.own = true;
     saver.queue(KEY, { layer: "nuggets", value: bank.map(function (n) {
       return { id: n.id, text: n.text, importance: n.importance, origin: n.origin || "assessor" };
     }) });
@@ -149,7 +152,10 @@
 
   if (form) form.addEventListener("submit", function (ev) { ev.preventDefault(); finishEdit(); });
   if (!READONLY) saver.outbox().forEach(function (it) {
-    if (it.assignment === S.assignment && it.body && it.body.layer === "nuggets" && Array.isArray(it.body.value)) bank = it.body.value;
+    if (it.assignment === S.assignment && it.body && it.body.layer === "nuggets" && Array.isArray(it.body.value)) {
+      bank = it.body.value;
+      S.own = true;
+    }
   });
   document.addEventListener("keydown", onKey);
   render();
