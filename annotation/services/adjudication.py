@@ -8,7 +8,11 @@ Items and layers compared (each assessor's current label, adjudicated rows exclu
 - `plot_grade` (plot), `grade` (ad hoc): a candidate's grade;
 - `nugget_support` (nuggets): whether an answer supports a nugget of its topic's bank (item "<answer id>:<nugget id>";
   a nugget taken out of the bank is not listed). Its key's fourth place holds the item instead of a second passage;
-  the organiser sees the nugget's text and the answer, never the run.
+  the organiser sees the nugget's text and the answer, never the run;
+- `nuggets` (nuggets): a topic's bank, where two assessors of the topic saved banks that differ (as sets of (text,
+  importance): the order does not count); key ("nuggets", topic id, None, "bank"). The organiser sees the banks side
+  by side and takes one whole or ticks nuggets from any of them (set_final_bank); the adjudicated bank is then the
+  topic's bank (assessments.services.nuggets.topic_banks prefers it), and support labels name its nuggets' ids.
 An item is listed when at least two of the campaign's assessors of its topic labelled it and their
 labels differ. Qualification topics are left out.
 
@@ -36,7 +40,8 @@ from assessments.services.judging import GRADE_MAX, JudgementInvalid, record_jud
 from config.ids import parse_id
 from retrieval.models import Passage
 
-LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support")
+LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support", "nuggets")
+BANK_ITEM = "bank"  # the item of a bank disagreement (a bank is keyed on its topic alone)
 SUPPORT_NAMES = {nuggets.SUPPORT: "support", nuggets.PARTIAL: "partial support", nuggets.NOT_SUPPORT: "no support"}
 SUPPORT_CHOICES = [(value, SUPPORT_NAMES[value]) for value in nuggets.SUPPORT_VALUES]
 _GRADE_LAYERS = {Layer.PLOT_GRADE: "plot_grade", Layer.GRADE: "grade"}  # a candidate's grade, as it is
@@ -65,6 +70,8 @@ class Item:
     item: str = ""  # nugget_support: "<answer id>:<nugget id>"
     nugget: dict | None = None  # nugget_support: the nugget of the topic's bank ({id, text, importance, origin})
     answer: str = ""  # nugget_support: the answer's text (its sentences), never its run
+    banks: list = field(default_factory=list)  # nuggets: [(username, their bank)] side by side
+    final_bank: list | None = None  # nuggets: the adjudicated bank, if one is set
 
     @property
     def none_agree(self) -> bool:
@@ -101,11 +108,21 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2] or 0, _order(kv[0][3])))
     shown = wanted[:LIMIT]
     topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
-    passages = Passage.objects.in_bulk({p for k, _ in shown if k[0] != "nugget_support" for p in (k[2], k[3]) if p})
+    passages = Passage.objects.in_bulk({p for k, _ in shown if k[0] not in ("nugget_support", "nuggets")
+                                        for p in (k[2], k[3]) if p})
     headings = _headings({k[1] for k, _ in shown})
     nugget_of, answer_text = _nugget_context(campaign, [k for k, _ in shown if k[0] == "nugget_support"])
     items = []
+    banks = _assessor_banks(campaign, {k[1] for k, _ in shown if k[0] == "nuggets"})
     for key, given in shown:
+        if key[0] == "nuggets":
+            mine = sorted((names[a], banks.get((key[1], a), [])) for a in given)
+            items.append(Item(
+                layer=key[0], topic=topics[key[1]], passage=None, item=BANK_ITEM, banks=mine,
+                labels=[(name, _bank_words(bank)) for name, bank in mine],
+                final=_bank_words(finals[key]) if key in finals else None, final_bank=finals.get(key),
+            ))
+            continue
         if key[0] == "nugget_support":
             answer_id, nugget_id = nuggets.SUPPORT_ITEM.match(key[3]).groups()
             items.append(Item(
@@ -170,7 +187,8 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     finals = {}
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
     rows = Judgement.objects.in_campaign(campaign).filter(
-        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS, Layer.NUGGET_SUPPORT),
+        topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS, Layer.NUGGET_SUPPORT,
+                                            Layer.NUGGETS),
     ).exclude(value=None).without_stale_transitions().values_list(
         "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated", "item")
     final_marks = defaultdict(lambda: [False, {}])
@@ -180,6 +198,12 @@ def _disagreeing(campaign, *, layer=None, topic=None):
             continue
         if kind == Layer.NUGGET_SUPPORT:
             support.append((topic_id, item, assessor, value, adjudicated))
+        elif kind == Layer.NUGGETS:
+            key = ("nuggets", topic_id, None, BANK_ITEM)
+            if adjudicated:
+                finals[key] = value
+            else:
+                labels[key][assessor] = _bank_label(value)
         elif kind == Layer.TRANSITION or kind in _GRADE_LAYERS:
             transition = kind == Layer.TRANSITION
             key = ("transition" if transition else _GRADE_LAYERS[kind], topic_id, pid, pid2)
@@ -225,6 +249,81 @@ def _nugget_labels(campaign, rows, labels, finals):
             finals[key] = value
         else:
             labels[key][assessor] = value
+
+
+def _bank_label(bank) -> frozenset:
+    """What two banks are compared on: their nuggets as (text, importance), in any order."""
+    return frozenset((nuggets.same_text(str(n.get("text", ""))), n.get("importance"))
+                     for n in bank if isinstance(n, dict)) if isinstance(bank, list) else frozenset()
+
+
+def _bank_words(bank) -> str:
+    """A bank in a few words: how many nuggets, how many vital."""
+    bank = [n for n in bank if isinstance(n, dict)] if isinstance(bank, list) else []
+    vital = sum(1 for n in bank if n.get("importance") == nuggets.VITAL)
+    return f"{len(bank)} nugget{'s' if len(bank) != 1 else ''}, {vital} vital"
+
+
+def _assessor_banks(campaign, topic_ids) -> dict[tuple[int, int], list]:
+    """{(topic id, assessor id): the assessor's own bank} of these topics in the campaign (adjudicated ones not)."""
+    if not topic_ids:
+        return {}
+    rows = Judgement.objects.in_campaign(campaign).of_layer(Layer.NUGGETS).filter(
+        topic_id__in=topic_ids, adjudicated=False).exclude(value=None).values_list("topic_id", "assessor_id", "value")
+    return {(t, a): value for t, a, value in rows if isinstance(value, list)}
+
+
+def set_final_bank(campaign, organiser, topic, *, take=None, keep=(), importance=None):
+    """Store the organiser's final bank of `topic` (source ADJUDICATION), which becomes the topic's bank; returns the
+    Recorded change.
+
+    `take`: the username of an assessor of the topic whose bank is taken whole; else `keep`: nuggets ticked from
+    the assessors' banks, each "<username>/<nugget id>", in the order given, with `importance` {same: vital|okay}
+    to change one's importance. A text given twice is kept once (the first); a nugget keeps its id unless an earlier
+    kept nugget has it, then it gets an id no bank of the topic uses (support labels name ids). Raises
+    AdjudicationInvalid naming topic, take, keep, importance or assessor.
+    """
+    who = campaign_assessors(campaign)
+    if topic.pk not in who:
+        raise AdjudicationInvalid("topic", f"{topic.external_id!r} is not a topic of campaign {campaign.name!r}")
+    if Judgement.objects.in_campaign(campaign).of_layer(Layer.NUGGETS).filter(
+            assessor=organiser, topic=topic, adjudicated=False).exists():
+        raise AdjudicationInvalid("assessor", "you wrote a bank of this topic: another organiser must adjudicate it")
+    names = dict(get_user_model().objects.filter(pk__in=who[topic.pk]).values_list("pk", "username"))
+    banks = {names[a]: bank for (_, a), bank in _assessor_banks(campaign, [topic.pk]).items() if a in names}
+    if take:
+        if take not in banks:
+            raise AdjudicationInvalid("take", f"{str(take)[:150]!r} saved no bank of this topic")
+        keep = [f"{take}/{n['id']}" for n in banks[take]]
+    importance = importance or {}
+    picked, texts = [], set()
+    for ref in keep:
+        name, _, nugget_id = str(ref).rpartition("/")
+        found = next((n for n in banks.get(name, []) if n.get("id") == nugget_id), None)
+        if found is None:
+            raise AdjudicationInvalid("keep", f"{str(ref)[:150]!r} is not a nugget of an assessor's bank of this topic")
+        if nuggets.same_text(found["text"]) in texts:
+            continue
+        texts.add(nuggets.same_text(found["text"]))
+        level = importance.get(ref, found["importance"])
+        if level not in nuggets.IMPORTANCE:
+            raise AdjudicationInvalid("importance", f"expected one of {', '.join(nuggets.IMPORTANCE)}")
+        picked.append({**found, "importance": level})
+    if not picked:
+        raise AdjudicationInvalid("keep", "tick at least one nugget, or take one assessor's bank")
+    used = {n.get("id") for row in Judgement.objects.in_campaign(campaign).of_layer(Layer.NUGGETS).filter(topic=topic)
+            .exclude(value=None).values_list("value", flat=True) if isinstance(row, list)
+            for n in row if isinstance(n, dict)}
+    final, ids = [], set()
+    for nugget in picked:
+        nid = nugget["id"] if nugget["id"] not in ids else nuggets.next_id(used | ids)
+        ids.add(nid)
+        final.append({"id": nid, "text": nugget["text"], "importance": nugget["importance"], "origin": nugget["origin"]})
+    try:
+        return record_judgement(assessor=organiser, layer=Layer.NUGGETS, value=final, topic=topic,
+                                source=JudgementChange.Source.ADJUDICATION, campaign_id=campaign.pk)
+    except JudgementInvalid as exc:
+        raise AdjudicationInvalid("keep", str(exc)) from exc
 
 
 def _headings(topic_ids) -> dict[tuple[int, str], str]:
@@ -309,6 +408,8 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
         raise AdjudicationInvalid("topic", f"{topic.external_id!r} is not a topic of campaign {campaign.name!r}")
     if layer == "nugget_support":
         return [_set_final_support(campaign, organiser, topic, item, label)]
+    if layer == "nuggets":
+        raise AdjudicationInvalid("layer", "a bank is settled with set_final_bank (take or keep)")
     if layer == "transition" and passage2 is None:
         raise AdjudicationInvalid("passage2", "a transition is about two passages")
     kinds = {"relevance": (Layer.FACET, Layer.REMOVAL), "facet": (Layer.FACET, Layer.REMOVAL),

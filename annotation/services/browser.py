@@ -211,6 +211,9 @@ def disagreement_keys(campaign, topic=None) -> list[str]:
         if layer == "nugget_support":  # its fourth place is the item "<answer id>:<nugget id>"
             keys.add(Judgement.make_key(Layer.NUGGET_SUPPORT, topic_id, None, item=passage2_id, campaign_id=campaign.pk))
             continue
+        if layer == "nuggets":  # a topic's bank: keyed on the topic alone
+            keys.add(Judgement.make_key(Layer.NUGGETS, topic_id, None, campaign_id=campaign.pk))
+            continue
         layers = (Layer.FACET, Layer.REMOVAL) if layer in ("relevance", "facet") else (layer,)
         keys.update(Judgement.make_key(kind, topic_id, passage_id, passage2_id, campaign_id=campaign.pk)
                     for kind in layers)

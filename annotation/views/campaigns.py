@@ -136,12 +136,22 @@ def adjudication_page(request, name):
         "campaign": campaign, "found": found, "layer": layer, "topic": topic, "error": error,
         "layers": adjudication.LAYERS, "transitions": adjudication.Transition.offered(),
         "relevances": adjudication.Relevance.offered(), "supports": adjudication.SUPPORT_CHOICES,
+        "importances": adjudication.nuggets.IMPORTANCE,
     }, status=400 if error else 200)
 
 
 def _adjudicate(campaign, request):
     data = request.POST
     topic = Topic.objects.filter(pk=_int(data.get("topic"), "topic")).first()
+    if data.get("layer") == "nuggets":  # a topic's bank: one assessor's taken whole, or nuggets ticked from several
+        if topic is None:
+            raise adjudication.AdjudicationInvalid("topic", "no such topic")
+        keep = [str(ref)[:200] for ref in data.getlist("keep")[:1000]]
+        adjudication.set_final_bank(
+            campaign, request.user, topic, take=str(data.get("take") or "")[:200] or None, keep=keep,
+            importance={ref: data.get(f"importance-{ref}") for ref in keep if data.get(f"importance-{ref}")},
+        )
+        return
     nugget = data.get("layer") == "nugget_support"  # an item of an answer, no passage
     passage = None if nugget else Passage.objects.filter(pk=_int(data.get("passage"), "passage")).first()
     if topic is None:

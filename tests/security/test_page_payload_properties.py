@@ -336,12 +336,14 @@ def test_adjudications(client_for, world):
     url = reverse("annotation:adjudication", args=[campaign.name])
     ids = st.one_of(st.sampled_from([str(p.pk) for p in passages] + [str(topic.pk)]), FORM_TEXT)
     forms = st.fixed_dictionaries(
-        {"layer": st.one_of(st.sampled_from(["relevance", "facet", "transition", "plot_grade", "notes"]), FORM_TEXT)},
+        {"layer": st.one_of(st.sampled_from(["relevance", "facet", "transition", "plot_grade", "nuggets", "notes"]),
+                            FORM_TEXT)},
         optional={
             "topic": st.one_of(st.just(str(topic.pk)), ids), "passage": ids, "passage2": ids,
             "label": st.one_of(st.sampled_from(["removed", "same", "switch", "2", "99999999999999999999"]), FORM_TEXT),
             "facet": st.one_of(st.just("tqa2:L_0001/T_0001"), FORM_TEXT),
             "relevance": st.one_of(st.sampled_from(["must", "should", "can"]), FORM_TEXT),
+            "take": FORM_TEXT, "keep": FORM_TEXT,  # a bank's (layer nuggets)
         },
     )
 
