@@ -234,6 +234,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"retrieval.tasks.gpu_*": {"queue": "gpu"}, "assessments.tasks.gpu_*": {"queue": "gpu"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Without a broker, work queued while serving a request runs in one background thread of the web process (the
+# request answers at once; the page follows the job's progress). Off: it runs before the request answers.
+BACKGROUND_THREADS = env_bool("BACKGROUND_THREADS", True)
 
 LOGGING = {
     "version": 1,

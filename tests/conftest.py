@@ -30,6 +30,13 @@ def empty_cache():
 
 
 @pytest.fixture(autouse=True)
+def work_before_the_answer(settings):
+    """Without a broker, work queued in a request runs before the request answers (not in the web process's
+    background thread, BACKGROUND_THREADS), so a test finds it done; a test of the thread turns it back on."""
+    settings.BACKGROUND_THREADS = False
+
+
+@pytest.fixture(autouse=True)
 def celery_eager_unless_worker(request):
     """Tasks run in-process unless the test is marked `worker` (and so starts a real worker on the broker).
 

@@ -6,13 +6,13 @@ moves the job to FINISHING, and one worker finishes it (e.g. assembles the FAISS
 step can run twice without harm, progress is stored on the job, and a failed job keeps why.
 """
 
-from datetime import timedelta
 from pathlib import Path
 
 from django.db import models
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from retrieval.models.background import BackgroundJob
 from retrieval.models.corpus import Collection
 
 
@@ -56,14 +56,11 @@ class Index(models.Model):
         return index_root() / self.folder
 
 
-class JobQuerySet(models.QuerySet):
-    def unfinished(self):
-        """Jobs not yet done (queued, running, finishing or failed)."""
-        return self.exclude(status=Job.Status.DONE)
+class Job(BackgroundJob):
+    """Work on a collection split into shards; its progress (shards, passages/s, ETA) and errors are kept here.
 
-
-class Job(models.Model):
-    """Work on a collection split into shards; its progress (shards, passages/s, ETA) and errors are kept here."""
+    Its life is every background job's (retrieval.models.background), with FINISHING between the last shard in
+    and done: one worker's finishing step (e.g. assembling the FAISS index)."""
 
     class Kind(models.TextChoices):
         BM25_INDEX = "bm25-index", "Build a BM25 index"
@@ -71,12 +68,7 @@ class Job(models.Model):
         SEARCH = "search", "Search"
         RERANK = "rerank", "Re-rank with cross-encoders"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        FINISHING = "finishing", "Finishing"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    job_kind = "retrieval"
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     key = models.CharField(max_length=64, help_text="Hash of the inputs: the same inputs make the same job.")
@@ -84,21 +76,10 @@ class Job(models.Model):
     index = models.ForeignKey(Index, on_delete=models.CASCADE, related_name="jobs", null=True, blank=True)
     gpu = models.BooleanField(default=False, help_text="Its shards run on the gpu queue.")
     params = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     shard_count = models.PositiveIntegerField(default=0)
     shards_done = models.PositiveIntegerField(default=0)
-    items_total = models.PositiveBigIntegerField(default=0, help_text="Passages (or queries) to process.")
-    items_done = models.PositiveBigIntegerField(default=0)
-    rate = models.FloatField(null=True, blank=True, help_text="Items per second since the job started.")
-    error = models.TextField(blank=True)
     callbacks = models.JSONField(default=list, blank=True, help_text="Celery tasks [name, args] sent when it ends.")
     finisher = models.CharField(max_length=200, blank=True, help_text="Worker that claimed the finishing step.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -107,27 +88,11 @@ class Job(models.Model):
     def __str__(self):
         return f"{self.get_kind_display()} #{self.pk} ({self.collection.name})"
 
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds left at the current rate, or None when there is no rate yet."""
-        if self.status == self.Status.DONE:
-            return 0.0
-        if not self.rate:
-            return None
-        return max(0.0, (self.items_total - self.items_done) / self.rate)
+    def progress_counts(self) -> list[str]:
+        return [f"shards {self.shards_done}/{self.shard_count}", f"items {self.items_done:,}/{self.items_total:,}"]
 
-    def progress_line(self) -> str:
-        """One line for people: status, shards, items, rate, ETA, error."""
-        parts = [f"{self.get_kind_display().lower()} #{self.pk}: {self.status}",
-                 f"shards {self.shards_done}/{self.shard_count}", f"items {self.items_done:,}/{self.items_total:,}"]
-        if self.rate:
-            parts.append(f"{self.rate:,.1f}/s")
-        eta = self.eta_seconds
-        if eta and self.status not in (self.Status.DONE, self.Status.FAILED):
-            parts.append(f"ETA {timedelta(seconds=round(eta))}")
-        if self.error:
-            parts.append(f"error: {self.error.splitlines()[0][:200]}")
-        return ", ".join(parts)
+    def status_extra(self) -> dict:
+        return {"shards": self.shard_count, "shards_done": self.shards_done, "collection": self.collection_id}
 
     def refresh_progress(self) -> None:
         """Recount shards and items done (one query); the rate counts items done since the job (re)started."""

@@ -1,4 +1,6 @@
-"""The life of a job: created once for its inputs, its shards claimed and done by any workers, finished once.
+"""The life of a sharded retrieval job: created once for its inputs, its shards claimed and done by any workers,
+finished once. What every kind of background job shares (statuses, progress, queueing by task name, the JSON
+status) is retrieval.services.background's; the shards are this module's.
 
 - create(): get-or-create by (kind, hash of the inputs); the shards are planned in the same
   transaction, so a job never exists without them, and asking twice gives the same job.
@@ -20,17 +22,22 @@ import time
 import traceback
 from datetime import timedelta
 
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.dispatch import Signal
 from django.utils import timezone
 
 from retrieval.models import Job, Shard, WorkerNode
-from retrieval.services import work
+from retrieval.services import background, work
+from retrieval.services.background import TRANSIENT_ERRORS
 
 logger = logging.getLogger("retrieval.jobs")
 
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+# The tasks (retrieval/tasks.py) are sent by their registered names (background.send): this module imports no
+# tasks module, which imports it.
+RUN_SHARD = "retrieval.tasks.run_shard"
+GPU_RUN_SHARD = "retrieval.tasks.gpu_run_shard"
+FINISH_JOB = "retrieval.tasks.finish_job"
 LEASE = timedelta(minutes=10)  # a RUNNING shard with no heartbeat for this long may be taken over
 HEARTBEAT_SECONDS = 10
 MAX_ATTEMPTS = 10  # claims of one shard (deaths and transient retries alike) before it fails
@@ -71,29 +78,19 @@ def add_callback(job: Job, callback) -> None:
         job.callbacks = locked.callbacks
 
 
-def send(task, *args) -> None:
-    """Queue a task; run eagerly (no broker), apply it here at once (as .delay would, minus a broker connection)."""
-    if task.app.conf.task_always_eager:
-        task.apply(args=args)
-    else:
-        task.delay(*args)
-
-
 def start(job: Job) -> None:
     """Send the job's pending shards to the workers, or its finishing step when every shard is in."""
     job.refresh_from_db()
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
         return
-    from retrieval import tasks
-
     pending = list(job.shards.filter(status=Shard.Status.PENDING).values_list("pk", flat=True))
     if not pending and not job.shards.exclude(status=Shard.Status.DONE).exists():
         job.refresh_progress()
         maybe_finish(job, worker="")
         return
-    task = tasks.gpu_run_shard if job.gpu else tasks.run_shard
+    task = GPU_RUN_SHARD if job.gpu else RUN_SHARD
     for shard_id in pending:
-        send(task, shard_id)
+        background.send(task, shard_id)
 
 
 class Heartbeat:
@@ -182,9 +179,7 @@ def maybe_finish(job: Job, worker: str, *, here: bool = False) -> None:
     if moved and here:
         finish(job.pk, worker)
     elif moved:
-        from retrieval import tasks
-
-        send(tasks.finish_job, job.pk)
+        background.send(FINISH_JOB, job.pk)
 
 
 def finish(job_id: int, worker: str = "") -> dict:
@@ -239,23 +234,7 @@ def fail_job(job_id: int, reason: str, detail: str = "") -> None:
 def notify(job: Job) -> None:
     """Send the job's callbacks (each a Celery task by name, with its args)."""
     for name, args in job.callbacks:
-        send(callback_task(name), *args)
-
-
-def callback_task(name: str):
-    """The registered task called `name` (every app's tasks module is imported first, as a worker does).
-
-    Sending by name alone would go to the broker even when tasks run eagerly; a name that no app
-    registers is a programming error, said as such.
-    """
-    from celery import current_app
-
-    if name not in current_app.tasks:
-        current_app.loader.import_default_modules()
-    try:
-        return current_app.tasks[name]
-    except KeyError:
-        raise LookupError(f"no Celery task named {name!r} (a job callback)") from None
+        background.send(name, *args)
 
 
 def resume(job_id: int, *, stale_only: bool = False) -> Job:
@@ -322,19 +301,17 @@ def recover_worker(hostname: str, *, died_since=None) -> list[int]:
     """
     if not hostname:
         return []
-    from retrieval import tasks
-
     held = list(Shard.objects.filter(status=Shard.Status.RUNNING, worker=hostname).values_list("pk", "job__gpu"))
     Shard.objects.filter(pk__in=[pk for pk, _ in held], status=Shard.Status.RUNNING).update(
         status=Shard.Status.PENDING, worker=""
     )
     finishing = list(Job.objects.filter(status=Job.Status.FINISHING, finisher=hostname).values_list("pk", flat=True))
     for job_id in finishing:
-        send(tasks.finish_job, job_id)
+        background.send(FINISH_JOB, job_id)
     unfinished, ended = [], []
     if died_since is None:
         for shard_id, gpu in held:
-            send(tasks.gpu_run_shard if gpu else tasks.run_shard, shard_id)
+            background.send(GPU_RUN_SHARD if gpu else RUN_SHARD, shard_id)
     else:
         unfinished = list(Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("pk"))
         for job in unfinished:  # its pending shards (the held ones among them), or its finishing step
