@@ -23,9 +23,38 @@ class CampaignTopicInline(admin.TabularInline):
     raw_id_fields = ["topic"]
 
 
+class CampaignAdminForm(forms.ModelForm):
+    """A campaign's fields; a change of its settings is checked by annotation.services.campaign_settings (a scale
+    losing a grade in use, overlap beyond the assessors: the error beside the field)."""
+
+    class Meta:
+        model = Campaign
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk and not self.errors:
+            from annotation.services.campaign_settings import admin_values, change_settings
+            from annotation.services.errors import ServiceError
+
+            probe = Campaign(pk=self.instance.pk, **{k: v for k, v in data.items() if k in _CAMPAIGN_COLUMNS})
+            try:
+                self.settings_change = change_settings(self.instance, **admin_values(probe, self.changed_data))
+            except ServiceError as exc:
+                self.add_error(exc.field if exc.field in self.fields else None, exc.message if exc.field in self.fields
+                               else str(exc))
+        return data
+
+
+_CAMPAIGN_COLUMNS = {"title", "guidelines", "overlap", "show_run_names", "review_sample_size", "review_threshold",
+                     "qualification_threshold", "qualification_attempts", "settings", "task", "name"}
+
+
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    """Campaigns with assignment counts."""
+    """Campaigns with assignment counts; changed settings go through annotation.services.campaign_settings."""
+
+    form = CampaignAdminForm
 
     list_display = ["name", "title", "task", "overlap", "assignments_count", "dashboard", "created_at"]
     list_filter = ["task"]
@@ -49,13 +78,21 @@ class CampaignAdmin(admin.ModelAdmin):
                            reverse("annotation:adjudication", args=[obj.name]))
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        if change and "qualification_attempts" in form.changed_data:
-            from annotation.services.qualification import grant_retakes
+        """A changed campaign's settings are applied by the settings service (overlap up assigns, down takes back
+        unstarted units, raised attempts give retakes), with the effects its check listed; then the other fields."""
+        preview = getattr(form, "settings_change", None)
+        if change and preview is not None and preview.changed:
+            from annotation.services.campaign_settings import admin_values, change_settings
 
-            granted = grant_retakes(obj)
-            if granted:
-                self.message_user(request, f"{granted} assessor{'s' if granted != 1 else ''} may retake the qualification.")
+            done = change_settings(Campaign.objects.get(pk=obj.pk), confirm=preview.digest,
+                                   **admin_values(obj, form.changed_data))
+            if done.applied:
+                self.message_user(request, "Settings changed: " + "; ".join(done.effects) + ".")
+            else:
+                self.message_user(request, "The work moved while you edited: the settings were not changed. "
+                                  "Now: " + "; ".join(done.effects) + ".", messages.WARNING)
+                return
+        super().save_model(request, obj, form, change)
 
     # Deleting (after the admin's confirmation page) first writes the campaign's export under EXPORT_DIR.
     def delete_view(self, request, object_id, extra_context=None):

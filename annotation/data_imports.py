@@ -1,5 +1,6 @@
 """Data imports started from the organiser's console (models): the uploaded files, kept in the database until a worker
-has imported them, and the job's state, progress and problems (annotation.services.data_imports runs them).
+has imported them, and the job's problems (annotation.services.data_imports runs them). An import is a background
+job (retrieval.models.background: its status, progress, error, who started it).
 
 The files live in the database rather than on a disk, so any Celery worker that reaches the database can
 import them; they are emptied once the import has ended.
@@ -8,8 +9,10 @@ import them; they are emptied once the import has ended.
 from django.conf import settings
 from django.db import models
 
+from retrieval.models import BackgroundJob
 
-class DataImport(models.Model):
+
+class DataImport(BackgroundJob):
     """Files an organiser uploaded to import (topics, runs, qrels, a book), imported as one background job."""
 
     class Kind(models.TextChoices):
@@ -25,11 +28,7 @@ class DataImport(models.Model):
         BOOK = "book", "Book (plain text, for plot retrieval)"
         PLOT_QUERIES = "plot-queries", "Plot queries (JSON lines)"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    job_kind = "import"
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     campaign = models.ForeignKey(
@@ -39,7 +38,6 @@ class DataImport(models.Model):
     collection = models.CharField(max_length=100, blank=True, help_text="The collection imported into (by name).")
     options = models.JSONField(default=dict, blank=True, help_text="The importer's options (title, name, ...).")
     file_names = models.JSONField(default=list, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     summary = models.TextField(blank=True, help_text="What was imported, in the importer's words.")
     problems = models.JSONField(
         default=list, blank=True, help_text="Why nothing was imported: [{source, line, field, message}, ...].",
@@ -48,9 +46,6 @@ class DataImport(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="data_imports",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -58,9 +53,15 @@ class DataImport(models.Model):
     def __str__(self):
         return f"{self.get_kind_display()} #{self.pk} ({self.get_status_display().lower()})"
 
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
+    def kind_label(self) -> str:
+        return "import"
+
+    def task_name(self) -> str:
+        return "annotation.tasks.run_data_import"
+
+    def status_extra(self) -> dict:
+        return {"summary": self.summary, "problems": self.problems, "problem_total": self.problem_total,
+                "files": self.file_names}
 
 
 class DataImportFile(models.Model):

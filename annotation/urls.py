@@ -20,6 +20,7 @@ urlpatterns = [
     # The organiser's console (annotation/views/console/): a campaign from an empty site to qrels.
     path("campaigns/new/", console.campaign_new, name="campaign_new"),
     path("campaigns/<slug:name>/", console.campaign_home, name="campaign_home"),
+    path("campaigns/<slug:name>/settings/", console.campaign_settings, name="console_campaign_settings"),
     path("campaigns/<slug:name>/judging-order/", console.judging_order, name="console_judging_order"),
     path("campaigns/<slug:name>/topic-stop/", console.topic_stop, name="console_topic_stop"),
     path("campaigns/<slug:name>/data/", data.campaign_data, name="console_data"),

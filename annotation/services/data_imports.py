@@ -1,43 +1,41 @@
 """Files uploaded in the organiser's console, imported by the importers the manage.py commands call, as a job.
 
 start_import() checks the form-level things (a known kind, files present, sizes, the options each kind
-needs), stores the files with a DataImport and queues run_data_import after the commit (run in-process,
-before the request returns, without a broker). The task is defined here, beside what it queues and runs, and
+needs), stores the files with a DataImport and queues run_data_import after the commit, as every background job is
+queued (retrieval.services.background: without a broker, in the web process's background thread, so the import's
+page follows its progress). The task is defined here, beside what it queues and runs, and
 registered as annotation.tasks.run_data_import (annotation/tasks.py names it for the workers), so that this module
 never imports the tasks module that imports it. run_import() claims the job with a
 conditional UPDATE, writes the files to a temporary folder under their uploaded names and calls the kind's
 importer, exactly as its command does: every importer checks the whole input first, so a bad file writes
 nothing, and the job keeps every problem with its file, line and field. Topics the files bring are added to
-the campaign that started the import. Progress goes through the cache (CACHE_URL: shared by every process in
-production), since the importers write inside one transaction that no other process sees until it commits.
+the campaign that started the import. Progress goes through the cache (background.live; CACHE_URL: shared by every
+process in production), since the importers write inside one transaction that no other process sees until it
+commits.
 """
 
 import tempfile
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from celery import shared_task
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from annotation.models import Campaign, DataImport, DataImportFile, Track
 from annotation.services.errors import ServiceError
 from assessments.models import QrelSet, Run, RunEntry, Topic
 from retrieval.ingest import ImportFailed, InputTooLarge
-from retrieval.services.jobs import TRANSIENT_ERRORS
+from retrieval.services import background
+from retrieval.services.background import TRANSIENT_ERRORS
 
 Kind = DataImport.Kind
 SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS}
 NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
 MAX_RETRIES = 5  # of the task, after a transient database error
-PROGRESS_EVERY = 0.5  # seconds between progress writes
-PROGRESS_TTL = 24 * 3600
 
 
 class ImportInvalid(ServiceError):
@@ -118,24 +116,18 @@ def _read_all(file) -> bytes:
 
 def send(import_id: int) -> None:
     """Queue the import for the workers when the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: run_data_import.delay(import_id), robust=True)
+    background.queue(DataImport(pk=import_id).task_name(), import_id)
 
 
 def resend_queued(**_) -> int:
     """After a worker died (retrieval's node_died): send the queued imports again, whose message it may have taken.
     An import is claimed once, so a second message does nothing."""
-    queued = list(DataImport.objects.filter(status=DataImport.Status.QUEUED).order_by("pk").values_list("pk", flat=True))
-    for import_id in queued:
-        send(import_id)
-    return len(queued)
+    return background.resend_unfinished(DataImport)
 
 
 def claim(import_id: int, redelivered: bool = False) -> bool:
     """Take a queued import (or a running one whose message came back: its worker died); False if someone has it."""
-    statuses = [DataImport.Status.QUEUED, *([DataImport.Status.RUNNING] if redelivered else [])]
-    return bool(DataImport.objects.filter(pk=import_id, status__in=statuses).update(
-        status=DataImport.Status.RUNNING, started_at=timezone.now(),
-    ))
+    return background.claim(DataImport, import_id, redelivered=redelivered)
 
 
 def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
@@ -143,7 +135,7 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
     if not claim(import_id, redelivered):
         return None
     data_import = DataImport.objects.select_related("campaign").get(pk=import_id)
-    report, names = progress_reporter(import_id), {}
+    report, names = background.live(data_import), {}
     try:
         with tempfile.TemporaryDirectory(prefix="pooljudge-import-") as folder:
             paths, names = _write_files(data_import, Path(folder))
@@ -195,10 +187,18 @@ def run_data_import(self, import_id: int) -> dict:
 
 
 def _finish(import_id, status, **fields):
+    problems = fields.get("problems") or []
+    error = ""
+    if status == DataImport.Status.FAILED and problems:
+        first = problems[0]
+        where = ":".join(str(part) for part in (first["source"], first["line"], first["field"]) if part)
+        total = fields.get("problem_total") or len(problems)
+        error = f"{total:,} problem{'s' if total != 1 else ''}; the first: {where + ': ' if where else ''}{first['message']}"
+    step = progress_of(import_id)  # its last step's counts stay on the row
+    ended = DataImport(pk=import_id, items_done=step.get("done") or 0, rate=step.get("rate"))
     with transaction.atomic():
-        DataImport.objects.filter(pk=import_id).update(status=status, finished_at=timezone.now(), **fields)
+        background.end(ended, status, error=error, items_total=step.get("total") or 0, **fields)
         DataImportFile.objects.filter(data_import_id=import_id).update(content=b"")
-    cache.delete(progress_key(import_id))
 
 
 def _write_files(data_import, folder: Path):
@@ -334,57 +334,11 @@ def _add_topics(campaign, topic_ids, kind) -> int:
 # Progress -----------------------------------------------------------------------------------------------------
 
 
-def progress_key(import_id) -> str:
-    return f"pooljudge:data-import:{import_id}:progress"
-
-
 def progress_of(import_id) -> dict:
-    """{"desc", "done", "total"} of a running import as the worker last wrote it ({} when unknown)."""
-    return cache.get(progress_key(import_id)) or {}
-
-
-@dataclass
-class _Bar:
-    """A tqdm-like bar (update, close, iteration) that writes its state to the cache now and then."""
-
-    key: str
-    total: int | None = None
-    desc: str = ""
-    done: int = 0
-    last: float = field(default=0.0)
-
-    def update(self, n=1):
-        self.done += n
-        self._write()
-
-    def close(self):
-        self._write(force=True)
-
-    def _write(self, force=False):
-        now = time.monotonic()
-        if force or now - self.last >= PROGRESS_EVERY:
-            self.last = now
-            cache.set(self.key, {"desc": self.desc, "done": self.done, "total": self.total}, PROGRESS_TTL)
+    """{"desc", "done", "total", "rate"} of a running import's step as its work last wrote it ({} when unknown)."""
+    return background.live_progress(DataImport(pk=import_id))
 
 
 def progress_reporter(import_id):
     """A `progress` callable for the importers (as ImportCommand.progress): wraps an iterable, or returns a bar."""
-    key = progress_key(import_id)
-
-    def progress(iterable=None, *, total=None, desc="", unit="it", **kwargs):
-        if total is None and iterable is not None and hasattr(iterable, "__len__"):
-            total = len(iterable)
-        bar = _Bar(key, total=total, desc=desc)
-        bar._write(force=True)
-        if iterable is None:
-            return bar
-
-        def counted():
-            for item in iterable:
-                yield item
-                bar.update(1)
-            bar.close()
-
-        return counted()
-
-    return progress
+    return background.live(DataImport(pk=import_id))

@@ -71,11 +71,11 @@ def test_a_file_over_the_upload_limit_is_refused(settings):
 def test_progress_goes_through_the_cache_as_a_bar_or_a_wrapped_iterable():
     progress = progress_reporter(7)
     assert list(progress([1, 2, 3], desc="reading")) == [1, 2, 3]
-    assert progress_of(7) == {"desc": "reading", "done": 3, "total": 3}
+    assert {k: v for k, v in progress_of(7).items() if k != "rate"} == {"desc": "reading", "done": 3, "total": 3}
     bar = progress(total=10, desc="writing")
     bar.update(4)
     bar.close()
-    assert progress_of(7) == {"desc": "writing", "done": 4, "total": 10}
+    assert {k: v for k, v in progress_of(7).items() if k != "rate"} == {"desc": "writing", "done": 4, "total": 10}
 
 
 def test_plot_queries_need_their_book_first(tmp_path):

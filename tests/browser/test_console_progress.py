@@ -6,6 +6,7 @@ from django.core.cache import cache
 
 from annotation.models import DataImport, DataImportFile
 from annotation.services import data_imports
+from retrieval.services import background
 from tests.browser.console_steps import organiser_account, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,7 +23,7 @@ def test_the_import_page_follows_a_queued_import_until_it_has_ended(new_page):
     page.wait_for_selector("body[data-ready=console]")
     assert page.is_visible(".job-follow") and page.text_content(".job-status") == "Queued"
 
-    cache.set(data_imports.progress_key(queued.pk), {"desc": "reading qrels", "done": 3, "total": 12}, 60)
+    cache.set(background.live_key(queued), {"desc": "reading qrels", "done": 3, "total": 12}, 60)
     page.wait_for_selector(".job-step:has-text('reading qrels (3 of 12)')")
     assert page.get_attribute("[data-role=meter]", "aria-valuenow") == "25"
 

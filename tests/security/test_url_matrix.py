@@ -60,6 +60,10 @@ TABLE = {
     "campaigns/<slug:name>/judging-order/": {
         "POST": ("/campaigns/{campaign}/judging-order/", (302, 404, 404, 404, 400, 404, 400)),
     },
+    "campaigns/<slug:name>/settings/": {
+        "POST": ("/campaigns/{campaign}/settings/", (302, 404, 404, 404, 400, 404, 400)),
+        "GET": ("/campaigns/{campaign}/settings/", (405, 405, 405, 405, 405, 405, 405)),
+    },
     "campaigns/<slug:name>/topic-stop/": {
         "POST": ("/campaigns/{campaign}/topic-stop/", (302, 404, 404, 404, 400, 404, 400)),
     },

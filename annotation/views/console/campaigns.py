@@ -11,10 +11,11 @@ from annotation.models import Assignment, Campaign, DataImport
 from annotation.reports.overview import campaign_overview
 from annotation.services.campaign_setup import SetupInvalid, adhoc_settings, new_campaign, plot_settings
 from annotation.services.data_imports import Upload
+from annotation.services.errors import ServiceError
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.judging_order import OrderSettingsInvalid, set_topic_stop, settings_of
 from annotation.services.review import campaign_reviewers
-from annotation.views.console.forms import CampaignForm, JudgingOrderForm
+from annotation.views.console.forms import CampaignForm, CampaignSettingsForm, JudgingOrderForm
 from assessments.labels import DEFAULT_ADHOC_SCALE
 from assessments.models import Pool, QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed
@@ -88,7 +89,7 @@ def campaign_home(request, name):
     return _home(request, campaign_of(name))
 
 
-def _home(request, campaign, order_form=None, status=200):
+def _home(request, campaign, order_form=None, status=200, settings_form=None, change=None, again=False):
     line = next((x for x in campaign_overview() if x.campaign.pk == campaign.pk), None)
     track = getattr(campaign, "track", None)
     pools = list(campaign.pools.with_counts().order_by("name"))
@@ -110,8 +111,61 @@ def _home(request, campaign, order_form=None, status=200):
         "imports": DataImport.objects.filter(campaign=campaign)[:5],
         "building": [p for p in pools if p.status in (Pool.Status.PENDING, Pool.Status.BUILDING)],
         "order_form": order_form or _order_form(campaign),
+        "settings_form": settings_form or _settings_form(campaign), "change": change,
+        "again": again,
         "no_reviewer": campaign.review_sample_size > 0 and not campaign_reviewers(campaign).exists(),
     }, status=status)
+
+
+def _campaign_assessors(campaign) -> list[str]:
+    """The campaign's assessors now (they hold units of it): those overlap up may give more work by default."""
+    return list(Assignment.objects.filter(campaign=campaign, qualification=False).order_by("assessor__username")
+                .values_list("assessor__username", flat=True).distinct())
+
+
+def _assessor_choices(campaign) -> list[str]:
+    from django.contrib.auth import get_user_model
+
+    from annotation.roles import Role
+
+    people = set(get_user_model().objects.filter(is_active=True, groups__name=Role.ASSESSOR)
+                 .values_list("username", flat=True))
+    return sorted(people | set(_campaign_assessors(campaign)))
+
+
+def _settings_form(campaign, data=None):
+    current = _campaign_assessors(campaign)
+    return CampaignSettingsForm(data, campaign=campaign, assessors=_assessor_choices(campaign),
+                                initial=CampaignSettingsForm.initial_of(campaign, current))
+
+
+@require_POST
+@organisers_only
+def campaign_settings(request, name):
+    """Change the campaign's settings: first the effects on the work already done are listed (nothing changes),
+    then, confirmed, they are applied (annotation.services.campaign_settings)."""
+    from annotation.services.campaign_settings import change_settings
+
+    campaign = campaign_of(name)
+    form = _settings_form(campaign, request.POST)
+    if not form.is_valid():
+        return _home(request, campaign, settings_form=form, status=400)
+    try:
+        change = change_settings(campaign, confirm=form.cleaned_data["confirm"] or None,
+                                 assessors=form.cleaned_data["assessors"], **form.values())
+    except ServiceError as exc:
+        form.add_service_error(exc.field, exc.message)
+        return _home(request, campaign, settings_form=form, status=400)
+    if not change.changed:
+        messages.info(request, "Nothing changed.")
+        return redirect("annotation:campaign_home", name=campaign.name)
+    if change.applied:
+        messages.success(request, "Settings changed: " + "; ".join(change.effects) + ".")
+        return redirect("annotation:campaign_home", name=campaign.name)
+    data = request.POST.copy()
+    data["confirm"] = change.digest  # the next submit applies exactly these effects
+    return _home(request, campaign, settings_form=_settings_form(campaign, data), change=change,
+                 again=bool(form.cleaned_data["confirm"]))
 
 
 def _order_form(campaign):

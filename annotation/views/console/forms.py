@@ -177,19 +177,9 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
                                        help_text="Empty: 20 for CAR articles (Y3), 1000 for TREC runs.")
 
     def clean_plot_scale(self):
-        scale = []
-        for n, line in enumerate((self.cleaned_data.get("plot_scale") or "").splitlines(), start=1):
-            if not line.strip():
-                continue
-            value, _, label = line.strip().partition(" ")
-            grade = parse_id(value, minimum=0)
-            if grade is None or not label.strip():
-                raise forms.ValidationError(f"line {n}: expected a whole number and a label, e.g. '2 Describes it'")
-            scale.append([grade, label.strip()])
-        if len(scale) < 2:
+        scale = _scale_lines(self.cleaned_data.get("plot_scale"), described=False)
+        if scale is None:
             raise forms.ValidationError("give at least two answers")
-        if len({v for v, _ in scale}) != len(scale):
-            raise forms.ValidationError("each answer needs its own grade")
         return scale
 
     def clean(self):
@@ -201,6 +191,140 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
         if data.get("topics_from") == self.TOPICS_FILE and not data.get("topic_file"):
             self.add_error("topic_file", "choose the topic file")
         return data
+
+
+class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
+    """A campaign's settings, changed on its home (annotation.services.campaign_settings says what each change does
+    to the work already done, and applies it once confirmed)."""
+
+    title = forms.CharField(max_length=300, required=False, help_text="A longer title assessors see.")
+    guidelines = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}),
+                                 help_text="Shown to assessors on every page (Markdown).")
+    overlap = forms.IntegerField(min_value=1, max_value=50, help_text="Assessors per topic (k). Up: the named "
+                                 "assessors below are given the missing units; down: unstarted units are taken back.")
+    assessors = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                          help_text="Who may be given more work when the overlap goes up.")
+    show_run_names = forms.BooleanField(required=False, label="Show run names to assessors",
+                                        help_text="Off: judging is blind.")
+    review_sample_size = forms.IntegerField(min_value=0, max_value=1000, label="Review sample",
+                                            help_text="Items a reviewer checks of each finished batch (0: no review).")
+    review_threshold = forms.IntegerField(min_value=0, max_value=100, label="Review pass mark (%)")
+    qualification_threshold = forms.IntegerField(min_value=0, max_value=100, label="Qualification pass mark (%)")
+    qualification_attempts = forms.IntegerField(min_value=1, max_value=20, label="Qualification attempts",
+                                                help_text="Raise it to give those who failed a retake.")
+    plot_scale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Grade scale",
+                                 help_text="One answer a line, best first: the grade then its label. A grade may be "
+                                           "added or renamed; one that labels use cannot go.")
+    context_sentences = forms.IntegerField(min_value=0, max_value=50, required=False,
+                                           help_text="Sentences shown on each side of a plot candidate.")
+    grade_scale = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Relevance scale",
+        help_text="One grade a line, best first: the grade (0-9), its name, then | and when it applies. A grade "
+                  "may be added or renamed; one that labels use cannot go.")
+    adhoc_view = forms.ChoiceField(choices=[("one", "One document at a time"), ("list", "Every document in a list")],
+                                   required=False, label="Documents shown")
+    evidence = forms.BooleanField(required=False, label="Assessors mark evidence")
+    show_machine_labels = forms.BooleanField(required=False, label="Show machine labels to assessors",
+                                             help_text="Pre-labels: a machine label source's grade beside each "
+                                                       "candidate, except a blind share.")
+    machine_source = forms.IntegerField(min_value=1, required=False, label="Machine label source",
+                                        help_text="Its id (the Machine page lists them).")
+    blind_share = forms.IntegerField(min_value=0, max_value=100, required=False, label="Blind share (%)",
+                                     help_text="Items that never show a machine label (the calibration set).")
+    confirm = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, campaign, assessors=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        self.fields["assessors"].choices = [(name, name) for name in assessors]
+        task = campaign.task
+        hidden = set()
+        if task != Campaign.Task.PLOT:
+            hidden |= {"plot_scale", "context_sentences"}
+        if task != Campaign.Task.ADHOC:
+            hidden |= {"grade_scale", "adhoc_view", "evidence"}
+        if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
+            hidden |= {"show_machine_labels", "machine_source", "blind_share"}
+        for name in hidden:
+            del self.fields[name]
+
+    @classmethod
+    def initial_of(cls, campaign, assessors) -> dict:
+        """The form's values for the campaign as it is now."""
+        from annotation.services import adhoc
+        from annotation.services.prelabels import DEFAULT_BLIND_SHARE
+
+        settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+        initial = {
+            "title": campaign.title, "guidelines": campaign.guidelines, "overlap": campaign.overlap,
+            "assessors": list(assessors), "show_run_names": campaign.show_run_names,
+            "review_sample_size": campaign.review_sample_size,
+            "review_threshold": round(campaign.review_threshold * 100),
+            "qualification_threshold": round(campaign.qualification_threshold * 100),
+            "qualification_attempts": campaign.qualification_attempts,
+            "plot_scale": scale_text(settings.get("plot_scale", DEFAULT_PLOT_SCALE)),
+            "context_sentences": settings.get("context_sentences", DEFAULT_CONTEXT),
+            "adhoc_view": settings.get("adhoc_view", "one"), "evidence": settings.get("evidence", True),
+            "show_machine_labels": settings.get("show_machine_labels", False),
+            "machine_source": settings.get("machine_source"),
+            "blind_share": round(settings.get("blind_share", DEFAULT_BLIND_SHARE) * 100),
+        }
+        if campaign.task == Campaign.Task.ADHOC:
+            try:
+                scale = adhoc.grade_scale(campaign)
+            except ValueError:
+                scale = []
+            initial["grade_scale"] = "\n".join(f"{v} {name} | {text}" if text else f"{v} {name}" for v, name, text in scale)
+        return initial
+
+    def clean_plot_scale(self):
+        return _scale_lines(self.cleaned_data.get("plot_scale"), described=False)
+
+    def clean_grade_scale(self):
+        return _scale_lines(self.cleaned_data.get("grade_scale"), described=True)
+
+    def values(self) -> dict:
+        """The settings as annotation.services.campaign_settings.change_settings takes them."""
+        data = self.cleaned_data
+        values = {name: data.get(name) for name in (
+            "title", "guidelines", "overlap", "show_run_names", "review_sample_size", "qualification_attempts")}
+        values["review_threshold"] = data["review_threshold"] / 100
+        values["qualification_threshold"] = data["qualification_threshold"] / 100
+        if self.campaign.task == Campaign.Task.PLOT:
+            values["plot_scale"] = data.get("plot_scale") or None
+            values["context_sentences"] = data.get("context_sentences")
+        if self.campaign.task == Campaign.Task.ADHOC:
+            values["grade_scale"] = data.get("grade_scale") or None
+            values["adhoc_view"] = data.get("adhoc_view") or None
+            values["evidence"] = data.get("evidence")
+        if "show_machine_labels" in self.fields:
+            values["show_machine_labels"] = data.get("show_machine_labels")
+            if data.get("machine_source") is not None:
+                values["machine_source"] = data["machine_source"]
+            if data.get("blind_share") is not None:
+                values["blind_share"] = data["blind_share"] / 100
+        return values
+
+
+def _scale_lines(text, *, described):
+    """[[grade, label(, description)]] from "grade label[ | description]" lines; None when empty."""
+    scale = []
+    for n, line in enumerate((text or "").splitlines(), start=1):
+        if not line.strip():
+            continue
+        head, _, description = line.partition("|") if described else (line, "", "")
+        value, _, label = head.strip().partition(" ")
+        grade = parse_id(value, minimum=0)
+        if grade is None or not label.strip():
+            raise forms.ValidationError(f"line {n}: expected a whole number and a label, e.g. '2 Describes it'")
+        scale.append([grade, label.strip(), description.strip()] if described else [grade, label.strip()])
+    if not scale:
+        return None
+    if len(scale) < 2:
+        raise forms.ValidationError("give at least two answers")
+    if len({e[0] for e in scale}) != len(scale):
+        raise forms.ValidationError("each answer needs its own grade")
+    return scale
 
 
 TOPIC_FORMATS = [("auto", "Told from the content"), ("trec", "Classic TREC (<top> <num> <title> <desc> <narr>)"),
