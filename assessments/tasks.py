@@ -64,3 +64,11 @@ def llm_judge(job_id: int) -> dict:
     from assessments.machine import llm
 
     return llm.run(job_id)
+
+
+@shared_task(acks_late=True, name="assessments.tasks.llm_nuggets")
+def llm_nuggets(job_id: int) -> dict:
+    """Ask an LLM endpoint for a nuggets campaign's nugget assignments or suggestions (the judge's limits)."""
+    from assessments.machine import nuggets
+
+    return nuggets.run(job_id)

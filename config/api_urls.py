@@ -9,7 +9,8 @@ from annotation.api.answers import CampaignAnswers
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.nuggets import CampaignNuggetScores
-from annotation.api.machine import MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartTraining
+from annotation.api.machine import (MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartNuggets,
+                                    StartTraining)
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
@@ -31,6 +32,7 @@ endpoints = [
     path("campaigns/<str:name>/machine/train/", StartTraining.as_view(), name="api-campaign-machine-train"),
     path("campaigns/<str:name>/machine/label/", StartLabelling.as_view(), name="api-campaign-machine-label"),
     path("campaigns/<str:name>/machine/judge/", StartJudging.as_view(), name="api-campaign-machine-judge"),
+    path("campaigns/<str:name>/machine/nuggets/", StartNuggets.as_view(), name="api-campaign-machine-nuggets"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
     path("runs/<str:pk>/evaluation/", RunEvaluation.as_view(), name="api-run-evaluation"),

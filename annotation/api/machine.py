@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from annotation.api.common import visible_campaigns
 from annotation.api.permissions import IsOrganiser
+from annotation.services.nuggets import llm_job
 from assessments.services import machine
 from config.ids import parse_id
 
@@ -28,7 +29,7 @@ class MachineJobSerializer(serializers.Serializer):
     """A machine job: what it does, how far it is, its spend, the time left, and why it stopped or failed."""
 
     id = serializers.IntegerField()
-    kind = serializers.CharField(help_text="train, label, llm or filter.")
+    kind = serializers.CharField(help_text="train, label, llm, filter, nugget_assign or nugget_suggest.")
     kind_label = serializers.CharField()
     status = serializers.CharField(help_text="queued, running, done, stopped (a limit: run again to go on) or failed.")
     label = serializers.CharField()
@@ -115,6 +116,17 @@ class JudgeRequestSerializer(serializers.Serializer):
     topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
     filter_queries = serializers.BooleanField(default=False, help_text="Keep the queries that describe a plot, drop those that only express a feeling.")
     limit = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True)
+    max_requests = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False, allow_null=True)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False, allow_null=True)
+    retry_errors = serializers.BooleanField(default=False)
+
+
+class NuggetsRequestSerializer(serializers.Serializer):
+    step = serializers.ChoiceField(choices=["assign", "suggest"], help_text="assign: each answer's support of each "
+                                   "nugget of its topic's bank; suggest: each topic's atomic nuggets, vital or okay.")
+    topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
+    limit = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False, allow_null=True,
+                                     help_text="At most this many (answer, nugget) labels, or topics.")
     max_requests = serializers.IntegerField(min_value=1, max_value=100_000_000, required=False, allow_null=True)
     max_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False, allow_null=True)
     retry_errors = serializers.BooleanField(default=False)
@@ -252,6 +264,31 @@ class StartJudging(APIView):
                 filter_queries=data["filter_queries"], limit=data.get("limit"), max_requests=data.get("max_requests"),
                 max_tokens=data.get("max_tokens"), retry_errors=data["retry_errors"], within=campaign.pk,
             )
+        except machine.MachineInvalid as exc:
+            return _refused(exc)
+        return _started(job)
+
+
+class StartNuggets(APIView):
+    """Ask the site's LLM (LLM_JUDGE_BASE_URL and LLM_JUDGE_MODEL; nothing is sent without them) about a nuggets
+    campaign, as the AutoNuggetizer does: `assign` labels each answer's support of each nugget of its topic's bank,
+    `suggest` lists each topic's atomic nuggets for the creation page. Within the spend cap, never asking twice what
+    it has an answer to; the labels are a machine source of their own, never in the people's scores unless named.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Ask the LLM for nugget assignments or suggestions", request=NuggetsRequestSerializer,
+                   responses={202: MachineJobSerializer})
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        form = NuggetsRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            job = llm_job(campaign, form.validated_data)
         except machine.MachineInvalid as exc:
             return _refused(exc)
         return _started(job)

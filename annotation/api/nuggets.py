@@ -1,7 +1,7 @@
 """A nuggets campaign's scores (organisers): the JSON `manage.py export_nugget_scores` writes."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -10,7 +10,8 @@ from annotation.api.common import detail, visible_campaigns
 from annotation.api.permissions import IsOrganiser
 from annotation.api.serializers import DetailSerializer
 from annotation.models import Campaign
-from assessments.evaluation.nuggets import nugget_scores
+from annotation.services.errors import ServiceError
+from annotation.services.nuggets import scores
 
 
 class TopicScoresSerializer(serializers.Serializer):
@@ -37,21 +38,43 @@ class RunScoresSerializer(serializers.Serializer):
     topics = serializers.DictField(child=TopicScoresSerializer(), help_text="By topic id.")
 
 
-class NuggetScoresSerializer(serializers.Serializer):
-    """The scores of every run with answers in the campaign, by run name."""
+class MachineComparisonSerializer(serializers.Serializer):
+    """An LLM nugget assignment source beside the people's labels."""
 
+    source = serializers.IntegerField()
+    name = serializers.CharField()
+    runs = serializers.IntegerField(help_text="Runs scored by both.")
+    tau = serializers.DictField(child=serializers.FloatField(allow_null=True),
+                                help_text="Kendall's tau-b between the two run rankings, per measure.")
+    labels = serializers.IntegerField(help_text="(answer, nugget) pairs labelled by both.")
+    agreement = serializers.FloatField(allow_null=True, help_text="Share of those with the same label.")
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (ordinal) on those.")
+    reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a figure is null.")
+
+
+class NuggetScoresSerializer(serializers.Serializer):
+    """The scores of every run with answers in the campaign, by run name: the people's, or a named machine
+    source's."""
+
+    source = serializers.JSONField(required=False, help_text="With ?source=: the machine source scored (id, name).")
     runs = serializers.DictField(child=RunScoresSerializer())
+    compared_with_machine = MachineComparisonSerializer(
+        many=True, required=False, help_text="The people's scores: each LLM assignment source beside them.")
+    compared_with_people = MachineComparisonSerializer(
+        required=False, help_text="With ?source=: that source beside the people.")
 
 
 class CampaignNuggetScores(APIView):
     """The nugget scores of a nuggets campaign's answers (TREC RAG: all, vital, strict_all, strict_vital, weighted),
     per run and topic, from the people's nugget labels (adjudicated, else the majority, a tie the lower), as
-    `manage.py export_nugget_scores` writes them. Who: organisers (a token limited to a campaign: that campaign)."""
+    `manage.py export_nugget_scores` writes them; `?source=` scores by an LLM's assignments instead. Who: organisers (a token limited to a campaign: that campaign)."""
 
     permission_classes = [IsOrganiser]
 
     @extend_schema(
         summary="Get a nuggets campaign's scores",
+        parameters=[OpenApiParameter("source", str, description="Score by this machine source's nugget "
+                                     "assignments (its id or name) instead of the people's.")],
         responses={200: NuggetScoresSerializer, 400: OpenApiResponse(DetailSerializer),
                    404: OpenApiResponse(DetailSerializer)},
     )
@@ -60,4 +83,8 @@ class CampaignNuggetScores(APIView):
         if campaign.task != Campaign.Task.NUGGETS:
             return detail(status.HTTP_400_BAD_REQUEST, f"campaign: {campaign.name!r} is not a nuggets campaign "
                           f"(its task is {campaign.get_task_display()}).")
-        return Response(nugget_scores(campaign.pk))
+        try:
+            return Response(scores(campaign, source=request.query_params.get("source")))
+        except ServiceError as exc:
+            return Response({"detail": f"{exc.field}: {exc.message}", "field": exc.field},
+                            status=status.HTTP_400_BAD_REQUEST)

@@ -103,3 +103,44 @@ def import_assignments_file(campaign, path, *, assessor=IMPORTED_ASSIGNMENTS) ->
     problems = Problems(path)
     labels = rag.read_assignments(file_batches(path), problems, scope)
     return rag.store_assignments(labels, problems, scope, assessor=importing_user(assessor))
+
+
+def scores(campaign, *, source=None) -> dict:
+    """The campaign's nugget scores as export_nugget_scores, the API and the results page give them: the people's
+    (assessments.evaluation.nuggets), with "compared_with_machine" (each LLM assignment source beside them: τ, α)
+    when the campaign has one; or, with `source` (a machine source's id or name), that source's scores with
+    "compared_with_people". ServiceError names campaign or source."""
+    from assessments.evaluation.nuggets import compare_with_people, nugget_scores
+    from assessments.services import machine
+
+    scope = campaign_scope(campaign)
+    people = nugget_scores(scope.campaign_id)
+    if source in (None, ""):
+        sources = [s for s in machine.nugget_sources(scope.campaign_id) if s.label_count]
+        if sources:
+            people["compared_with_machine"] = [compare_with_people(scope.campaign_id, s, people=people)
+                                               for s in sources]
+        return people
+    try:
+        picked = machine.nugget_source(scope.campaign_id, source)
+    except machine.MachineInvalid as exc:
+        raise ServiceError(exc.field, exc.message) from None
+    found = nugget_scores(scope.campaign_id, source=picked)
+    found["compared_with_people"] = compare_with_people(scope.campaign_id, picked, people=people, machine=found)
+    return found
+
+
+def llm_job(campaign, data):
+    """The LLM's nugget job (not yet sent) for a nuggets campaign, from the console's form or the API's body
+    (`step` assign|suggest, `topics`, `limit`, `max_requests`, `max_tokens`, `retry_errors`); the site's endpoint and
+    model. MachineInvalid names the field (`campaign` for a campaign of another task)."""
+    from assessments.services import machine
+
+    try:
+        campaign_scope(campaign)
+    except ServiceError as exc:
+        raise machine.MachineInvalid(exc.field, exc.message) from None
+    return machine.nuggets(
+        campaign_id=campaign.pk, suggest=data["step"] == "suggest", topics=data.get("topics") or (),
+        limit=data.get("limit"), max_requests=data.get("max_requests"), max_tokens=data.get("max_tokens"),
+        retry_errors=bool(data.get("retry_errors")))

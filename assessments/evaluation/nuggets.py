@@ -10,14 +10,23 @@ A nugget nobody labelled for the answer counts as not supported (`assessed` says
 over no nuggets (a bank without vital nuggets) is 0, as the nuggetizer has it. Where several assessors labelled
 an (answer, nugget), the adjudicated label decides, else the majority, a tie taking the lower label (as
 `export_qrels --ties lower`). A run's figure is the mean over the topics it answered that have a bank. Only the
-people's labels (Judgements) count: machine labels are never Judgements (assessments.models.machine).
+people's labels (Judgements) count: machine labels are never Judgements (assessments.models.machine). Scores by a
+machine source (an LLM's nugget assignments, assessments.machine.nuggets) are had only by naming it (`source`),
+and compare_with_people sets them beside the people's: Kendall's τ-b between the two run rankings for each
+measure, and Krippendorff's α (ordinal) with the share of equal labels over the (answer, nugget) pairs both
+labelled.
 """
+
+import math
 
 import csv
 import io
 from collections import defaultdict
 
+from assessments.agreement.ratings import ratings_from_triples
+from assessments.agreement.statistics import figures
 from assessments.exporters.qrels import MAJORITY
+from assessments.machine import nuggets as machine_nuggets
 from assessments.models import Answer, Judgement, Layer, Run
 from assessments.services import nuggets
 from assessments.services.runs import run_labels
@@ -64,11 +73,16 @@ def answer_scores(bank, labels, answer_id) -> dict:
     }
 
 
-def nugget_scores(campaign_id, *, topic_ids=None) -> dict:
+def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
     """{"runs": {run: {measure: mean over topics, "topics": {topic: {measure: value, counts}}}}} of a campaign's
-    answers (runs named as assessments.services.runs.run_labels names them, topics by external id)."""
+    answers (runs named as assessments.services.runs.run_labels names them, topics by external id), from the
+    people's labels, or from a machine source's when one is named (`source`: a MachineLabelSource; the answer
+    then says which: "source": {"id", "name"})."""
     banks = nuggets.topic_banks(campaign_id, topic_ids)
-    labels = support_labels(campaign_id, topic_ids)
+    if source is None:
+        labels = support_labels(campaign_id, topic_ids)
+    else:
+        labels = machine_nuggets.support_labels(source.pk, campaign_id, topic_ids)
     answers = Answer.objects.filter(campaign_id=campaign_id, topic_id__in=list(banks)).select_related("topic")
     per_run = defaultdict(dict)
     for answer in answers.order_by("run_id", "topic__external_id"):
@@ -77,7 +91,49 @@ def nugget_scores(campaign_id, *, topic_ids=None) -> dict:
     runs = {}
     for run_id, topics in sorted(per_run.items(), key=lambda item: names[item[0]]):
         runs[names[run_id]] = {**{m: _mean(t[m] for t in topics.values()) for m in MEASURES}, "topics": topics}
+    if source is not None:
+        return {"source": {"id": source.pk, "name": source.name}, "runs": runs}
     return {"runs": runs}
+
+
+def compare_with_people(campaign_id, source, *, people=None, machine=None) -> dict:
+    """How a machine source's nugget assignments stand beside the people's: {"source", "name", "runs" (runs scored
+    by both), "tau": {measure: Kendall's τ-b of the two run rankings, or None}, "labels" (pairs both labelled),
+    "agreement" (share of equal labels), "alpha" (Krippendorff's α, ordinal), "reasons"}. `people` and `machine`:
+    the two nugget_scores when the caller has them."""
+    from scipy.stats import kendalltau
+
+    people = people or nugget_scores(campaign_id)
+    machine = machine or nugget_scores(campaign_id, source=source)
+    runs = sorted(set(people["runs"]) & set(machine["runs"]))
+    out = {"source": source.pk, "name": source.name, "runs": len(runs), "tau": {}, "labels": 0, "agreement": None,
+           "alpha": None, "reasons": {}}
+    for measure in MEASURES:
+        tau = None
+        if len(runs) >= 2:
+            value, _ = kendalltau([people["runs"][r][measure] for r in runs], [machine["runs"][r][measure] for r in runs])
+            tau = float(value) if math.isfinite(value) else None
+        out["tau"][measure] = tau
+    if len(runs) < 2:
+        out["reasons"]["tau"] = "fewer than two runs scored by both"
+    elif None in out["tau"].values():
+        out["reasons"]["tau"] = "one ranking is all ties for some measures"
+    human = support_labels(campaign_id)
+    machine_labels = machine_nuggets.support_labels(source.pk, campaign_id)
+    both = sorted(set(human) & set(machine_labels))
+    out["labels"] = len(both)
+    if both:
+        out["agreement"] = sum(human[i] == machine_labels[i] for i in both) / len(both)
+        scale = sorted(nuggets.SUPPORT_ORDER, key=nuggets.SUPPORT_ORDER.get)
+        ratings = ratings_from_triples([(i, "people", human[i]) for i in both] +
+                                       [(i, "machine", machine_labels[i]) for i in both], "ordinal", scale=scale)
+        found = figures(ratings, pairs=False)
+        out["alpha"] = found["alpha"]
+        if found["reasons"].get("alpha"):
+            out["reasons"]["alpha"] = found["reasons"]["alpha"]
+    else:
+        out["reasons"]["alpha"] = "no (answer, nugget) pair was labelled by both"
+    return out
 
 
 def scores_tsv(scores) -> str:

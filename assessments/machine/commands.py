@@ -25,3 +25,26 @@ def progress_bar(command, total, description, enabled=True):
 
 def number(value, digits=3):
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def run_and_report(command, job, options, text, stopped="the judge stopped"):
+    """What an LLM command does with its job: run it with a progress bar (unless --no-progress), write the summary
+    (JSON, or `text(summary)`), and fail with the job's error (a stopped job's message on stderr)."""
+    import json
+
+    from assessments.models import MachineJob
+    from assessments.services import machine
+
+    bar = progress_bar(command, job.items_total, "asking", not options["no_progress"])
+    try:
+        job = machine.run(job, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary = machine.judge_summary(job)
+    command.stdout.write(json.dumps(summary, indent=1, default=str) if options["format"] == "json" else text(summary))
+    if job.status == MachineJob.Status.FAILED:
+        raise CommandError(f"{stopped}: {job.error}")
+    if job.status == MachineJob.Status.STOPPED:
+        command.stderr.write(job.message)
+    return job

@@ -197,16 +197,11 @@ class RateLimit:
 
 
 @dataclass(frozen=True)
-class JudgeRequest:
-    """What to ask, where, and how much it may cost."""
+class Limits:
+    """Where an LLM job asks (the settings' endpoint and model unless named) and how much it may cost."""
 
-    pools: tuple = ()
-    topics: tuple = ()  # query filter: these topics (external ids), or the pools' topics
-    campaign_id: int | None = None
-    campaign_settings: dict | None = None
     endpoint: str | None = None
     model: str | None = None
-    filter_queries: bool = False
     limit: int | None = None
     max_requests: int | None = None
     max_tokens: int | None = None
@@ -215,6 +210,17 @@ class JudgeRequest:
     retries: int | None = None
     backoff: float = 1.0
     retry_errors: bool = False
+
+
+@dataclass(frozen=True)
+class JudgeRequest(Limits):
+    """What the judge asks (pools' candidates graded, or queries kept or dropped), where, and how much it may cost."""
+
+    pools: tuple = ()
+    topics: tuple = ()  # query filter: these topics (external ids), or the pools' topics
+    campaign_id: int | None = None
+    campaign_settings: dict | None = None
+    filter_queries: bool = False
 
 
 def prompt_for(request: JudgeRequest) -> str:
@@ -230,8 +236,8 @@ def prompt_for(request: JudgeRequest) -> str:
     return prompt
 
 
-def create_job(request: JudgeRequest) -> MachineJob:
-    """The judge's source (found again when the same judge ran before) and a job for what it has not answered."""
+def endpoint_and_model(request) -> tuple[str, str]:
+    """The base URL and model a request names, else the settings'; LLMInvalid when either is missing."""
     base_url = request.endpoint or settings.LLM_JUDGE_BASE_URL
     if not base_url:
         raise LLMInvalid("endpoint: no LLM endpoint is configured (LLM_JUDGE_BASE_URL or --endpoint): nothing was sent")
@@ -240,26 +246,25 @@ def create_job(request: JudgeRequest) -> MachineJob:
     model = request.model or settings.LLM_JUDGE_MODEL
     if not model:
         raise LLMInvalid("model: no LLM model is configured (LLM_JUDGE_MODEL or --model)")
-    prompt = prompt_for(request)
-    kind = MachineLabelSource.Kind.QUERY_FILTER if request.filter_queries else MachineLabelSource.Kind.LLM
-    pools, topics = _scope(request)
-    collection = (pools[0].collection if pools else topics[0].collection)
-    identity = {"kind": kind, "endpoint": base_url.rstrip("/"), "model": model, "prompt": prompt, "temperature": 0.0,
-                "campaign": request.campaign_id, "collection": collection.pk}
+    return base_url.rstrip("/"), model
+
+
+def find_source(identity: dict, **fields) -> MachineLabelSource:
+    """The source made before for the same `identity` (kind, endpoint, model, prompt, temperature, campaign...),
+    else a new one with `fields`: running the same LLM work again goes on with its answers."""
     key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     source = MachineLabelSource.objects.filter(key=key).order_by("pk").first()
     if source is None:
         source = MachineLabelSource.objects.create(
-            name=f"{'query-filter' if request.filter_queries else 'llm'}:{model}"[:200], kind=kind,
-            collection=collection, campaign_id=request.campaign_id, key=key, model=model, checksum=key,
-            settings={"endpoint": identity["endpoint"], "prompt": prompt, "temperature": 0.0,
-                      "answer_form": "##plot: yes|no" if request.filter_queries else "##final score: N"},
-            grades=[0, 1] if request.filter_queries else list(GRADES), status=MachineLabelSource.Status.READY,
-        )
-    if request.retry_errors:
-        source.labels.failed().delete()
-    params = {
-        "pools": [p.pk for p in pools], "topics": [t.pk for t in topics], "limit": request.limit,
+            kind=identity["kind"], key=key, checksum=key, model=identity["model"], campaign_id=identity["campaign"],
+            status=MachineLabelSource.Status.READY, **fields)
+    return source
+
+
+def job_params(request: Limits, model) -> dict:
+    """The limits of a job: the request's, else the settings'."""
+    return {
+        "limit": request.limit,
         "max_requests": request.max_requests if request.max_requests is not None else settings.LLM_JUDGE_MAX_REQUESTS,
         "max_tokens": request.max_tokens if request.max_tokens is not None else settings.LLM_JUDGE_MAX_TOKENS,
         "per_minute": request.per_minute if request.per_minute is not None else settings.LLM_JUDGE_REQUESTS_PER_MINUTE,
@@ -267,6 +272,25 @@ def create_job(request: JudgeRequest) -> MachineJob:
         "retries": request.retries if request.retries is not None else settings.LLM_JUDGE_RETRIES,
         "backoff": request.backoff, "model": model,
     }
+
+
+def create_job(request: JudgeRequest) -> MachineJob:
+    """The judge's source (found again when the same judge ran before) and a job for what it has not answered."""
+    base_url, model = endpoint_and_model(request)
+    prompt = prompt_for(request)
+    kind = MachineLabelSource.Kind.QUERY_FILTER if request.filter_queries else MachineLabelSource.Kind.LLM
+    pools, topics = _scope(request)
+    collection = (pools[0].collection if pools else topics[0].collection)
+    identity = {"kind": kind, "endpoint": base_url, "model": model, "prompt": prompt, "temperature": 0.0,
+                "campaign": request.campaign_id, "collection": collection.pk}
+    source = find_source(
+        identity, name=f"{'query-filter' if request.filter_queries else 'llm'}:{model}"[:200], collection=collection,
+        settings={"endpoint": base_url, "prompt": prompt, "temperature": 0.0,
+                  "answer_form": "##plot: yes|no" if request.filter_queries else "##final score: N"},
+        grades=[0, 1] if request.filter_queries else list(GRADES))
+    if request.retry_errors:
+        source.labels.failed().delete()
+    params = {"pools": [p.pk for p in pools], "topics": [t.pk for t in topics], **job_params(request, model)}
     job = MachineJob.objects.create(source=source, kind=MachineJob.Kind.FILTER if request.filter_queries
                                     else MachineJob.Kind.LLM, params=params)
     job.items_total = len(pending(job))
@@ -326,6 +350,57 @@ def spent(source) -> tuple:
 
 def run(job_id: int, listener=None, *, sleep=time.sleep) -> dict:
     """Ask for the job's pending items one by one, storing each answer as it comes; stops at the spend cap."""
+    return ask_each(job_id, _JudgeWork, listener=listener, sleep=sleep)
+
+
+class _JudgeWork:
+    """The judge's and the query filter's items: (topic id, passage id or None), a grade read from each answer."""
+
+    def __init__(self, job):
+        self.job, self.source = job, job.source
+        self.items = pending(job)
+        self.filtering = job.kind == MachineJob.Kind.FILTER
+        self.parse = parse_keep if self.filtering else parse_grade
+        self.queries = {t.pk: t for t in Topic.objects.filter(pk__in={t for t, _ in self.items})
+                        .prefetch_related("facets")}
+        self.passages = {}
+        if not self.filtering:
+            from retrieval.models import Passage
+
+            self.passages = {p.pk: p for p in Passage.objects.filter(pk__in={p for _, p in self.items})}
+
+    def size(self, item) -> int:
+        return 1
+
+    def prompt(self, item) -> str:
+        topic_id, passage_id = item
+        text = self.source.settings["prompt"].replace("{query}", texts_of.query_text(self.queries[topic_id]))
+        if passage_id is not None:
+            text = text.replace("{passage}", texts_of.passage_text(self.passages[passage_id]))
+        return text
+
+    def store(self, item, outcome) -> int:
+        """Store the item's label (its answer, or why there is none); the number of unreadable labels."""
+        topic_id, passage_id = item
+        label = MachineLabel(source=self.source, topic_id=topic_id, passage_id=passage_id, tokens=outcome.get("tokens"))
+        if "error" in outcome:
+            label.error, label.raw_answer = outcome["error"], outcome.get("text", "")
+        else:
+            label.raw_answer = outcome["text"]
+            try:
+                label.grade = self.parse(outcome["text"])
+                label.score = float(label.grade)
+            except AnswerInvalid as exc:
+                label.error = f"unparseable answer: {exc}"
+        MachineLabel.objects.bulk_create([label], ignore_conflicts=True)
+        return int(label.grade is None)
+
+
+def ask_each(job_id: int, work_of, *, listener=None, sleep=time.sleep) -> dict:
+    """The life of an LLM job: claim it, ask for each of `work_of(job).items` (a prompt each, within the rate
+    limit, retried as Transient says, up to the spend cap over every run of the source), and have the work store
+    each answer as it comes (`work.store(item, outcome)`: the number of labels it could not read); `work.size(item)`
+    labels each item counts for. A Fatal answer fails the job; anything else unforeseen fails it and is raised."""
     job = claim(job_id)
     if job is None:
         return {"job": job_id, "status": "skipped"}
@@ -333,49 +408,26 @@ def run(job_id: int, listener=None, *, sleep=time.sleep) -> dict:
     endpoint = Endpoint(source.settings["endpoint"], params["model"], settings.LLM_JUDGE_API_KEY, params["timeout"])
     limiter = RateLimit(params["per_minute"], sleep=sleep)
     progress = Progress(job, listener)
-    items = pending(job)
+    work = work_of(job)
     job.items_done = 0
-    progress.set_total(len(items))
+    progress.set_total(sum(work.size(item) for item in work.items))
     before_requests, before_tokens = spent(source)
     before_requests -= job.requests
     before_tokens -= job.tokens
-    filtering = job.kind == MachineJob.Kind.FILTER
-    parse = parse_keep if filtering else parse_grade
-    prompt = source.settings["prompt"]
-    queries = {t.pk: t for t in Topic.objects.filter(pk__in={t for t, _ in items}).prefetch_related("facets")}
-    passages = {}
-    if not filtering:
-        from retrieval.models import Passage
-
-        passages = {p.pk: p for p in Passage.objects.filter(pk__in={p for _, p in items})}
     try:
-        for topic_id, passage_id in items:
-            text = prompt.replace("{query}", texts_of.query_text(queries[topic_id]))
-            if passage_id is not None:
-                text = text.replace("{passage}", texts_of.passage_text(passages[passage_id]))
-            outcome = _ask(endpoint, text, job, params, limiter, progress, sleep,
+        for item in work.items:
+            outcome = _ask(endpoint, work.prompt(item), job, params, limiter, progress, sleep,
                            (before_requests, before_tokens))
             if outcome is None:  # the spend cap
                 progress.write()
                 used_r, used_t = before_requests + job.requests, before_tokens + job.tokens
                 return _stopped(job, f"spend cap reached: {used_r:,} of {params['max_requests']:,} requests, "
-                                     f"{used_t:,} of {params['max_tokens']:,} tokens over every run of this judge; "
+                                     f"{used_t:,} of {params['max_tokens']:,} tokens over every run of this source; "
                                      f"raise the cap and run again to go on")
-            label = MachineLabel(source=source, topic_id=topic_id, passage_id=passage_id, tokens=outcome.get("tokens"))
-            if "error" in outcome:
-                label.error, label.raw_answer = outcome["error"], outcome.get("text", "")
-            else:
-                label.raw_answer = outcome["text"]
-                try:
-                    label.grade = parse(outcome["text"])
-                    label.score = float(label.grade)
-                except AnswerInvalid as exc:
-                    label.error = f"unparseable answer: {exc}"
-                if not source.model_version:
-                    source.model_version = outcome["model"][:200]
-                    MachineLabelSource.objects.filter(pk=source.pk).update(model_version=source.model_version)
-            MachineLabel.objects.bulk_create([label], ignore_conflicts=True)
-            progress(1, errors=int(label.grade is None))
+            if "error" not in outcome and not source.model_version:
+                source.model_version = outcome["model"][:200]
+                MachineLabelSource.objects.filter(pk=source.pk).update(model_version=source.model_version)
+            progress(work.size(item), errors=work.store(item, outcome))
     except Fatal as exc:
         progress.write()
         end(job, MachineJob.Status.FAILED, error=str(exc))
@@ -385,7 +437,9 @@ def run(job_id: int, listener=None, *, sleep=time.sleep) -> dict:
         end(job, MachineJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     progress.write()
-    end(job, MachineJob.Status.DONE, message=f"{job.items_done:,} answered, {job.errors:,} unreadable or refused")
+    message = f"{job.items_done:,} answered, {job.errors:,} unreadable or refused"
+    first = getattr(work, "first_error", "")
+    end(job, MachineJob.Status.DONE, message=message + (f"; first: {first}" if first else ""))
     return {"job": job_id, "status": "done", "answered": job.items_done, "errors": job.errors}
 
 

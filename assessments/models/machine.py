@@ -24,6 +24,8 @@ class MachineLabelSource(models.Model):
         CLASSIFIER = "classifier", "Text-pair classifier trained on human labels"
         LLM = "llm", "LLM judge (0-3 relevance)"
         QUERY_FILTER = "query_filter", "LLM query filter (describes a plot or only a feeling)"
+        NUGGET_ASSIGN = "nugget_assign", "LLM nugget assignment (support, partial support, no support)"
+        NUGGET_SUGGEST = "nugget_suggest", "LLM nugget suggestions (a topic's atomic nuggets, vital or okay)"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -80,18 +82,27 @@ class MachineLabelQuerySet(models.QuerySet):
 
 
 class MachineLabel(models.Model):
-    """One label of one source: a (topic, passage) grade and score, or a topic's verdict (query filter)."""
+    """One label of one source: a (topic, passage) grade and score, a topic's verdict (query filter) or suggested
+    nuggets (value), or a topic's (answer, nugget) support (item "<answer id>:<nugget id>", grade 0-2)."""
 
     source = models.ForeignKey(MachineLabelSource, on_delete=models.CASCADE, related_name="labels")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="machine_labels")
     passage = models.ForeignKey(
         Passage, on_delete=models.CASCADE, related_name="machine_labels", null=True, blank=True,
-        help_text="Empty for a verdict on the topic itself (the query filter).",
+        help_text="Empty for a verdict on the topic itself (the query filter) or a nugget label.",
+    )
+    item = models.CharField(
+        max_length=100, blank=True, default="",
+        help_text="What is labelled besides the topic: '<answer id>:<nugget id>' for a nugget's support.",
     )
     grade = models.SmallIntegerField(
         null=True, blank=True, help_text="The label; empty when the answer could not be read (see error).",
     )
     score = models.FloatField(null=True, blank=True, help_text="Classifier: probability of relevant; LLM: the grade.")
+    value = models.JSONField(
+        null=True, blank=True,
+        help_text="Nugget labels: the support label and the nugget's text asked about; suggestions: the nuggets.",
+    )
     raw_answer = models.TextField(blank=True, help_text="The LLM's answer as it came.")
     error = models.TextField(blank=True, help_text="Why there is no grade (an unparseable answer, a refused request).")
     in_training = models.BooleanField(
@@ -107,13 +118,15 @@ class MachineLabel(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "topic", "passage"], condition=Q(passage__isnull=False),
                                     name="unique_machine_label"),
-            models.UniqueConstraint(fields=["source", "topic"], condition=Q(passage__isnull=True),
+            models.UniqueConstraint(fields=["source", "topic"], condition=Q(passage__isnull=True, item=""),
                                     name="unique_machine_topic_verdict"),
+            models.UniqueConstraint(fields=["source", "topic", "item"], condition=Q(passage__isnull=True) & ~Q(item=""),
+                                    name="unique_machine_item_label"),
         ]
         indexes = [models.Index(fields=["topic", "passage"], name="machine_label_item")]
 
     def __str__(self):
-        what = self.passage.external_id if self.passage_id else "(topic)"
+        what = self.passage.external_id if self.passage_id else (self.item or "(topic)")
         return f"{self.source_id} {self.topic.external_id} {what} = {self.grade}"
 
 
@@ -125,6 +138,8 @@ class MachineJob(models.Model):
         LABEL = "label", "Label pool candidates"
         LLM = "llm", "LLM judge"
         FILTER = "filter", "LLM query filter"
+        NUGGET_ASSIGN = "nugget_assign", "LLM nugget assignment"
+        NUGGET_SUGGEST = "nugget_suggest", "LLM nugget suggestions"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

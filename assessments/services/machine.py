@@ -29,6 +29,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from assessments.machine import annotator, llm
+from assessments.machine import nuggets as llm_nuggets
 from assessments.machine import examples as human
 from assessments.machine.jobs import FINISHED, LEASE, run_here_or_send
 from assessments.machine.metrics import FIGURES
@@ -198,13 +199,8 @@ def judge(*, pools=(), topics=(), campaign_id=None, campaign_settings=None, endp
             other = [t for t in topics if t not in own]
             if other:
                 raise MachineInvalid("topics", f"{other[0][:100]!r} is not a topic of this campaign")
-    for option, value in (("limit", limit), ("max_requests", max_requests), ("max_tokens", max_tokens),
-                          ("retries", retries)):
-        _bounded(option, value, optional=True)
-    for option, value in (("rate", per_minute), ("timeout", timeout)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value <= 0):
-            raise MachineInvalid(option, "expected a positive number")
+    _check_limits(limit=limit, max_requests=max_requests, max_tokens=max_tokens, retries=retries, rate=per_minute,
+                  timeout=timeout)
     request = llm.JudgeRequest(
         pools=tuple(pools or ()), topics=tuple(topics or ()), campaign_id=campaign_id,
         campaign_settings=campaign_settings if isinstance(campaign_settings, dict) else None, endpoint=endpoint,
@@ -218,9 +214,63 @@ def judge(*, pools=(), topics=(), campaign_id=None, campaign_settings=None, endp
         raise _invalid(exc, "endpoint") from None
 
 
+def _check_limits(*, limit, max_requests, max_tokens, retries, rate, timeout):
+    """An LLM job's limits (each optional): whole numbers in LIMITS, a positive rate and timeout."""
+    for option, value in (("limit", limit), ("max_requests", max_requests), ("max_tokens", max_tokens),
+                          ("retries", retries)):
+        _bounded(option, value, optional=True)
+    for option, value in (("rate", rate), ("timeout", timeout)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value <= 0):
+            raise MachineInvalid(option, "expected a positive number")
+
+
+def nuggets(*, campaign_id, suggest=False, topics=(), endpoint=None, model=None, limit=None, max_requests=None,
+            max_tokens=None, per_minute=None, timeout=None, retries=None, retry_errors=False) -> MachineJob:
+    """A job (not yet sent) asking the LLM about a nuggets campaign (the caller checks it is one): each answer's
+    support of each nugget of its topic's bank (the AutoNuggetizer's assign step), or (`suggest`) each topic's
+    atomic nuggets, vital or okay (its create step); only what the source has no answer to yet. Endpoint, model and
+    limits as judge()'s."""
+    _check_limits(limit=limit, max_requests=max_requests, max_tokens=max_tokens, retries=retries, rate=per_minute,
+                  timeout=timeout)
+    request = llm_nuggets.NuggetRequest(
+        campaign_id=campaign_id, suggest=bool(suggest), topics=tuple(topics or ()), endpoint=endpoint, model=model,
+        limit=limit, max_requests=max_requests, max_tokens=max_tokens, per_minute=per_minute, timeout=timeout,
+        retries=retries, retry_errors=bool(retry_errors))
+    try:
+        return llm_nuggets.create_job(request)
+    except llm.LLMInvalid as exc:
+        raise _invalid(exc, "endpoint") from None
+
+
+def nugget_sources(campaign_id, kind=MachineLabelSource.Kind.NUGGET_ASSIGN):
+    """A campaign's LLM nugget assignment sources (or suggestion sources), newest first."""
+    return campaign_sources(campaign_id).filter(kind=kind)
+
+
+def nugget_source(campaign_id, name) -> MachineLabelSource:
+    """The campaign's nugget assignment source named by its id or name; MachineInvalid(source) when there is none,
+    or when several share the name (then give the id)."""
+    text = str(name or "").strip()
+    if not text:
+        raise MachineInvalid("source", "name a machine source (its id or name)")
+    rows = MachineLabelSource.objects.filter(campaign_id=campaign_id, kind=MachineLabelSource.Kind.NUGGET_ASSIGN)
+    found = list(rows.filter(pk=int(text)) if text.isascii() and text.isdigit() and len(text) < 12
+                 else rows.filter(name=text)[:2])
+    if not found:
+        known = ", ".join(f"{s.pk} ({s.name})" for s in rows.order_by("pk")[:10]) or "none yet"
+        raise MachineInvalid("source", f"{text[:100]!r} is not a nugget assignment source of this campaign "
+                                       f"(its sources: {known})")
+    if len(found) > 1:
+        raise MachineInvalid("source", f"several sources are named {text[:100]!r}: give the id")
+    return found[0]
+
+
 def _tasks(job):
     from assessments import tasks
 
+    if job.kind in (MachineJob.Kind.NUGGET_ASSIGN, MachineJob.Kind.NUGGET_SUGGEST):
+        return tasks.llm_nuggets, llm_nuggets.run
     if job.kind == MachineJob.Kind.TRAIN:
         return tasks.gpu_train_annotator, annotator.train
     if job.kind == MachineJob.Kind.LABEL:
@@ -331,19 +381,23 @@ def judge_summary(job) -> dict:
     labels = source.labels.all()
     failed = labels.failed()
     requests, tokens = llm.spent(source)
+    examples = failed.order_by("pk").values_list("topic__external_id", "passage__external_id", "item", "error",
+                                                  "raw_answer")[:5]
     out = {"source": source.pk, "name": source.name, "kind": source.kind, "model": source.model,
            "status": job.status, "message": job.message, "asked_now": job.items_done, "errors_now": job.errors,
            "requests_now": job.requests, "tokens_now": job.tokens, "labels": labels.count(),
            "unreadable": failed.count(), "requests": requests, "tokens": tokens,
-           "unreadable_examples": [{"topic": t, "passage": p, "error": e, "answer": a[:200]}
-                                   for t, p, e, a in failed.order_by("pk").values_list(
-                                       "topic__external_id", "passage__external_id", "error", "raw_answer")[:5]]}
-    if source.kind == "query_filter":
+           "unreadable_examples": [{"topic": t, "passage": p or i or None, "error": e, "answer": a[:200]}
+                                   for t, p, i, e, a in examples]}
+    if source.kind == MachineLabelSource.Kind.NUGGET_SUGGEST:
+        out["topics"] = labels.filter(grade__isnull=False).count()
+    elif source.kind == "query_filter":
         verdicts = labels.filter(passage__isnull=True, grade__isnull=False).order_by("topic__external_id")
         out["keep"] = list(verdicts.filter(grade=1).values_list("topic__external_id", flat=True))
         out["drop"] = list(verdicts.filter(grade=0).values_list("topic__external_id", flat=True))
     else:
-        out["grades"] = {str(g): labels.filter(grade=g).count() for g in source.grades}
+        names = llm_nuggets.LABEL_OF if source.kind == MachineLabelSource.Kind.NUGGET_ASSIGN else {}
+        out["grades"] = {names.get(g, str(g)): labels.filter(grade=g).count() for g in source.grades}
     return out
 
 

@@ -25,7 +25,8 @@ class FakeLLM(ThreadingHTTPServer):
     """POST /v1/chat/completions. The passage (or comment) text decides the answer:
     `good N` → "##final score: N"; `bad` → prose; `slow` → sleeps past the client's timeout the first time;
     `busy` → 429 (Retry-After: 0) the first time; `flaky` → 503 twice; `broken` → 500 always;
-    `plot` / `feeling` → ##plot: yes / no."""
+    `plot` / `feeling` → ##plot: yes / no. A test may set `answer` (the prompt → the answer's text, or an HTTP status)
+    to answer other prompts (the nugget work: tests/assessments/test_llm_nuggets.py)."""
 
     daemon_threads = True
 
@@ -33,6 +34,7 @@ class FakeLLM(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.requests, self.seen, self.times, self.keys = [], Counter(), [], []
         self.lock = threading.Lock()
+        self.answer = None
 
     @property
     def url(self):
@@ -47,6 +49,14 @@ class Handler(BaseHTTPRequestHandler):
         server = self.server
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = body["messages"][0]["content"]
+        if server.answer is not None:
+            with server.lock:
+                server.requests.append({"prompt": prompt, "model": body["model"]})
+            answer = server.answer(prompt)
+            if isinstance(answer, int):
+                return self.reply(answer, {"error": "refused"})
+            return self.reply(200, {"model": body["model"], "choices": [{"message": {"content": answer}}],
+                                    "usage": {"total_tokens": 50}})
         match = re.search(r"Passage: (.*)", prompt) or re.search(r"Comment: (.*)", prompt)
         text = match.group(1).strip()
         with server.lock:

@@ -1,21 +1,26 @@
-"""manage.py export_nugget_scores --campaign C [--format json|tsv] [--out FILE]"""
+"""manage.py export_nugget_scores --campaign C [--source NAME] [--format json|tsv] [--out FILE]"""
 
 import json
 
 from annotation.management.commands._nuggets import CampaignExport
-from annotation.services.nuggets import campaign_scope
-from assessments.evaluation.nuggets import FORMATS, nugget_scores, scores_tsv
+from annotation.services.nuggets import scores
+from assessments.evaluation.nuggets import FORMATS, scores_tsv
 
 
 class Command(CampaignExport):
     help = (
         "Score a nuggets campaign's answers (TREC RAG: all, vital, strict_all, strict_vital, weighted), per run and "
-        "topic, from the people's nugget labels (adjudicated, else the majority, a tie taking the lower)."
+        "topic, from the people's nugget labels (adjudicated, else the majority, a tie taking the lower). Where the "
+        "campaign has LLM nugget assignments (manage.py llm_nuggets assign), the JSON sets each beside the people's "
+        "(compared_with_machine: Kendall's tau of the run rankings, alpha and agreement on the labels); they count "
+        "only when named: --source ID|NAME scores the runs by that source's labels instead."
     )
 
     def more_arguments(self, parser):
         parser.add_argument("--format", choices=FORMATS, default="json")
+        parser.add_argument("--source", help="Score by this machine source's nugget assignments (its id or name) "
+                            "instead of the people's.")
 
     def text(self, options):
-        scores = nugget_scores(campaign_scope(options["campaign"]).campaign_id)
-        return scores_tsv(scores) if options["format"] == "tsv" else json.dumps(scores, indent=1) + "\n"
+        found = scores(options["campaign"], source=options["source"])
+        return scores_tsv(found) if options["format"] == "tsv" else json.dumps(found, indent=1) + "\n"

@@ -582,6 +582,21 @@ class LlmJudgeForm(ServiceErrorsMixin, forms.Form):
         self.fields["pools"].choices = [(n, n) for n in pools]
 
 
+class LlmNuggetsForm(ServiceErrorsMixin, forms.Form):
+    """The LLM's nugget work on a nuggets campaign (AutoNuggetizer): assignments or suggestions, within a spend cap."""
+
+    step = forms.ChoiceField(choices=[("assign", "Assign: each answer's support of each nugget of its topic's bank"),
+                                      ("suggest", "Suggest: each topic's atomic nuggets, vital or okay")],
+                             widget=forms.RadioSelect, initial="assign")
+    limit = forms.IntegerField(min_value=1, required=False,
+                               help_text="Ask at most this many (answer, nugget) labels, or topics, now (empty: all).")
+    max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
+                                      help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
+    max_tokens = forms.IntegerField(min_value=1, required=False, label="Spend cap: tokens",
+                                    help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_TOKENS).")
+    retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
+
+
 class AuditForm(ServiceErrorsMixin, forms.Form):
     """A sample of the human labels a machine disagrees with goes to review (annotation.services.triage)."""
 

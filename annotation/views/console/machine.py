@@ -15,7 +15,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.services.triage import TriageInvalid, audit_review
-from annotation.views.console.forms import AuditForm, LlmJudgeForm, LlmPromptForm, MachineLabelForm, TrainAnnotatorForm
+from annotation.services.nuggets import llm_job
+from annotation.views.console.forms import (AuditForm, LlmJudgeForm, LlmNuggetsForm, LlmPromptForm, MachineLabelForm,
+                                            TrainAnnotatorForm)
 from assessments.models import MachineLabelSource, QrelSet
 from assessments.services import machine
 
@@ -44,6 +46,7 @@ def _forms(campaign, choices, bound=None):
         "train": TrainAnnotatorForm(qrel_sets=choices["qrel_sets"], pools=choices["pools"]),
         "label": MachineLabelForm(annotators=choices["annotators"], pools=choices["pools"]),
         "judge": LlmJudgeForm(pools=choices["pools"]),
+        "nuggets": LlmNuggetsForm(),
         "audit": AuditForm(sources=choices["labelled"]),
     }
     prompts = []
@@ -74,6 +77,7 @@ def _render(request, campaign, *, bound=None, status=200, choices=None):
         "annotators": [s for s in sources if s["kind"] == MachineLabelSource.Kind.CLASSIFIER],
         "judges": [s for s in sources if s["kind"] != MachineLabelSource.Kind.CLASSIFIER],
         "jobs": jobs, "human": machine.campaign_human_kappa(campaign.pk), "pools": choices["pools"],
+        "nuggets": campaign.task == campaign.Task.NUGGETS,
     }, status=status)
 
 
@@ -95,6 +99,9 @@ def machine_page(request, name):
     elif action == "judge":
         form = LlmJudgeForm(request.POST, pools=choices["pools"])
         start = _judge
+    elif action == "nuggets" and campaign.task == campaign.Task.NUGGETS:
+        form = LlmNuggetsForm(request.POST)
+        start = llm_job
     elif action == "audit":
         form = AuditForm(request.POST, sources=choices["labelled"])
         return _audit(request, campaign, form, choices)

@@ -1,14 +1,11 @@
 """manage.py llm_judge --pool NAME… [--campaign NAME] [--endpoint URL] [--model M] [--limit N]
 [--max-requests N] [--max-tokens N] [--rate RPM] [--filter-queries [--topics ID…]] [--retry-errors]"""
 
-import json
-
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from assessments.machine.commands import progress_bar
+from assessments.machine.commands import run_and_report
 from assessments.management.commands.train_annotator import flag
-from assessments.models import MachineJob
 from assessments.services import machine
 
 
@@ -63,22 +60,7 @@ class Command(BaseCommand):
             )
         except machine.MachineInvalid as exc:
             raise CommandError(f"nothing was sent: {flag(exc)}") from exc
-        bar = progress_bar(self, job.items_total, "asking", not options["no_progress"])
-        try:
-            job = machine.run(job, bar)
-        finally:
-            if bar is not None:
-                bar.close()
-        summary = machine.judge_summary(job)
-        if options["format"] == "json":
-            self.stdout.write(json.dumps(summary, indent=1))
-        else:
-            self.stdout.write(text(summary))
-        if job.status == MachineJob.Status.FAILED:
-            raise CommandError(f"the judge stopped: {job.error}")
-        if job.status == MachineJob.Status.STOPPED:
-            self.stderr.write(job.message)
-
+        run_and_report(self, job, options, text)
 
 def text(summary) -> str:
     lines = [f"{summary['name']} (#{summary['source']}): {summary['asked_now']:,} asked now "
@@ -88,6 +70,8 @@ def text(summary) -> str:
              f"{summary['requests']:,} requests, {summary['tokens']:,} tokens"]
     if "grades" in summary:
         lines.append("grades: " + ", ".join(f"{g}: {n:,}" for g, n in summary["grades"].items()))
+    elif "topics" in summary:
+        lines.append(f"topics with suggestions: {summary['topics']:,}")
     else:
         lines.append(f"keep {len(summary['keep'])}: {' '.join(summary['keep'])}")
         lines.append(f"drop {len(summary['drop'])}: {' '.join(summary['drop'])}")

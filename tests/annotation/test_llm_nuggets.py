@@ -1,0 +1,315 @@
+"""manage.py llm_nuggets assign|suggest (issue 29, items 3 and 7: the AutoNuggetizer's steps) against the loopback
+OpenAI-compatible server of the llm_judge tests: good answers stored as a machine source of their own; malformed
+answers (not a list, an unknown label, too few labels, a bad suggestion) stored as errors of their whole request,
+never as labels, the job saying why; the people's scores never count machine labels unless a source is named; and
+Kendall's τ and α between the people's and the machine's assignments, checked against scipy and the krippendorff
+package."""
+
+import json
+import re
+from io import StringIO
+
+import krippendorff
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+from scipy.stats import kendalltau
+
+from assessments.models import MachineJob, MachineLabel, MachineLabelSource
+from tests import factories
+from tests.annotation.nuggets_setup import RUNS, SENTENCES, TOPIC, nuggets_world
+from tests.annotation.test_nugget_scores_results import EXPECTED, LABELS, MEASURES
+from tests.annotation.test_nugget_support_page import save
+from tests.assessments.test_llm_judge import judge_settings, server  # noqa: F401 — the loopback LLM and its settings
+
+pytestmark = pytest.mark.django_db
+
+
+def answer_text(run):
+    return " ".join(text for text, _ in SENTENCES[run])
+
+
+def labeller(labels_by_run):
+    """The LLM: for an assign prompt, the labels of `labels_by_run` (run → {nugget text: label, or a whole answer})
+    for the nuggets it lists."""
+    def answer(prompt):
+        passage = re.search(r"^Passage: (.*)$", prompt, re.M).group(1)
+        asked = json.loads(re.search(r"^Nugget List: (.*)$", prompt, re.M).group(1))
+        run = next(r for r in RUNS if answer_text(r) == passage)
+        given = labels_by_run[run]
+        if isinstance(given, str):
+            return given
+        return json.dumps([given[text] for text in asked])
+    return answer
+
+
+def by_text(world, labels):
+    """{run: {nugget text: label}} from {run: [label of each nugget in bank order]}."""
+    return {run: {n["text"]: v for n, v in zip(world["bank"], values)} for run, values in labels.items()}
+
+
+def llm_nuggets(server, *args):
+    out = StringIO()
+    call_command("llm_nuggets", *args, "--campaign", "rag-judging", "--endpoint", server.url, "--model", "nugget-7b",
+                 "--no-progress", "--format", "json", stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue())
+
+
+def scores(*args):
+    out = StringIO()
+    call_command("export_nugget_scores", "--campaign", "rag-judging", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def world(db):
+    return nuggets_world(factories.user("nuggeteer"))
+
+
+def people_label(client, world, labels):
+    client.force_login(world["units"][RUNS[0]].assessor)
+    seq = 0
+    for run, values in labels.items():
+        for nugget, value in zip(world["bank"], values):
+            seq += 1
+            assert save(client, world["units"][run], seq=seq, layer="nugget_support", nugget=nugget["id"],
+                        value=value).status_code == 200
+
+
+def test_the_llm_labels_every_answers_nuggets_as_a_source_of_its_own(server, world):
+    server.answer = labeller(by_text(world, LABELS))
+
+    summary = llm_nuggets(server, "assign")
+
+    source = MachineLabelSource.objects.get()
+    assert source.kind == "nugget_assign" and source.campaign_id == world["campaign"].pk
+    assert summary["grades"] == {"not_support": 3, "partial_support": 2, "support": 3} and summary["unreadable"] == 0
+    stored = {(l.item, l.value["label"]) for l in MachineLabel.objects.all()}
+    assert stored == {(f"{world['answers'][run].pk}:{n['id']}", v)
+                      for run, values in LABELS.items() for n, v in zip(world["bank"], values)}
+    assert len(server.requests) == 2  # one request per answer (4 nuggets: one batch)
+    assert "Search Query: what is vicarious trauma" in server.requests[0]["prompt"]
+
+    machine = scores("--source", source.name)
+    assert machine["source"] == {"id": source.pk, "name": source.name}
+    for run in RUNS:
+        assert {m: machine["runs"][run][m] for m in MEASURES} == pytest.approx(EXPECTED[run])
+
+    again = llm_nuggets(server, "assign")  # everything has an answer: nothing is asked twice
+    assert again["asked_now"] == 0 and len(server.requests) == 2
+
+
+def test_machine_labels_never_enter_the_peoples_scores_unless_named(client, server, world):
+    people_label(client, world, LABELS)
+    before = scores()
+    machine_view = {RUNS[0]: ["not_support"] * 4, RUNS[1]: ["support"] * 4}
+    server.answer = labeller(by_text(world, machine_view))
+    llm_nuggets(server, "assign")
+
+    after = scores()
+    assert after["runs"] == before["runs"]
+    for run in RUNS:
+        assert {m: after["runs"][run][m] for m in MEASURES} == pytest.approx(EXPECTED[run])
+    machine = scores("--source", str(MachineLabelSource.objects.get().pk))
+    assert machine["runs"][RUNS[0]]["all"] == 0.0 and machine["runs"][RUNS[1]]["all"] == 1.0
+    tsv = StringIO()
+    call_command("export_nugget_scores", "--campaign", "rag-judging", "--format", "tsv", stdout=tsv)
+    assert f"{RUNS[0]}\tall\t{EXPECTED[RUNS[0]]['all']:.4f}" in tsv.getvalue()
+
+
+def test_tau_and_alpha_set_the_machine_beside_the_people(client, server, world):
+    people_label(client, world, LABELS)
+    machine_view = {RUNS[0]: ["support", "support", "support", "not_support"],
+                    RUNS[1]: ["not_support", "partial_support", "partial_support", "support"]}
+    server.answer = labeller(by_text(world, machine_view))
+    llm_nuggets(server, "assign")
+
+    found = scores()["compared_with_machine"]
+    assert len(found) == 1
+    compared = found[0]
+    machine = scores("--source", compared["name"])
+    assert machine["compared_with_people"] == compared
+    people = scores()
+    for m in MEASURES:
+        tau, _ = kendalltau([people["runs"][r][m] for r in RUNS], [machine["runs"][r][m] for r in RUNS])
+        assert compared["tau"][m] == pytest.approx(tau)
+    assert compared["runs"] == 2 and compared["labels"] == 8
+    order = {"not_support": 0, "partial_support": 1, "support": 2}
+    matrix = np.array([[order[v] for run in RUNS for v in LABELS[run]],
+                       [order[v] for run in RUNS for v in machine_view[run]]], dtype=float)
+    assert compared["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal"))
+    same = sum(a == b for run in RUNS for a, b in zip(LABELS[run], machine_view[run]))
+    assert compared["agreement"] == pytest.approx(same / 8)
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("Support, partial support, and no support.", "no list of labels"),
+    ('["support", "maybe", "support", "support"]', "label 2: 'maybe' is not one of"),
+    ('["support", "support", "support"]', "3 labels for 4 nuggets"),
+    ("[support, support", "no list of labels"),
+    ('["support", {"x": 1}, "support", "support"]', "label 2"),
+])
+def test_a_malformed_answer_stores_no_label_of_its_request_and_the_job_says_why(server, world, bad, error):
+    good = by_text(world, LABELS)
+    server.answer = labeller({RUNS[0]: bad, RUNS[1]: good[RUNS[1]]})
+
+    summary = llm_nuggets(server, "assign")
+
+    job = MachineJob.objects.get()
+    assert job.status == "done" and job.errors == 4 and error in job.message
+    first = world["answers"][RUNS[0]].pk
+    rows = MachineLabel.objects.filter(item__startswith=f"{first}:")
+    assert rows.count() == 4 and not rows.filter(grade__isnull=False).exists()
+    assert all(error in r.error and r.raw_answer == bad for r in rows)
+    assert MachineLabel.objects.filter(grade__isnull=False).count() == 4  # the other answer's, whole
+    assert summary["unreadable"] == 4 and error in summary["unreadable_examples"][0]["error"]
+    machine = scores("--source", job.source.name)
+    assert machine["runs"][RUNS[0]]["topics"][TOPIC]["assessed"] == 0
+
+    server.answer = labeller(good)  # asked again only when told
+    assert llm_nuggets(server, "assign")["asked_now"] == 0
+    assert llm_nuggets(server, "assign", "--retry-errors")["asked_now"] == 4
+    assert not MachineLabel.objects.filter(grade__isnull=True).exists()
+
+
+def test_a_refused_model_fails_the_job_with_its_reason(server, world):
+    server.answer = lambda prompt: 404
+    with pytest.raises(CommandError, match="the LLM stopped: HTTP 404"):
+        llm_nuggets(server, "assign")
+    job = MachineJob.objects.get()
+    assert job.status == "failed" and "HTTP 404" in job.error
+    assert not MachineLabel.objects.exists()
+
+
+def test_an_edited_nugget_is_asked_again_and_its_old_label_no_longer_counts(client, server, world):
+    server.answer = labeller(by_text(world, {run: ["support"] * 4 for run in RUNS}))
+    llm_nuggets(server, "assign")
+    edited = [dict(n) for n in world["bank"]]
+    edited[0]["text"] = "Vicarious trauma comes from hearing about others' trauma"
+    from annotation.services.nuggets import importing_user
+    from assessments.services.judging import record_judgement
+
+    record_judgement(assessor=importing_user("imported-nuggets"), topic=world["answers"][RUNS[0]].topic,
+                     layer="nuggets", value=edited, campaign_id=world["campaign"].pk, source="import")
+    source = MachineLabelSource.objects.get()
+    assert scores("--source", source.name)["runs"][RUNS[0]]["topics"][TOPIC]["assessed"] == 3
+
+    server.answer = labeller({run: {n["text"]: "not_support" for n in edited} for run in RUNS})
+    assert llm_nuggets(server, "assign")["asked_now"] == 2  # the edited nugget, in both answers
+    assert scores("--source", source.name)["runs"][RUNS[0]]["topics"][TOPIC]["assessed"] == 4
+
+
+def test_nothing_is_sent_without_an_endpoint_or_to_another_task(world, server):
+    with pytest.raises(CommandError, match="nothing was sent: --endpoint: no LLM endpoint"):
+        call_command("llm_nuggets", "assign", "--campaign", "rag-judging", "--no-progress", stdout=StringIO())
+    with pytest.raises(CommandError, match="--campaign: no campaign named"):
+        call_command("llm_nuggets", "assign", "--campaign", "nope", "--endpoint", server.url, "--model", "m",
+                     stdout=StringIO())
+    with pytest.raises(CommandError, match="--source: 'nope' is not a nugget assignment source"):
+        scores("--source", "nope")
+    assert not MachineLabelSource.objects.exists() and not server.requests
+
+
+SUGGESTED = [{"text": "Vicarious trauma is secondary exposure", "importance": "vital"},
+             {"text": "Supervision helps helpers cope", "importance": "okay"}]
+
+
+def test_suggestions_are_a_topics_nuggets_read_from_its_answers_and_cited_passages(server, world):
+    server.answer = lambda prompt: "```json\n" + json.dumps(SUGGESTED + [SUGGESTED[0]]) + "\n```"
+
+    summary = llm_nuggets(server, "suggest")
+
+    assert summary["topics"] == 1 and summary["unreadable"] == 0
+    prompt = server.requests[0]["prompt"]
+    assert answer_text(RUNS[0]) in prompt and "Supervision and peer support help helpers cope." in prompt
+    label = MachineLabel.objects.get()
+    assert label.source.kind == "nugget_suggest" and label.value == SUGGESTED  # a repeated nugget once
+    from assessments.machine.nuggets import topic_suggestions
+
+    found = topic_suggestions(world["campaign"].pk, label.topic_id)
+    assert found["nuggets"] == SUGGESTED and found["source"] == label.source_id
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("Here are the nuggets: vicarious trauma.", "no list of nuggets"),
+    ("[]", "no nuggets in the list"),
+    ('[{"text": "A", "importance": "high"}]', "importance 'high' is not one of vital, okay"),
+    ('[{"text": "", "importance": "vital"}]', "nugget 1: text of 1 to"),
+    ('["just a string"]', "nugget 1: not an object"),
+])
+def test_a_malformed_suggestion_is_an_error_never_a_bank(server, world, bad, error):
+    server.answer = lambda prompt: bad
+    summary = llm_nuggets(server, "suggest")
+    label = MachineLabel.objects.get()
+    assert label.grade is None and label.value is None and error in label.error
+    assert summary["unreadable"] == 1 and error in MachineJob.objects.get().message
+    from assessments.machine.nuggets import topic_suggestions
+
+    assert topic_suggestions(world["campaign"].pk, label.topic_id) is None
+
+
+@pytest.fixture
+def organiser(client, world):
+    from tests.browser.console_steps import organiser_account
+
+    client.force_login(organiser_account())
+    return client
+
+
+def test_an_organiser_starts_the_llm_through_the_api_and_reads_the_scores_by_source(
+        organiser, server, world, judge_settings, django_capture_on_commit_callbacks):  # noqa: F811
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    server.answer = labeller(by_text(world, LABELS))
+    url = "/api/campaigns/rag-judging/machine/nuggets/"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = organiser.post(url, {"step": "assign"}, content_type="application/json")
+
+    assert started.status_code == 202, started.content
+    job = started.json()
+    assert job["kind"] == "nugget_assign" and job["total"] == 8
+    done = organiser.get(f"/api/campaigns/rag-judging/machine/jobs/{job['id']}/").json()
+    assert done["status"] == "done" and done["done"] == 8 and done["errors"] == 0
+    people = organiser.get("/api/campaigns/rag-judging/nugget-scores/").json()
+    assert people["runs"][RUNS[0]]["all"] == 0.0  # no person labelled: the machine's labels do not count
+    assert people["compared_with_machine"][0]["labels"] == 0
+    machine = organiser.get(f"/api/campaigns/rag-judging/nugget-scores/?source={job['source']}").json()
+    for run in RUNS:
+        assert {m: machine["runs"][run][m] for m in MEASURES} == pytest.approx(EXPECTED[run])
+    assert machine["compared_with_people"]["reasons"]["alpha"].startswith("no (answer, nugget) pair")
+    bad = organiser.get("/api/campaigns/rag-judging/nugget-scores/?source=nope")
+    assert bad.status_code == 400 and bad.json()["field"] == "source"
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"step": "nuggets"}, "step"), ({"step": "assign", "limit": 0}, "limit"),
+    ({"step": "assign", "topics": ["nope"]}, "topics"), ({"step": "assign"}, "endpoint"),
+])
+def test_a_bad_api_request_is_a_400_naming_its_field_and_sends_nothing(organiser, server, judge_settings,  # noqa: F811
+                                                                       body, field):
+    if field != "endpoint":
+        judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    response = organiser.post("/api/campaigns/rag-judging/machine/nuggets/", body, content_type="application/json")
+    assert response.status_code == 400
+    found = response.json()
+    assert found.get("field") == field or field in found
+    assert not MachineJob.objects.exists() and not server.requests
+
+
+def test_the_console_starts_nugget_suggestions_and_a_malformed_answer_shows_on_the_job(
+        organiser, server, world, judge_settings, django_capture_on_commit_callbacks):  # noqa: F811
+    page = organiser.get("/campaigns/rag-judging/machine/").content.decode()
+    assert 'id="nuggets-form"' in page and 'id="start-nuggets" disabled' in page  # no endpoint configured
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    server.answer = lambda prompt: "Nuggets: trauma, coping."
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = organiser.post("/campaigns/rag-judging/machine/", {"action": "nuggets", "step": "suggest"})
+
+    assert response.status_code == 302
+    job = MachineJob.objects.get()
+    assert job.kind == "nugget_suggest" and job.errors == 1 and "no list of nuggets" in job.message
+    page = organiser.get("/campaigns/rag-judging/machine/").content.decode()
+    assert "no list of nuggets" in page
+    bad = organiser.post("/campaigns/rag-judging/machine/", {"action": "nuggets", "step": "all", "limit": "x"})
+    assert bad.status_code == 400 and MachineJob.objects.count() == 1
