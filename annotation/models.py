@@ -122,6 +122,7 @@ class Assignment(models.Model):
         ADHOC = "adhoc", "Document grades"
         NUGGET_SUPPORT = "nugget_support", "Nugget support"
         NUGGET_CREATION = "nugget_creation", "Nugget creation"
+        CITATION_SUPPORT = "citation_support", "Citation support"
 
     class Status(models.TextChoices):
         """The one state machine of annotation.services.status: to do -> in progress -> done; reopen; revise."""
@@ -161,16 +162,18 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["assessor", "position", "id"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["assessor", "topic", "run"], condition=Q(run__isnull=False), name="unique_article_assignment"
+            models.UniqueConstraint(  # an answer's nugget support and its citation support are two units
+                fields=["assessor", "topic", "run", "kind"], condition=Q(run__isnull=False),
+                name="unique_article_assignment",
             ),
             models.CheckConstraint(
-                condition=(Q(kind__in=["outline", "nugget_support"], run__isnull=False)
+                condition=(Q(kind__in=["outline", "nugget_support", "citation_support"], run__isnull=False)
                            | Q(kind__in=["plot_labels", "choice", "pair", "adhoc"], pool__isnull=False)
                            | Q(kind="nugget_creation", run__isnull=True, pool__isnull=True)),
                 name="assignment_kind_has_its_unit",
-                violation_error_message="An outline assignment needs a run (its article), a nugget support one a run "
-                                        "(its answer to the topic), a nugget creation one neither; the others need a pool.",
+                violation_error_message="An outline assignment needs a run (its article), a nugget or citation support "
+                                        "one a run (its answer to the topic), a nugget creation one neither; the "
+                                        "others need a pool.",
             ),
         ]
         indexes = [models.Index(fields=["assessor", "status", "position"], name="assignment_queue")]
@@ -196,11 +199,15 @@ class Assignment(models.Model):
     @classmethod
     def kind_of(cls, campaign, *, run=None) -> str:
         """The kind of a unit made for `campaign`, from stored data alone: a nuggets campaign's unit is an answer (its
-        run's, to the topic) or, without a run, the topic's nugget bank to write; an outline article when it has a
+        run's, to the topic: its nugget support, or its citations' support where the campaign's nugget_stage is
+        "citations") or, without a run, the topic's nugget bank to write; an outline article when it has a
         run, else its campaign's mode (an ad hoc campaign's labelling mode grades documents). A mode that is none of
         MODES is a ValueError (annotation.services.status.kind_for says it as StatusInvalid naming `mode`)."""
         if campaign is not None and campaign.task == campaign.Task.NUGGETS:
-            return cls.Kind.NUGGET_SUPPORT if run else cls.Kind.NUGGET_CREATION
+            if not run:
+                return cls.Kind.NUGGET_CREATION
+            stage = campaign.settings.get("nugget_stage") if isinstance(campaign.settings, dict) else None
+            return cls.Kind.CITATION_SUPPORT if stage == "citations" else cls.Kind.NUGGET_SUPPORT
         if run:
             return cls.Kind.OUTLINE
         settings_ = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}

@@ -89,8 +89,11 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
         track = Track.objects.filter(campaign=campaign).first()
         for topic_id in sorted(track.topics.values_list("pk", flat=True)) if track else ():
             units[topic_id].append(Unit(topic_id))
-    elif campaign.task == Campaign.Task.NUGGETS:  # a unit per answer: the run's answer to the topic
-        rows = Answer.objects.filter(campaign_id=campaign.pk).values_list("topic_id", "run_id")
+    elif campaign.task == Campaign.Task.NUGGETS:  # a unit per answer (stage citations: per answer that cites)
+        rows = Answer.objects.filter(campaign_id=campaign.pk)
+        if nugget_stage(campaign) == "citations":
+            rows = rows.filter(sentences__citations__isnull=False).distinct()
+        rows = rows.values_list("topic_id", "run_id")
         for topic_id, run_id in sorted(rows):
             units[topic_id].append(Unit(topic_id, run_id=run_id))
     else:
@@ -103,13 +106,15 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
     return dict(units)
 
 
-NUGGET_STAGES = ("support", "create")  # a nuggets campaign's units: its answers' nugget support, or its topics' banks
+# a nuggets campaign's units: its answers' nugget support, its topics' banks, or (optional) its answers' citations
+NUGGET_STAGES = ("support", "create", "citations")
 
 
 def nugget_stage(campaign) -> str:
-    """Which units a nuggets campaign's assignment makes (settings["nugget_stage"]; support unless it says create)."""
+    """Which units a nuggets campaign's assignment makes (settings["nugget_stage"]; support unless it says another
+    of NUGGET_STAGES)."""
     settings_ = campaign.settings if isinstance(campaign.settings, dict) else {}
-    return "create" if settings_.get("nugget_stage") == "create" else "support"
+    return settings_.get("nugget_stage") if settings_.get("nugget_stage") in NUGGET_STAGES else "support"
 
 
 def assign_campaign(
@@ -123,8 +128,8 @@ def assign_campaign(
     change the campaign's settings first and `pools` are added to it; left out, the stored settings apply. `progress(done, total)` is
     called after each topic. `likely` (triage.LikelyRelevant) gives the candidates a machine label source scores at
     least its threshold to `extra` more assessors each (annotation.services.triage). `stage` (a nuggets campaign:
-    "create", a unit per topic to write its bank, or "support", a unit per answer; stored) says which units a
-    nuggets campaign gets. Raises AssignmentError (or TriageInvalid) naming the option at fault; nothing is written
+    "create", a unit per topic to write its bank, "support", a unit per answer, or "citations", a unit per answer
+    with citations, whose cited passages are judged; stored) says which units a nuggets campaign gets. Raises AssignmentError (or TriageInvalid) naming the option at fault; nothing is written
     then.
     """
     if stage is not None and (stage not in NUGGET_STAGES or campaign.task != Campaign.Task.NUGGETS):
@@ -168,11 +173,16 @@ def assign_campaign(
         extra_only = defaultdict(set)  # topic -> assessor ids holding only triage units of it
         held = set()  # (assessor id, unit)
         load = defaultdict(int)
-        for a in Assignment.objects.filter(campaign=campaign).values("assessor_id", "topic_id", "run_id", "pool_id", "qualification"):
+        # a nuggets campaign's stages are different work: a topic's keepers are those holding units of this stage
+        making = {kind_for(campaign, run=u.run_id, pool=u.pool_id) for us in units.values() for u in us[:1]}
+        staged = campaign.task == Campaign.Task.NUGGETS
+        for a in Assignment.objects.filter(campaign=campaign).values(
+                "assessor_id", "topic_id", "run_id", "pool_id", "qualification", "kind"):
             unit = Unit(a["topic_id"], run_id=a["run_id"], pool_id=a["pool_id"])
-            held.add((a["assessor_id"], unit))
+            held.add((a["assessor_id"], unit, a["kind"]))  # an answer is two units: nugget and citation support
             if not a["qualification"]:
-                (extra_only if a["pool_id"] in triage_ids else existing)[a["topic_id"]].add(a["assessor_id"])
+                if not staged or a["kind"] in making:
+                    (extra_only if a["pool_id"] in triage_ids else existing)[a["topic_id"]].add(a["assessor_id"])
                 load[a["assessor_id"]] += 1
         judged = defaultdict(set)
         named = {u.pk for u in users}
@@ -191,12 +201,12 @@ def assign_campaign(
         new = []
 
         def give(assessor_id, unit, qualification):
-            if (assessor_id, unit) in held:
+            kind = kind_for(campaign, run=unit.run_id, pool=unit.pool_id)
+            if (assessor_id, unit, kind) in held:
                 return
-            held.add((assessor_id, unit))
+            held.add((assessor_id, unit, kind))
             position = next_position.get(assessor_id, -1) + 1
             next_position[assessor_id] = position
-            kind = kind_for(campaign, run=unit.run_id, pool=unit.pool_id)
             new.append(Assignment(
                 campaign=campaign, assessor_id=assessor_id, topic_id=unit.topic_id, run_id=unit.run_id, kind=kind,
                 pool_id=unit.pool_id, qualification=qualification, position=position,
@@ -230,7 +240,7 @@ def assign_campaign(
         for pool in triage_pools:  # likely-relevant candidates: `extra` assessors beyond the topic's own
             for topic_id in sorted(set(PoolCandidate.objects.filter(pool=pool).values_list("topic_id", flat=True))):
                 unit = Unit(topic_id, pool_id=pool.pk)
-                holders = {a for a, u in held if u == unit}
+                holders = {a for a, u, _ in held if u == unit}
                 others = sorted((u.pk for u in users if u.pk not in topic_people[topic_id] | existing[topic_id]
                                  and u.pk not in holders), key=lambda pk: (load[pk], tiebreak[pk]))
                 for assessor_id in others[: max(0, likely.extra - len(holders))]:

@@ -20,7 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment
 from annotation.services import adhoc, outline, plot, prelabels, review, status
-from annotation.services import nugget_creation, nugget_support
+from annotation.services import citation_support, nugget_creation, nugget_support
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -45,6 +45,7 @@ KINDS = {
     Assignment.Kind.ADHOC: UnitKind(adhoc.change_key, adhoc.progress),
     Assignment.Kind.NUGGET_SUPPORT: UnitKind(nugget_support.change_key, nugget_support.progress),
     Assignment.Kind.NUGGET_CREATION: UnitKind(nugget_creation.change_key, nugget_creation.progress),
+    Assignment.Kind.CITATION_SUPPORT: UnitKind(citation_support.change_key, citation_support.progress),
 }
 
 

@@ -70,6 +70,10 @@ def nugget_page(assignment, *, readonly=False) -> dict:
             passages.setdefault(c["passage"].pk, c["passage"])
     state = {
         "kind": "nugget_support",
+        "layer": Layer.NUGGET_SUPPORT,  # what nugget_support.js labels (the citation page's too: citation_support)
+        "ready": "nuggets",
+        "noun": "nugget",
+        "dom_prefix": "nugget-",
         "assignment": assignment.token,
         "status": assignment.status,
         "readonly": readonly,
@@ -80,6 +84,7 @@ def nugget_page(assignment, *, readonly=False) -> dict:
                     for i, n in enumerate(bank, start=1)],
         "labels": {nid: v for nid, v in current.items() if nid in ids},
     }
+    state["items"] = [{"id": n["id"], "n": n["n"], "fields": {"nugget": n["id"]}} for n in state["nuggets"]]
     done = sum(1 for nid in current if nid in ids)
     return {
         "query": topic.title or topic.text,

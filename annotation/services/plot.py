@@ -36,9 +36,11 @@ PAGES = {  # the unit's kind -> its page
     Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair", Assignment.Kind.ADHOC: "adhoc",
     Assignment.Kind.NUGGET_SUPPORT: "nuggets",
     Assignment.Kind.NUGGET_CREATION: "nugget_bank",
+    Assignment.Kind.CITATION_SUPPORT: "citations",
 }
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
-NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget", "nugget_bank": "nugget bank"}
+NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget", "nugget_bank": "nugget bank",
+         "citations": "citation"}
 
 
 class SettingsInvalid(ValueError):

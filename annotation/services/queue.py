@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.models import Assignment
-from annotation.services import nugget_creation, nugget_support, outline, plot
+from annotation.services import citation_support, nugget_creation, nugget_support, outline, plot
 from annotation.services.progress import Progress
 from assessments.models import CANDIDATE_GRADES, Judgement, Layer, PoolCandidate, RunEntry, StudyItem
 
@@ -27,7 +27,8 @@ class Counts:
         return self.total - self.done
 
 
-OWN_PROGRESS = (Assignment.Kind.OUTLINE, Assignment.Kind.NUGGET_SUPPORT, Assignment.Kind.NUGGET_CREATION)  # not counted by _work_progress
+OWN_PROGRESS = (Assignment.Kind.OUTLINE, Assignment.Kind.NUGGET_SUPPORT, Assignment.Kind.NUGGET_CREATION,
+                Assignment.Kind.CITATION_SUPPORT)  # not counted by _work_progress
 
 
 def queue(user) -> list[tuple[Assignment, Progress]]:
@@ -40,6 +41,7 @@ def queue(user) -> list[tuple[Assignment, Progress]]:
     progress.update(_work_progress(user, [a for a in assignments if a.kind not in OWN_PROGRESS]))
     progress.update({a.pk: nugget_support.progress(a) for a in assignments if a.kind == Assignment.Kind.NUGGET_SUPPORT})
     progress.update({a.pk: nugget_creation.progress(a) for a in assignments if a.kind == Assignment.Kind.NUGGET_CREATION})
+    progress.update({a.pk: citation_support.progress(a) for a in assignments if a.kind == Assignment.Kind.CITATION_SUPPORT})
     for a in assignments:
         a.page_kind = plot.page_kind(a)
     return sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))

@@ -60,8 +60,15 @@ def on_assignment_done(assignment):
 def batch_units(assignment) -> list[tuple[int | None, str]]:
     """The batch's items as (passage id, study item key) in a fixed order: an article's passages, a plot query's
     candidates, the forced-choice / pair items of the unit (its kind says which), a nugget support unit's labels
-    (item "<answer id>:<nugget id>" for each nugget of the topic's bank) or a nugget creation unit's bank (one item)."""
+    (item "<answer id>:<nugget id>" for each nugget of the topic's bank), a citation support unit's cited pairs
+    (passage, item "<answer id>:<sentence>") or a nugget creation unit's bank (one item)."""
     kind = assignment.kind
+    if kind == Assignment.Kind.CITATION_SUPPORT:
+        from annotation.services import citation_support, nugget_support
+
+        answer = nugget_support.answer_of(assignment)
+        return [(p["passage"].pk, nuggets.citation_item(answer.pk, p["sentence"] - 1))
+                for p in citation_support.pairs(answer)] if answer is not None else []
     if kind == Assignment.Kind.NUGGET_SUPPORT:
         from annotation.services import nugget_support
 
@@ -91,6 +98,12 @@ def batch_labels(assignment, units) -> dict:
     mine = Judgement.objects.in_campaign(assignment.campaign_id).filter(
         assessor_id=assignment.assessor_id, topic_id=assignment.topic_id, adjudicated=False,
     ).exclude(value=None)
+    if assignment.kind == Assignment.Kind.CITATION_SUPPORT:
+        for pid, key, value in mine.filter(layer=Layer.CITATION_SUPPORT, passage_id__in=passages, item__in=items) \
+                .values_list("passage_id", "item", "value"):
+            if (pid, key) in labels:
+                labels[pid, key][Layer.CITATION_SUPPORT] = value
+        return labels
     if passages:
         rows = mine.filter(
             passage_id__in=passages, layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS, Layer.GRADE,
@@ -223,6 +236,12 @@ def review_items(review) -> list[dict]:
             said.append(f"chose {labels['choice']}" + (f": “{text[:200]}”" if text else ""))
         if labels.get("rating") is not None:
             said.append(f"rated {labels['rating']} of 10")
+        if labels.get(Layer.CITATION_SUPPORT) or review.assignment.kind == Assignment.Kind.CITATION_SUPPORT:
+            found = nuggets.CITATION_ITEM.match(item.item or "")
+            sentence = f"sentence {int(found.group(2)) + 1}" if found else "its sentence"
+            value = labels.get(Layer.CITATION_SUPPORT)
+            said.append(f"the cited passage gives {CITATION_WORDS.get(value, value)} to {sentence}" if value
+                        else f"citation of {sentence}: not judged")
         if texts or labels.get(Layer.NUGGET_SUPPORT):
             said.extend(_nugget_said(item.item, labels.get(Layer.NUGGET_SUPPORT), texts))
         for i, nugget in enumerate(labels.get(Layer.NUGGETS) or [], start=1):
@@ -245,6 +264,7 @@ def review_items(review) -> list[dict]:
     return shown
 
 
+CITATION_WORDS = {"full": "full support", "partial": "partial support", "none": "no support"}
 SUPPORT_WORDS = {nuggets.SUPPORT: "supported", nuggets.PARTIAL: "partly supported", nuggets.NOT_SUPPORT: "not supported"}
 
 

@@ -16,7 +16,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Assignment, Campaign
 from annotation.roles import can_view_assignment, is_organiser, is_reviewer
-from annotation.services import adhoc, changes, nugget_creation, nugget_support, outline, plot, qualification, queue, review
+from annotation.services import (
+    adhoc, changes, citation_support, nugget_creation, nugget_support, outline, plot, qualification, queue, review,
+)
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
 from config import auth
@@ -34,6 +36,7 @@ PAGES = {
     "adhoc": ("annotation/adhoc.html", "annotation/adhoc.js", "adhoc-data"),
     "nuggets": ("annotation/nugget_support.html", "annotation/nugget_support.js", "nugget-data"),
     "nugget_bank": ("annotation/nugget_creation.html", "annotation/nugget_creation.js", "nugget-bank-data"),
+    "citations": ("annotation/citation_support.html", "annotation/nugget_support.js", "nugget-data"),
 }
 
 
@@ -176,6 +179,8 @@ def _assignment_page(request, assignment):
             context = nugget_support.nugget_page(assignment, readonly=not own)
         elif kind == "nugget_bank":
             context = nugget_creation.creation_page(assignment, readonly=not own)
+        elif kind == "citations":
+            context = citation_support.citation_page(assignment, readonly=not own)
         else:
             context = plot.study_page(assignment, kind, readonly=not own)
     except plot.SettingsInvalid as exc:

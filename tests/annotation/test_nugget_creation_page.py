@@ -53,7 +53,10 @@ def test_the_command_takes_the_stage(world):
     call_command("assign_campaign", world["campaign"].name, "--assessors", "second", "--stage", "support",
                  "--no-progress")
     kinds = set(Assignment.objects.filter(campaign=world["campaign"]).values_list("kind", flat=True))
-    assert kinds == {Assignment.Kind.NUGGET_CREATION, Assignment.Kind.NUGGET_SUPPORT}  # the topic's keeper gets them
+    assert kinds == {Assignment.Kind.NUGGET_CREATION, Assignment.Kind.NUGGET_SUPPORT}
+    # another stage is other work: the topic's writer does not keep it, the one named gets the answers
+    assert set(Assignment.objects.filter(campaign=world["campaign"], kind=Assignment.Kind.NUGGET_SUPPORT)
+               .values_list("assessor__username", flat=True)) == {"second"}
 
 
 def test_the_page_starts_from_the_topics_bank_and_saves_the_assessors_own(client, world):

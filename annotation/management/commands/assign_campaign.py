@@ -4,7 +4,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.assignment import AssignmentError, assign_campaign, parse_topic_overlap
+from annotation.services.assignment import NUGGET_STAGES, AssignmentError, assign_campaign, parse_topic_overlap
 from annotation.services.triage import LikelyRelevant
 from annotation.models import Campaign
 from assessments.models import Pool
@@ -41,9 +41,11 @@ class Command(BaseCommand):
                             help="With --likely-source: a classifier's probability or an LLM's grade (default 0.5).")
         parser.add_argument("--likely-extra", type=int, default=1, metavar="N",
                             help="With --likely-source: extra assessors for each such candidate (default 1).")
-        parser.add_argument("--stage", choices=("support", "create"),
-                            help="A nuggets campaign: create (a unit per topic, to write its nuggets) or support (a "
-                            "unit per answer, to label its nuggets; the default). Stored on the campaign.")
+        parser.add_argument("--stage", choices=NUGGET_STAGES,
+                            help="A nuggets campaign: create (a unit per topic, to write its nuggets), support (a "
+                            "unit per answer, to label its nuggets; the default) or citations (a unit per answer "
+                            "that cites, to judge whether each cited passage supports its sentence: optional). "
+                            "Stored on the campaign.")
         parser.add_argument("--no-progress", action="store_true", help="Do not print progress.")
 
     def handle(self, *args, **options):

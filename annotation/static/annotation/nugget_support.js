@@ -1,7 +1,10 @@
-// The nugget support page: a generated answer (its sentences and the passages they cite) and the topic's nuggets,
-// each labelled support / partial support / no support (layer nugget_support, keyed on the nugget's id; the
-// server makes the item "<answer id>:<nugget id>"). j / k move between nuggets; a label moves on to the next one.
-// Saving goes through autosave.js. Text is only ever written with textContent.
+// A page that labels a list of items with a key each, for one generated answer: the nugget support page (the topic's
+// nuggets, each support / partial support / no support, layer nugget_support; the server makes the item
+// "<answer id>:<nugget id>") and the citation support page (each cited (sentence, passage) pair, full / partial /
+// no support, layer citation_support). The page data says which: `layer`, `items` ([{id, n, fields}]: `fields` are
+// the key a change of the item carries), `values` ([value, name, key]), `dom_prefix` (the items' element ids),
+// `noun` and `ready`. j / k move between items; a label moves on to the next one. Saving goes through autosave.js.
+// Text is only ever written with textContent.
 (function () {
   "use strict";
 
@@ -10,14 +13,13 @@
   var S = JSON.parse(dataEl.textContent);
   var READONLY = !!S.readonly;
   var AS = window.PooljudgeAutosave;
-  var LAYER = "nugget_support";
+  var LAYER = S.layer;
+  var NOUN = S.noun;
 
-  var items = S.nuggets.map(function (n, index) {
-    var node = document.getElementById("nugget-" + n.n);
-    return { id: n.id, n: n.n, index: index, el: node, importance: n.importance };
+  var items = S.items.map(function (n, index) {
+    var node = document.getElementById(S.dom_prefix + n.n);
+    return { id: n.id, n: n.n, index: index, el: node, fields: n.fields };
   });
-  var byId = {};
-  items.forEach(function (it) { byId[it.id] = it; });
   var L = Object.assign({}, S.labels || {});
   var keys = {};
   S.values.forEach(function (v) { keys[v[2]] = v[0]; });
@@ -35,9 +37,17 @@
     remote: function (body) { applyBody(body); renderAll(); },
   });
 
+  // The item a change names: the one whose fields the change carries.
+  function itemOf(b) {
+    return items.filter(function (it) {
+      return Object.keys(it.fields).every(function (k) { return b[k] === it.fields[k]; });
+    })[0];
+  }
+
   function applyBody(b) {
-    if (b.layer !== LAYER || !byId[b.nugget]) return;
-    if (b.value === null || b.value === undefined) delete L[b.nugget]; else L[b.nugget] = b.value;
+    var it = b.layer === LAYER ? itemOf(b) : null;
+    if (!it) return;
+    if (b.value === null || b.value === undefined) delete L[it.id]; else L[it.id] = b.value;
   }
 
   function renderSaveState() {
@@ -54,8 +64,8 @@
 
   function renderProgress() {
     var pr = progress();
-    AS.renderWork(pr, S.status, "Every nugget is labelled. This assignment is done.",
-      "Marked done, with " + (pr.total - pr.done) + " nuggets not labelled.");
+    AS.renderWork(pr, S.status, "Every " + NOUN + " is labelled. This assignment is done.",
+      "Marked done, with " + (pr.total - pr.done) + " " + NOUN + "s not labelled.");
   }
 
   function renderAll() {
@@ -83,7 +93,7 @@
     if (READONLY || !items.length) return;
     var it = items[current];
     if (value === null) delete L[it.id]; else L[it.id] = value;
-    saver.queue(itemKey(it.id), { layer: LAYER, nugget: it.id, value: value });
+    saver.queue(itemKey(it.id), Object.assign({ layer: LAYER, value: value }, it.fields));
     renderAll();
     if (value !== null && current < items.length - 1) setCurrent(current + 1);
   }
@@ -142,5 +152,5 @@
   if (items.length) setCurrent(saver.position(items.length, function (i) { return !labelled(items[i].id); }));
   saver.pump(true);
   window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, labels: L };
-  document.body.dataset.ready = "nuggets";
+  document.body.dataset.ready = S.ready;
 })();

@@ -1,0 +1,116 @@
+"""Citation support (TREC RAG, optional per campaign): an assessor says whether each passage an answer cites supports
+the sentence that cites it: full, partial or no support.
+
+A unit is an Assignment of kind CITATION_SUPPORT, made by `assign_campaign --stage citations` for a nuggets campaign
+(one per answer that cites something; its `run` says which answer and stays on the server, as on the nugget support
+page). Its items are the answer's cited (sentence, passage) pairs, a passage cited twice by one sentence once. A
+label is a ``citation_support`` judgement keyed on the topic, the cited passage and item "<answer id>:<sentence
+position>" (assessments.services.nuggets.citation_item), its value "full", "partial" or "none" (null clears it). The
+unit is complete when every pair has a label. The page reuses the nugget support page's script (nugget_support.js:
+a list of items, each labelled with a key) and its topic card.
+"""
+
+from annotation.services.errors import ChangeInvalid
+from annotation.services.nugget_support import answer_of, sentences
+from annotation.services.progress import Progress
+from assessments.models import Judgement, Layer
+from assessments.services import nuggets
+from retrieval.models import Passage
+
+VALUES = [  # [value, name, key]: the keys the page shows and takes
+    ["full", "Full support", "f"],
+    ["partial", "Partial support", "p"],
+    ["none", "No support", "n"],
+]
+
+
+def pairs(answer) -> list[dict]:
+    """The answer's cited (sentence, passage) pairs in reading order: [{id, n, sentence, ref, passage}] where `id` is
+    "<sentence position>:<passage id>" (the page's name of the pair) and `sentence` the sentence's number from 1."""
+    found, seen = [], set()
+    for s in sentences(answer):
+        for c in s["citations"]:
+            pid = c["passage"].pk
+            if (s["n"], pid) in seen:
+                continue
+            seen.add((s["n"], pid))
+            found.append({"id": f"{s['n'] - 1}:{pid}", "n": len(found) + 1, "sentence": s["n"], "ref": c["ref"],
+                          "passage": c["passage"]})
+    return found
+
+
+def labels(assignment, answer_id) -> dict:
+    """{"<sentence position>:<passage id>": value} of the assessor's current labels of the answer's citations."""
+    rows = Judgement.objects.in_campaign(assignment.campaign_id).filter(
+        adjudicated=False, assessor_id=assignment.assessor_id, topic_id=assignment.topic_id,
+        layer=Layer.CITATION_SUPPORT, item__startswith=f"{answer_id}:", value__isnull=False,
+    ).values_list("item", "passage_id", "value")
+    return {f"{item.split(':', 1)[1]}:{pid}": value for item, pid, value in rows}
+
+
+def citation_page(assignment, *, readonly=False) -> dict:
+    """Everything the page needs: the topic, the answer's sentences, each cited pair with its passage, the labels,
+    and `state` (plain data for the script; no run in it)."""
+    answer = answer_of(assignment)
+    shown = sentences(answer)
+    found = pairs(answer)
+    current = labels(assignment, answer.pk) if answer is not None else {}
+    ids = {p["id"] for p in found}
+    topic = assignment.topic
+    meta = topic.metadata if isinstance(topic.metadata, dict) else {}
+    state = {
+        "kind": "citation_support",
+        "layer": Layer.CITATION_SUPPORT,
+        "ready": "citations",
+        "noun": "citation",
+        "dom_prefix": "pair-",
+        "assignment": assignment.token,
+        "status": assignment.status,
+        "readonly": readonly,
+        "topic": topic.external_id,
+        "answer": answer.pk if answer is not None else None,
+        "values": VALUES,
+        "items": [{"id": p["id"], "n": p["n"], "fields": {
+            "passage": p["passage"].pk, "item": nuggets.citation_item(answer.pk, p["sentence"] - 1)}} for p in found],
+        "labels": {pid: v for pid, v in current.items() if pid in ids},
+    }
+    return {
+        "query": topic.title or topic.text,
+        "description": str(meta.get("description") or ""),
+        "sentences": shown,
+        "pairs": found,
+        "values": VALUES,
+        "has_answer": answer is not None,
+        "state": state,
+        "progress": Progress(total=len(found), done=len(state["labels"]), noun="citation", size=len(found)),
+    }
+
+
+def change_key(assignment, data, layer, value) -> dict:
+    """The key of a citation support change, checked: `item` is "<this unit's answer id>:<sentence position>", and
+    `passage` a passage that sentence cites; the value full, partial or none (or null to clear). ChangeInvalid
+    names the field."""
+    if layer != Layer.CITATION_SUPPORT:
+        raise ChangeInvalid("layer", f"expected {Layer.CITATION_SUPPORT}")
+    answer = answer_of(assignment)
+    if answer is None:
+        raise ChangeInvalid("assignment", "this unit's answer is no longer stored")
+    item = data.get("item")
+    found = nuggets.CITATION_ITEM.match(item) if isinstance(item, str) else None
+    if found is None or int(found.group(1)) != answer.pk:
+        raise ChangeInvalid("item", "expected '<answer id>:<sentence>' of this unit's answer")
+    passage = data.get("passage")
+    if not isinstance(passage, int) or isinstance(passage, bool) or f"{found.group(2)}:{passage}" not in {
+            p["id"] for p in pairs(answer)}:
+        raise ChangeInvalid("passage", "not a passage this sentence cites")
+    if value is not None and value not in nuggets.CITATION_VALUES:
+        raise ChangeInvalid("value", f"expected one of {', '.join(nuggets.CITATION_VALUES)} (or null to clear)")
+    return {"item": item, "passage": Passage(pk=passage), "run_ids": [answer.run_id]}
+
+
+def progress(assignment) -> Progress:
+    """The unit's progress: the answer's cited pairs labelled."""
+    answer = answer_of(assignment)
+    found = {p["id"] for p in pairs(answer)} if answer is not None else set()
+    done = sum(1 for pid in (labels(assignment, answer.pk) if answer is not None else {}) if pid in found)
+    return Progress(total=len(found), done=done, noun="citation", size=len(found))
