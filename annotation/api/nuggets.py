@@ -25,6 +25,14 @@ class TopicScoresSerializer(serializers.Serializer):
     nuggets = serializers.IntegerField(help_text="Nuggets in the topic's bank.")
     vital_nuggets = serializers.IntegerField()
     assessed = serializers.IntegerField(help_text="Nuggets with a label for this answer (the rest count 0).")
+    citation_precision = serializers.FloatField(
+        required=False, help_text="Where the campaign judges citations: the mean support of the answer's citations "
+        "(full 1, partial 0.5, none or not judged 0).")
+    citation_recall = serializers.FloatField(
+        required=False, help_text="Where the campaign judges citations: the mean over the answer's sentences of their "
+        "best citation's support (citing nothing: 0).")
+    citations = serializers.IntegerField(required=False, help_text="Cited (sentence, passage) pairs.")
+    citations_assessed = serializers.IntegerField(required=False, help_text="Of them, those with a label.")
 
 
 class RunScoresSerializer(serializers.Serializer):
@@ -35,6 +43,8 @@ class RunScoresSerializer(serializers.Serializer):
     strict_all = serializers.FloatField()
     strict_vital = serializers.FloatField()
     weighted = serializers.FloatField()
+    citation_precision = serializers.FloatField(required=False, help_text="Where the campaign judges citations.")
+    citation_recall = serializers.FloatField(required=False, help_text="Where the campaign judges citations.")
     topics = serializers.DictField(child=TopicScoresSerializer(), help_text="By topic id.")
 
 

@@ -122,20 +122,24 @@ def _agreement_glance(campaign):
 
 def nugget_evaluation(campaign) -> dict:
     """A nuggets campaign's answers scored from its nugget labels (assessments.evaluation.nuggets, as
-    export_nugget_scores): {"measures", "rows": [[run, value...]] best `all` first, "chart", "notes"} or {"error"}."""
-    from assessments.evaluation.nuggets import MEASURES, nugget_scores
+    export_nugget_scores): {"measures", "rows": [[run, value...]] best `all` first, "chart", "notes"} or {"error"};
+    the measures are the five nugget ones, then citation_precision and citation_recall where citations are judged."""
+    from assessments.evaluation.nuggets import CITATION_MEASURES, nugget_scores, scores_measures
 
-    runs = nugget_scores(campaign.pk)["runs"]
+    scores = nugget_scores(campaign.pk)
+    runs, measures = scores["runs"], scores_measures(scores)
     if not runs:
         return {"error": "No scores yet: the campaign needs answers and a nugget bank for their topics."}
-    rows = sorted(([name, *[figures[m] for m in MEASURES]] for name, figures in runs.items()), key=lambda r: -r[1])
+    rows = sorted(([name, *[figures[m] for m in measures]] for name, figures in runs.items()), key=lambda r: -r[1])
     chart = hbars("nugget-chart", "all (mean nugget support) of each run", [(r[0], r[1]) for r in rows],
                   unit="all", fmt="{:.3f}")
-    chart["table"] = {"head": ["run", *MEASURES], "rows": [[r[0], *[f"{v:.4f}" for v in r[1:]]] for r in rows]}
+    chart["table"] = {"head": ["run", *measures], "rows": [[r[0], *[f"{v:.4f}" for v in r[1:]]] for r in rows]}
     topics = {topic for figures in runs.values() for topic in figures["topics"]}
-    return {
-        "measures": list(MEASURES), "rows": rows, "chart": chart,
-        "notes": [f"Each run's mean over the topics it answered that have a nugget bank ({len(topics)} in all). Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
-                  "nobody labelled 0; several assessors: the adjudicated label, else the majority, a tie the lower. "
-                  "weighted: vital nuggets weigh 1, okay ones 0.5."],
-    }
+    notes = [f"Each run's mean over the topics it answered that have a nugget bank ({len(topics)} in all). Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
+             "nobody labelled 0; several assessors: the adjudicated label, else the majority, a tie the lower. "
+             "weighted: vital nuggets weigh 1, okay ones 0.5."]
+    if CITATION_MEASURES[0] in measures:
+        notes.append("citation_precision: the mean support of the answer's citations (full 1, partial 0.5, none or "
+                     "not judged 0); citation_recall: the mean over its sentences of their best citation's support "
+                     "(a sentence citing nothing 0).")
+    return {"measures": list(measures), "rows": rows, "chart": chart, "notes": notes}

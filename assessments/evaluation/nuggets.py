@@ -15,6 +15,15 @@ machine source (an LLM's nugget assignments, assessments.machine.nuggets) are ha
 and compare_with_people sets them beside the people's: Kendall's τ-b between the two run rankings for each
 measure, and Krippendorff's α (ordinal) with the share of equal labels over the (answer, nugget) pairs both
 labelled.
+
+Citation support (where the campaign has citation_support labels: the optional citations stage), per answer, as
+TREC RAG 2024's support evaluation and ARGUE have it, a cited passage's support scoring full 1, partial 0.5, none 0
+(several assessors: adjudicated, else the majority, a tie the lower; a pair nobody labelled counts 0, as an
+unlabelled nugget does):
+- `citation_precision`: the mean support over the answer's cited (sentence, passage) pairs (an answer citing nothing:
+  0);
+- `citation_recall`: the share of the answer's sentences with a supporting citation, each sentence counting its
+  best citation's support (so a sentence whose best is partial counts 0.5; one citing nothing counts 0).
 """
 
 import math
@@ -22,6 +31,8 @@ import math
 import csv
 import io
 from collections import defaultdict
+
+from django.db.models import Count
 
 from assessments.agreement.ratings import ratings_from_triples
 from assessments.agreement.statistics import figures
@@ -32,6 +43,9 @@ from assessments.services import nuggets
 from assessments.services.runs import run_labels
 
 MEASURES = ("all", "vital", "strict_all", "strict_vital", "weighted")
+CITATION_MEASURES = ("citation_precision", "citation_recall")  # where the campaign judges citations
+CITATION_SCORE = {"full": 1.0, "partial": 0.5, "none": 0.0}
+CITATION_ORDER = {"none": 0, "partial": 1, "full": 2}  # a tie of the majority takes the lower
 FORMATS = ("json", "tsv")
 SCORE = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.5, nuggets.NOT_SUPPORT: 0.0}
 STRICT = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.0, nuggets.NOT_SUPPORT: 0.0}
@@ -55,6 +69,47 @@ def support_labels(campaign_id, topic_ids=None) -> dict[str, str]:
             (final if adjudicated else given)[item].append(nuggets.SUPPORT_ORDER[value])
     majority = MAJORITY["lower"]
     return {item: _LABEL_OF[majority(final.get(item) or grades)] for item, grades in {**given, **final}.items()}
+
+
+def citation_labels(campaign_id, topic_ids=None) -> dict[tuple[str, int], str]:
+    """{(item "<answer id>:<sentence>", passage id): the label that counts} of the campaign's citation_support
+    judgements (adjudicated, else the majority, a tie the lower)."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.CITATION_SUPPORT).filter(value__isnull=False)
+    if topic_ids is not None:
+        rows = rows.filter(topic_id__in=list(topic_ids))
+    given, final = defaultdict(list), defaultdict(list)
+    for item, pid, value, adjudicated in rows.order_by("item", "passage_id", "assessor_id").values_list(
+            "item", "passage_id", "value", "adjudicated"):
+        if value in CITATION_ORDER:
+            (final if adjudicated else given)[item, pid].append(CITATION_ORDER[value])
+    label_of = {order: label for label, order in CITATION_ORDER.items()}
+    majority = MAJORITY["lower"]
+    return {key: label_of[majority(final.get(key) or grades)] for key, grades in {**given, **final}.items()}
+
+
+def answer_citations(answer_ids) -> dict[int, tuple[int, dict]]:
+    """{answer id: (its sentence count, {sentence position: {cited passage ids}})} in two queries."""
+    from assessments.models import AnswerCitation, AnswerSentence
+
+    found = {a: (0, defaultdict(set)) for a in answer_ids}
+    counts = AnswerSentence.objects.filter(answer_id__in=list(found)).values("answer_id").annotate(n=Count("id"))
+    for row in counts:
+        found[row["answer_id"]] = (row["n"], found[row["answer_id"]][1])
+    for answer_id, position, pid in AnswerCitation.objects.filter(sentence__answer_id__in=list(found)).values_list(
+            "sentence__answer_id", "sentence__position", "passage_id"):
+        found[answer_id][1][position].add(pid)
+    return found
+
+
+def citation_scores(answer_id, sentences, cited, labels) -> dict:
+    """An answer's citation_precision and citation_recall (see the module's doc) with its counts: `sentences` its
+    sentence count, `cited` {sentence position: {passage ids}}, `labels` citation_labels'."""
+    support = {(pos, pid): CITATION_SCORE.get(labels.get((nuggets.citation_item(answer_id, pos), pid)), 0.0)
+               for pos, pids in cited.items() for pid in pids}
+    best = [max((v for (pos, _), v in support.items() if pos == p), default=0.0) for p in range(sentences)]
+    assessed = sum((nuggets.citation_item(answer_id, pos), pid) in labels for pos, pid in support)
+    return {"citation_precision": _mean(support.values()), "citation_recall": _mean(best),
+            "citations": len(support), "citations_assessed": assessed}
 
 
 def answer_scores(bank, labels, answer_id) -> dict:
@@ -85,12 +140,21 @@ def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
         labels = machine_nuggets.support_labels(source.pk, campaign_id, topic_ids)
     answers = Answer.objects.filter(campaign_id=campaign_id, topic_id__in=list(banks)).select_related("topic")
     per_run = defaultdict(dict)
-    for answer in answers.order_by("run_id", "topic__external_id"):
+    answers = list(answers.order_by("run_id", "topic__external_id"))
+    for answer in answers:
         per_run[answer.run_id][answer.topic.external_id] = answer_scores(banks[answer.topic_id].value, labels, answer.pk)
+    measures = MEASURES
+    cites = citation_labels(campaign_id, topic_ids) if source is None else {}
+    if cites:  # the campaign judges citations: each answer's citation support beside its nugget scores
+        measures = MEASURES + CITATION_MEASURES
+        cited = answer_citations([a.pk for a in answers])
+        for answer in answers:
+            per_run[answer.run_id][answer.topic.external_id].update(
+                citation_scores(answer.pk, *cited[answer.pk], cites))
     names = run_labels(Run.objects.filter(pk__in=list(per_run)).select_related("owner"))
     runs = {}
     for run_id, topics in sorted(per_run.items(), key=lambda item: names[item[0]]):
-        runs[names[run_id]] = {**{m: _mean(t[m] for t in topics.values()) for m in MEASURES}, "topics": topics}
+        runs[names[run_id]] = {**{m: _mean(t[m] for t in topics.values()) for m in measures}, "topics": topics}
     if source is not None:
         return {"source": {"id": source.pk, "name": source.name}, "runs": runs}
     return {"runs": runs}
@@ -136,13 +200,20 @@ def compare_with_people(campaign_id, source, *, people=None, machine=None) -> di
     return out
 
 
+def scores_measures(scores) -> tuple:
+    """The measures of these scores: the five nugget measures, and the citation ones where they were scored."""
+    runs = list(scores["runs"].values())
+    return MEASURES + CITATION_MEASURES if runs and CITATION_MEASURES[0] in runs[0] else MEASURES
+
+
 def scores_tsv(scores) -> str:
     """The scores as TSV: run, topic (`all` for the run's mean), then each measure; a header line first."""
     out = io.StringIO()
     writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-    writer.writerow(["run", "topic", *MEASURES])
+    measures = scores_measures(scores)
+    writer.writerow(["run", "topic", *measures])
     for run, figures in scores["runs"].items():
         for topic, values in figures["topics"].items():
-            writer.writerow([run, topic, *(f"{values[m]:.4f}" for m in MEASURES)])
-        writer.writerow([run, "all", *(f"{figures[m]:.4f}" for m in MEASURES)])
+            writer.writerow([run, topic, *(f"{values[m]:.4f}" for m in measures)])
+        writer.writerow([run, "all", *(f"{figures[m]:.4f}" for m in measures)])
     return out.getvalue()
