@@ -480,8 +480,17 @@ class AssignForm(ServiceErrorsMixin, forms.Form):
                                         help_text="A classifier's probability of relevant, or an LLM's grade 0–3.")
     likely_extra = forms.IntegerField(min_value=1, max_value=20, initial=1, required=False, label="Extra assessors")
 
-    def __init__(self, *args, assessors=(), sources=(), **kwargs):
+    stage = forms.ChoiceField(
+        choices=[("support", "Nugget support: a unit per answer, its support of each nugget of the topic's bank"),
+                 ("create", "Nugget creation: a unit per topic, to write its nugget bank")],
+        required=False, widget=forms.RadioSelect, label="Nugget stage",
+        help_text="Nuggets campaigns: which units this assignment makes (stored on the campaign, as "
+                  "assign_campaign --stage does).")
+
+    def __init__(self, *args, assessors=(), sources=(), nuggets=False, **kwargs):
         super().__init__(*args, **kwargs)
+        if not nuggets:
+            del self.fields["stage"]
         self.fields["assessors"].choices = [(u.username, u.username) for u in assessors]
         self.fields["likely_source"].choices = [("", "– (no triage)")] + [(s.pk, f"{s.name} (#{s.pk})") for s in sources]
 

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.roles import Role
-from annotation.services.assignment import AssignmentError, assign_campaign, campaign_units
+from annotation.services.assignment import AssignmentError, assign_campaign, campaign_units, nugget_stage
 from annotation.services.workload import WorkInvalid, held_topics, loads, reassign, take_back
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import AssignForm
@@ -31,10 +31,16 @@ def _render(request, campaign, form=None, status=200, error=None):
     units = campaign_units(campaign)
     return render(request, "annotation/console/work.html", {
         "campaign": campaign, "tab": "work", "error": error, "loads": loads(campaign), "held": held_topics(campaign),
-        "form": form or AssignForm(assessors=assessors, sources=_sources(campaign), initial={
-            "overlap": campaign.overlap, "seed": 0, "assessors": [u.username for u in assessors]}),
+        "form": form or _assign_form(campaign, assessors=assessors, initial={
+            "overlap": campaign.overlap, "seed": 0, "assessors": [u.username for u in assessors],
+            "stage": nugget_stage(campaign)}),
         "assessors": assessors, "unit_topics": len(units), "unit_count": sum(len(u) for u in units.values()),
     }, status=status)
+
+
+def _assign_form(campaign, data=None, *, assessors, initial=None):
+    return AssignForm(data, assessors=assessors, sources=_sources(campaign), initial=initial,
+                      nuggets=campaign.task == campaign.Task.NUGGETS)
 
 
 def _pairs(request):
@@ -55,15 +61,15 @@ def work_page(request, name):
         return _render(request, campaign)
     action = request.POST.get("action")
     if action == "assign":
-        form = AssignForm(request.POST, assessors=_assessors(), sources=_sources(campaign))
+        form = _assign_form(campaign, request.POST, assessors=_assessors())
         if not form.is_valid():
             return _render(request, campaign, form, status=400)
         data = form.cleaned_data
         try:
             result = assign_campaign(campaign, data["assessors"], overlap=data["overlap"], seed=data["seed"],
-                                     likely=form.likely())
+                                     likely=form.likely(), stage=data.get("stage") or None)
         except AssignmentError as exc:
-            if exc.field in form.fields and exc.field.startswith("likely_"):
+            if exc.field in form.fields and (exc.field.startswith("likely_") or exc.field == "stage"):
                 form.add_error(exc.field, exc.message)
                 return _render(request, campaign, form, status=400)
             form.add_error(None, str(exc).removeprefix("--assessors: ").removeprefix("--overlap: "))
