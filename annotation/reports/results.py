@@ -143,3 +143,26 @@ def nugget_evaluation(campaign) -> dict:
                      "not judged 0); citation_recall: the mean over its sentences of their best citation's support "
                      "(a sentence citing nothing 0).")
     return {"measures": list(measures), "rows": rows, "chart": chart, "notes": notes}
+
+
+def nugget_machine(campaign, source=None) -> dict | None:
+    """A nuggets campaign's LLM nugget assignment sources beside the people (annotation.services.nuggets.scores):
+    {"sources": [(id, name)], "comparisons": [τ per measure, α, agreement of each], "picked": the source named by
+    `source` (id or name) or None, "measures", "rows" (the runs scored by the picked source, best `all` first)};
+    None when the campaign has no such source. ServiceError(source) for a source it does not have."""
+    from annotation.services.nuggets import scores
+    from assessments.evaluation.nuggets import MEASURES
+    from assessments.services import machine
+
+    sources = [(s.pk, s.name) for s in machine.nugget_sources(campaign.pk)]
+    if not sources and source in (None, ""):
+        return None
+    people = scores(campaign)
+    out = {"sources": sources, "comparisons": people.get("compared_with_machine", []), "picked": None,
+           "measures": list(MEASURES), "rows": []}
+    if source not in (None, ""):
+        found = scores(campaign, source=source)
+        out["picked"] = found["source"]
+        out["rows"] = sorted(([name, *[figures[m] for m in MEASURES]] for name, figures in found["runs"].items()),
+                             key=lambda r: -r[1])
+    return out

@@ -313,3 +313,34 @@ def test_the_console_starts_nugget_suggestions_and_a_malformed_answer_shows_on_t
     assert "no list of nuggets" in page
     bad = organiser.post("/campaigns/rag-judging/machine/", {"action": "nuggets", "step": "all", "limit": "x"})
     assert bad.status_code == 400 and MachineJob.objects.count() == 1
+
+
+def test_the_results_page_sets_the_llm_beside_the_people_and_scores_by_it_only_when_chosen(client, server, world):
+    people_label(client, world, LABELS)
+    machine_view = {RUNS[0]: ["not_support"] * 4, RUNS[1]: ["support"] * 4}
+    server.answer = labeller(by_text(world, machine_view))
+    llm_nuggets(server, "assign")
+    source = MachineLabelSource.objects.get()
+    from tests.browser.console_steps import organiser_account
+
+    client.force_login(organiser_account())
+
+    html = client.get("/campaigns/rag-judging/results/").content.decode()
+
+    people_table = html[html.index('id="nugget-scores-table"'):]
+    people_table = people_table[:people_table.index("</table>")]
+    assert f"{EXPECTED[RUNS[0]]['all']:.4f}" in people_table  # the people's, untouched
+    row = html[html.index(f'id="nugget-machine-{source.pk}"'):]
+    row = row[:row.index("</tr>")]
+    assert "<td class=\"num\">-1.000</td>" in row  # τ: the machine ranks the two runs the other way round
+    assert 'id="nugget-machine-scores"' not in html
+    chosen = client.get(f"/campaigns/rag-judging/results/?source={source.pk}").content.decode()
+    machine_table = chosen[chosen.index('id="nugget-machine-scores"'):]
+    machine_table = machine_table[:machine_table.index("</table>")]
+    assert machine_table.index(RUNS[1]) < machine_table.index(RUNS[0]) and "1.0000" in machine_table
+    assert f"{EXPECTED[RUNS[0]]['all']:.4f}" in chosen[chosen.index('id="nugget-scores-table"'):]
+    bad = client.get("/campaigns/rag-judging/results/?source=nope")
+    assert bad.status_code == 400 and "source: " in bad.content.decode()
+    download = json.loads(b"".join(client.get("/campaigns/rag-judging/results/nugget-scores/")).decode())
+    assert download["compared_with_machine"][0]["tau"]["all"] == -1.0
+    assert client.get("/campaigns/rag-judging/results/nugget-scores/?source=nope").status_code == 400

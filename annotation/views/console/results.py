@@ -15,7 +15,8 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.reports.results import evaluation, nugget_evaluation
+from annotation.reports.results import evaluation, nugget_evaluation, nugget_machine
+from annotation.services.errors import ServiceError
 from annotation.views.console.common import campaign_of, organisers_only
 from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
@@ -34,14 +35,21 @@ def results_page(request, name):
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         aggregate = "majority"
     nuggets = campaign.task == campaign.Task.NUGGETS
+    machine, status = None, 200
+    if nuggets:
+        try:  # the LLM's nugget assignments: beside the people's, and scored alone only when chosen by name
+            machine = nugget_machine(campaign, request.GET.get("source"))
+        except ServiceError as exc:
+            machine, status = {"error": f"{exc.field}: {exc.message}"}, 400
     return render(request, "annotation/console/results.html", {
+        "nugget_machine": machine,
         "campaign": campaign, "tab": "results", "aggregate": aggregate,
         "evaluation": None if nuggets else evaluation(campaign, aggregate=aggregate),
         "nugget_scores": nugget_evaluation(campaign) if nuggets else None,
         "aggregates": [a for a in qrels_rules.AGGREGATES if a != "one"], "levels": qrels_rules.LEVELS,
         "ties": qrels_rules.TIES,
         "assessors": sorted(set(campaign.assignments.values_list("assessor__username", flat=True))),
-    })
+    }, status=status)
 
 
 def _attachment(response, filename):
@@ -83,11 +91,15 @@ def download(request, name, what):
             return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
                                f"{campaign.name}-assessments.jsonl")
         if what == "nugget-scores":
-            from assessments.evaluation.nuggets import nugget_scores
+            from annotation.services.nuggets import scores
 
             if campaign.task != campaign.Task.NUGGETS:
                 raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
-            text = json.dumps(nugget_scores(campaign.pk), indent=1) + "\n"
+            try:
+                found = scores(campaign, source=request.GET.get("source"))
+            except ServiceError as exc:
+                raise ExportFailed(exc.message, exc.field) from None
+            text = json.dumps(found, indent=1) + "\n"
             return _attachment(HttpResponse(text, content_type="application/json; charset=utf-8"),
                                f"{campaign.name}-nugget-scores.json")
         if what == "agreement":
