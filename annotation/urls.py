@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from annotation.views import assessor as views, campaigns as campaign_views, studies as study_views
+from annotation.views import assessor as views, campaigns as campaign_views, qualification as qualification_views
+from annotation.views import studies as study_views
 from annotation.views.console import browser, campaigns as console, data, machine, people, pools, results, work
 
 app_name = "annotation"
@@ -14,6 +15,7 @@ urlpatterns = [
     path("a/<str:token>/save", views.save, name="save"),
     path("a/<str:token>/mark", views.mark, name="mark"),
     path("a/<str:token>/reopen", views.reopen, name="reopen"),
+    path("qualification/<slug:name>/examples/", qualification_views.examples_page, name="qualification_examples"),
     path("review/", campaign_views.review_queue, name="review_queue"),
     path("review/<int:pk>/", campaign_views.review_page, name="review"),
     path("campaigns/", campaign_views.campaign_list, name="campaigns"),

@@ -11,6 +11,8 @@ The rules:
   them, but not lose one that labels of the campaign use (refused naming the field and the count of labels);
 - overlap up gives the missing assessors through annotation.services.assignment.assign_campaign (the same rule
   and seed as the work page: the topic's keepers first, then the least loaded of the named assessors);
+- the qualification's worked examples (annotation.services.qualification.check_examples) are items of the
+  campaign's topics but not of its qualification topics, with a grade of its scale and an explanation;
 - overlap down takes back only unstarted work, through annotation.services.workload.take_back (a topic's units
   go by (assessor, topic), and only while all of them are to do and nothing of the topic is judged): the
   assessors given the topic last go first; started work stays, counted. Topics with their own overlap
@@ -34,7 +36,8 @@ MODEL_FIELDS = ("title", "guidelines", "overlap", "show_run_names", "review_samp
 PLOT_KEYS = ("plot_scale", "context_sentences")
 ADHOC_KEYS = ("grade_scale", "adhoc_view", "evidence")
 PRELABEL_KEYS = ("show_machine_labels", "machine_source", "blind_share")
-FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS
+EXAMPLES = "worked_examples"  # annotation.services.qualification.EXAMPLES_KEY
+FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,)
 
 
 class SettingsChangeInvalid(ServiceError):
@@ -102,6 +105,7 @@ def _apply(campaign, values, result, assessors, seed):
         raise SettingsChangeInvalid(next(k for k in ADHOC_KEYS if k in values), "ad hoc campaigns only")
     _prelabels(campaign, settings, new_settings, values, result)
     campaign.settings = new_settings
+    _examples(campaign, settings, values, result)
     campaign.save()
     if "qualification_attempts" in result.changed:
         from annotation.services.qualification import grant_retakes
@@ -303,6 +307,30 @@ def _prelabels(campaign, settings, new_settings, values, result):
         result.effects.append(f"machine labels no longer shown ({_units_of(units)} not done)")
 
 
+def _examples(campaign, settings, values, result):
+    """The qualification's worked examples, checked against the campaign's scale as it will be (a scale changed in
+    the same request checks the examples kept too)."""
+    from annotation.services.qualification import check_examples
+
+    stored = settings.get(EXAMPLES, [])
+    if EXAMPLES not in values:
+        if stored and any(k in result.changed for k in ("plot_scale", "grade_scale")):
+            check_examples(campaign, stored)
+        return
+    checked = check_examples(campaign, values[EXAMPLES])
+    if checked == stored:
+        return
+    campaign.settings[EXAMPLES] = checked
+    result.changed.append(EXAMPLES)
+    waiting = (Assignment.objects.filter(campaign=campaign, qualification=True).values("assessor_id").distinct()
+               .exclude(assessor_id__in=Assignment.objects.filter(campaign=campaign, qualification=True).exclude(
+                   status=Assignment.Status.TODO).values("assessor_id")).count())
+    result.effects.append(
+        f"{len(checked)} worked example{'s' if len(checked) != 1 else ''} shown to assessors before their "
+        f"qualification; {waiting} assessor{'s' if waiting != 1 else ''} with qualification units not started "
+        f"see {'them' if len(checked) != 1 else 'it'} first" if checked else "no worked examples shown any more")
+
+
 # Overlap ------------------------------------------------------------------------------------------------------
 
 
@@ -314,7 +342,7 @@ def admin_values(campaign, changed_fields) -> dict:
     if "settings" in changed_fields:
         old = stored.settings if isinstance(stored.settings, dict) else {}
         new = campaign.settings if isinstance(campaign.settings, dict) else {}
-        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS:
+        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,):
             if key in new and new.get(key) != old.get(key):
                 values[key] = new[key]
     return values

@@ -121,7 +121,9 @@ def notices(user) -> list[dict]:
     lines = []
     for campaign in Campaign.objects.filter(pk__in=locked_campaign_ids(user)).order_by("name"):
         state = standing(campaign, user)
-        lines.append({"campaign": campaign, "standing": state, "message": state.message})
+        settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+        lines.append({"campaign": campaign, "standing": state, "message": state.message,
+                      "examples": len(settings.get(EXAMPLES_KEY) or [])})
     return lines
 
 
@@ -204,3 +206,117 @@ def page_grades(judgements) -> dict:
         else:
             graded[key] = max(grade, graded.get(key, grade))
     return {**graded, **dict.fromkeys(removed, 0)}
+
+
+# Worked examples ----------------------------------------------------------------------------------------------
+#
+# Before their qualification an assessor reads the campaign's worked examples: items with the label expected and
+# why. They live in the campaign's settings (EXAMPLES_KEY: [{topic, passage, grade, explanation}], external ids),
+# are checked and changed by annotation.services.campaign_settings like every setting, and are never items the
+# qualification scores: an example on a qualification topic would give its answer away.
+
+EXAMPLES_KEY = "worked_examples"
+MAX_EXAMPLES = 50
+MAX_EXPLANATION = 4000
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """One worked example as the assessor sees it: the topic, the passage, the label expected and why."""
+
+    topic: object  # assessments.models.Topic
+    passage: object  # retrieval.models.Passage
+    grade: int
+    label: str
+    explanation: str
+
+
+def example_scale(campaign) -> dict:
+    """{grade: name} of the labels the campaign's qualification compares (the page-level grade of its pages)."""
+    from assessments.labels import DEFAULT_PLOT_SCALE, OUTLINE_GRADES
+
+    if campaign.task == Campaign.Task.PLOT:
+        settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+        return {v: name for v, name in settings.get("plot_scale", DEFAULT_PLOT_SCALE)}
+    if campaign.task == Campaign.Task.ADHOC:
+        from annotation.services.adhoc import grade_scale
+
+        return {v: name for v, name, _ in grade_scale(campaign)}
+    if campaign.task == Campaign.Task.OUTLINE:
+        return dict(OUTLINE_GRADES)
+    return {}
+
+
+def check_examples(campaign, raw) -> list[dict]:
+    """The worked examples `raw` ([{topic, passage, grade, explanation}]) checked against the campaign: topics of
+    its own but not qualification topics, passages of its collection, grades of its scale. ServiceError names
+    `worked_examples` and the example at fault (1 = first)."""
+    from annotation.services.errors import ServiceError
+    from retrieval.models import Passage
+
+    def bad(n, message):
+        return ServiceError("worked_examples", f"example {n}: {message}")
+
+    if not isinstance(raw, list) or len(raw) > MAX_EXAMPLES:
+        raise ServiceError("worked_examples", f"a list of at most {MAX_EXAMPLES} examples")
+    scale = example_scale(campaign)
+    if raw and not scale:
+        raise ServiceError("worked_examples", f"a {campaign.get_task_display()} campaign has no graded qualification")
+    track = getattr(campaign, "track", None)
+    own = dict(track.topics.values_list("external_id", "pk")) if track else {}
+    qualifying = set(CampaignTopic.objects.filter(campaign=campaign, qualification=True).values_list("topic_id", flat=True))
+    checked = []
+    for n, entry in enumerate(raw, start=1):
+        if not isinstance(entry, dict):
+            raise bad(n, "expected {topic, passage, grade, explanation}")
+        topic, passage, grade = entry.get("topic"), entry.get("passage"), entry.get("grade")
+        explanation = entry.get("explanation", "")
+        if not isinstance(topic, str) or topic not in own:
+            raise bad(n, f"topic {str(topic)[:100]!r} is not one of this campaign's")
+        if own[topic] in qualifying:
+            raise bad(n, f"topic {topic!r} is a qualification topic: an example would give its answer away")
+        if not isinstance(passage, str) or not Passage.objects.filter(
+                collection_id=track.collection_id, external_id=passage).exists():
+            raise bad(n, f"passage {str(passage)[:100]!r} is not in collection {track.collection.name!r}")
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale:
+            raise bad(n, f"grade {grade!r} is not one of the scale's ({', '.join(map(str, sorted(scale)))})")
+        if not isinstance(explanation, str) or not explanation.strip() or len(explanation) > MAX_EXPLANATION:
+            raise bad(n, f"give the explanation (at most {MAX_EXPLANATION} characters)")
+        checked.append({"topic": topic, "passage": passage, "grade": grade, "explanation": explanation.strip()})
+    return checked
+
+
+def worked_examples(campaign) -> list[WorkedExample]:
+    """The campaign's worked examples with their topics and passages (reading only; an example whose topic or
+    passage is gone is left out)."""
+    from assessments.models import Topic
+    from retrieval.models import Passage
+
+    settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+    raw = settings.get(EXAMPLES_KEY) or []
+    if not isinstance(raw, list) or not raw:
+        return []
+    track = getattr(campaign, "track", None)
+    if track is None:
+        return []
+    entries = [e for e in raw if isinstance(e, dict)]
+    topics = {t.external_id: t for t in Topic.objects.filter(
+        collection_id=track.collection_id, external_id__in=[e.get("topic") for e in entries]).prefetch_related("facets")}
+    passages = {p.external_id: p for p in Passage.objects.filter(
+        collection_id=track.collection_id, external_id__in=[e.get("passage") for e in entries])}
+    try:
+        scale = example_scale(campaign)
+    except ValueError:
+        scale = {}
+    return [WorkedExample(topics[e["topic"]], passages[e["passage"]], e.get("grade"),
+                          scale.get(e.get("grade"), str(e.get("grade"))), e.get("explanation", ""))
+            for e in entries if e.get("topic") in topics and e.get("passage") in passages]
+
+
+def examples_first(assignment) -> bool:
+    """Whether this unit's page should show the worked examples first: a qualification unit not started yet of a
+    campaign that has examples (reading only: the examples page's link says it was read)."""
+    if not assignment.qualification or assignment.status != Assignment.Status.TODO or not assignment.campaign_id:
+        return False
+    settings = assignment.campaign.settings if isinstance(assignment.campaign.settings, dict) else {}
+    return bool(settings.get(EXAMPLES_KEY))

@@ -163,6 +163,8 @@ def _assignment_page(request, assignment):
     own = assignment.assessor_id == request.user.pk
     if own and qualification.is_locked(assignment):
         return redirect("annotation:home")  # the queue says why: qualification first
+    if own and "examples" not in request.GET and qualification.examples_first(assignment):
+        return redirect("annotation:qualification_examples", name=assignment.campaign.name)  # read them first
     kind = plot.page_kind(assignment)
     try:
         if kind == "outline":

@@ -60,6 +60,9 @@ TABLE = {
     "campaigns/<slug:name>/judging-order/": {
         "POST": ("/campaigns/{campaign}/judging-order/", (302, 404, 404, 404, 400, 404, 400)),
     },
+    "qualification/<slug:name>/examples/": {
+        "GET": ("/qualification/{campaign}/examples/", (302, 404, 404, 404, 200, 404, 200)),
+    },
     "campaigns/<slug:name>/settings/": {
         "POST": ("/campaigns/{campaign}/settings/", (302, 404, 404, 404, 400, 404, 400)),
         "GET": ("/campaigns/{campaign}/settings/", (405, 405, 405, 405, 405, 405, 405)),

@@ -231,6 +231,10 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
                                         help_text="Its id (the Machine page lists them).")
     blind_share = forms.IntegerField(min_value=0, max_value=100, required=False, label="Blind share (%)",
                                      help_text="Items that never show a machine label (the calibration set).")
+    worked_examples = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Qualification's worked examples",
+        help_text="Shown to assessors before their qualification, one a line: topic id, passage id, the grade "
+                  "expected, then | and why (e.g. '401 D1-0 1 | It names the proposal'). Not on qualification topics.")
     confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, campaign, assessors=(), **kwargs):
@@ -245,6 +249,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             hidden |= {"grade_scale", "adhoc_view", "evidence"}
         if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
             hidden |= {"show_machine_labels", "machine_source", "blind_share"}
+        if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC, Campaign.Task.OUTLINE):
+            hidden.add("worked_examples")
         for name in hidden:
             del self.fields[name]
 
@@ -269,6 +275,9 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             "machine_source": settings.get("machine_source"),
             "blind_share": round(settings.get("blind_share", DEFAULT_BLIND_SHARE) * 100),
         }
+        initial["worked_examples"] = "\n".join(
+            f"{e.get('topic')} {e.get('passage')} {e.get('grade')} | {e.get('explanation', '')}"
+            for e in settings.get("worked_examples") or [] if isinstance(e, dict))
         if campaign.task == Campaign.Task.ADHOC:
             try:
                 scale = adhoc.grade_scale(campaign)
@@ -282,6 +291,19 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
 
     def clean_grade_scale(self):
         return _scale_lines(self.cleaned_data.get("grade_scale"), described=True)
+
+    def clean_worked_examples(self):
+        examples = []
+        for n, line in enumerate((self.cleaned_data.get("worked_examples") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            head, bar, why = line.partition("|")
+            parts = head.split()
+            grade = parse_id(parts[2], minimum=0) if len(parts) == 3 else None
+            if not bar or grade is None:
+                raise forms.ValidationError(f"line {n}: expected 'topic passage grade | why'")
+            examples.append({"topic": parts[0], "passage": parts[1], "grade": grade, "explanation": why.strip()})
+        return examples
 
     def values(self) -> dict:
         """The settings as annotation.services.campaign_settings.change_settings takes them."""
@@ -297,6 +319,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             values["grade_scale"] = data.get("grade_scale") or None
             values["adhoc_view"] = data.get("adhoc_view") or None
             values["evidence"] = data.get("evidence")
+        if "worked_examples" in self.fields:
+            values["worked_examples"] = data.get("worked_examples") or []
         if "show_machine_labels" in self.fields:
             values["show_machine_labels"] = data.get("show_machine_labels")
             if data.get("machine_source") is not None:
