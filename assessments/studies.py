@@ -281,6 +281,75 @@ def make_pair_items(pool, *, passages=None, book=None, encoder="dense", count=DE
     return items
 
 
+# --- pairs from two rankings (two runs, or two pools) -----------------------------------------------------------
+
+DEFAULT_PAIR_DEPTH = 5
+MAX_PAIR_DEPTH = 100
+
+
+def _ranking(source, topic_ids, depth) -> dict:
+    """{topic id: [passage, ...]} of a run's or a pool's ranking, best first, down to `depth`."""
+    if isinstance(source, Run):
+        rows = RunEntry.objects.filter(run=source, topic_id__in=topic_ids, rank__lte=depth)
+    else:
+        from assessments.models import PoolCandidate
+
+        rows = PoolCandidate.objects.filter(pool=source, topic_id__in=topic_ids, rank__lte=depth)
+    ranked = defaultdict(list)
+    for row in rows.select_related("passage").order_by("topic_id", "rank", "passage_id"):
+        ranked[row.topic_id].append(row.passage)
+    return ranked
+
+
+def make_ranked_pair_items(pool, first, second, *, depth=DEFAULT_PAIR_DEPTH, topics=None) -> list[StudyItem]:
+    """Pair-rating items of `pool` from two rankings of its collection, two runs or two pools (`first`, `second`):
+    per plot topic of the pool, the chunk each ranks at 1, 2, ... `depth`, paired rank by rank (a chunk both put at
+    the same rank is no pair). The pair's two sides come in an order drawn from its key, and neither the key nor the
+    page names the runs or pools (judging is blind; the metadata keeps them for the organiser). Every topic is
+    planned before anything is written; StudyError says what cannot be made. Same inputs, same items."""
+    if type(first) is not type(second) or not isinstance(first, (Run, Pool)):
+        raise StudyError("sources: two runs, or two pools")
+    what = "runs" if isinstance(first, Run) else "pools"
+    if first.pk == second.pk:
+        raise StudyError(f"sources: choose two different {what}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_PAIR_DEPTH:
+        raise StudyError(f"depth: from 1 to {MAX_PAIR_DEPTH} ranks")
+    for source in (first, second):
+        if source.collection_id != pool.collection_id:
+            raise StudyError(f"sources: {what[:-1]} {source.name!r} is not in pool {pool.name!r}'s collection")
+    chosen = _pool_topics(pool, topics, "pair items")
+    ids = [t.pk for t in chosen]
+    a_lists, b_lists = _ranking(first, ids, depth), _ranking(second, ids, depth)
+    tag = hashlib.sha1(f"{what}:{first.pk}:{second.pk}".encode()).hexdigest()[:10]
+    plans = []
+    for topic in chosen:
+        for rank, (a, b) in enumerate(zip(a_lists.get(topic.pk, []), b_lists.get(topic.pk, [])), start=1):
+            if a.pk == b.pk:
+                continue
+            key = item_key("pair", f"ranked-{tag}", topic.external_id, a.external_id, b.external_id)
+            if int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % 2:
+                a, b = b, a  # which side a ranking's chunk is on says nothing
+            plans.append((topic, rank, key, a, b))
+    if not plans:
+        raise StudyError(f"sources: {what} {first.name!r} and {second.name!r} give no pairs on pool {pool.name!r}'s "
+                         f"topics within rank {depth} (they rank none of them, or the same chunks)")
+    items = []
+    with transaction.atomic():
+        for topic, rank, key, a, b in plans:
+            item, _ = StudyItem.objects.update_or_create(
+                pool=pool, key=key,
+                defaults=dict(
+                    kind=StudyItem.Kind.PAIR, topic=topic, passage=a, passage2=b, similarity=None, answer=None,
+                    run=None, retriever_choice=None,
+                    metadata={"group": "ranked", "rank": rank, "sources": what, "first": first.name,
+                              "second": second.name, "depth": depth},
+                ),
+            )
+            item.candidates.clear()
+            items.append(item)
+    return items
+
+
 # --- results -------------------------------------------------------------------------------------------------
 
 

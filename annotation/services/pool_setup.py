@@ -182,6 +182,33 @@ def forced_choice_items(*, campaign, pool, run, n):
         raise PoolInvalid("run", str(exc)) from None
 
 
+def pair_items(*, campaign, pool, sources, first, second, depth):
+    """The pair-rating items of one of the campaign's pools from two rankings (as manage.py make_study_items --kind
+    pair --runs / --pools): `sources` "runs" (`first`, `second`: Run ids the campaign may pool) or "pools" (pool
+    names of its collection), paired rank by rank down to `depth`; PoolInvalid names the input at fault. Returns the
+    items."""
+    from assessments import studies
+
+    found = _own_pool(campaign, pool)
+    if sources == "runs":
+        allowed = {r.pk: r for r in poolable_runs(campaign).filter(pk__in=[first, second])}
+        picked = [allowed.get(first), allowed.get(second)]
+    elif sources == "pools":
+        named = {p.name: p for p in Pool.objects.filter(collection_id=found.collection_id, name__in=[first, second])}
+        picked = [named.get(first), named.get(second)]
+    else:
+        raise PoolInvalid("sources", "two runs, or two pools")
+    if None in picked:
+        raise PoolInvalid(sources, f"choose two {sources} of collection {found.collection.name!r}")
+    try:
+        return studies.make_ranked_pair_items(found, *picked, depth=depth)
+    except studies.StudyError as exc:
+        field, _, message = str(exc).partition(": ")
+        if field not in ("sources", "depth"):
+            field, message = "pool", str(exc)
+        raise PoolInvalid(sources if field == "sources" else field, message) from None
+
+
 def study_runs(pool) -> list:
     """The runs a pool's forced-choice negatives may come from: its runs and those our retrievers made for it, each
     with its `label` (owner/name where teams share a name)."""

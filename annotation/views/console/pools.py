@@ -8,8 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.services.pool_setup import (
-    PoolInvalid, delete_pool, forced_choice_items, new_pool, pool_deletion, poolable_runs, preview, rename_pool,
-    retriever_list, study_runs,
+    PoolInvalid, delete_pool, forced_choice_items, new_pool, pair_items, pool_deletion, poolable_runs, preview,
+    rename_pool, retriever_list, study_runs,
 )
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
@@ -27,14 +27,30 @@ def _runs(campaign):
 def _render(request, campaign, form, status=200, shown=None, error=None, deletion=None):
     pools = list(campaign.pools.with_counts().order_by("-created_at"))
     choice = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "choice"
+    pair = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "pair"
+    pair_runs = _pair_runs(campaign) if pair else []
+    track = getattr(campaign, "track", None)
+    pair_pools = list(Pool.objects.filter(collection=track.collection).order_by("name")) if pair and track else []
     for pool in pools:
         pool.study_runs = study_runs(pool) if choice and pool.status == Pool.Status.READY else []
-        pool.study_item_count = StudyItem.objects.filter(pool=pool).count() if choice else 0
+        pool.study_item_count = StudyItem.objects.filter(pool=pool).count() if choice or pair else 0
     return render(request, "annotation/console/pools.html", {
         "choice": choice, "choice_candidates": campaign.settings.get("choice_candidates", 20), "error": error,
+        "pair": pair, "pair_runs": pair_runs, "pair_pools": pair_pools,
         "campaign": campaign, "tab": "pools", "form": form, "pools": pools, "preview": shown, "deletion": deletion,
         "runs": _runs(campaign), "topic_count": campaign.track.topics.count() if hasattr(campaign, "track") else 0,
     }, status=status)
+
+
+def _pair_runs(campaign):
+    """The runs pair items may come from (every run the campaign may pool, our retrievers' too), labelled."""
+    from assessments.services.runs import run_labels
+
+    runs = list(poolable_runs(campaign).order_by("name"))
+    labels = run_labels(runs)
+    for run in runs:
+        run.label = labels[run.pk]
+    return runs
 
 
 def _options(form):
@@ -53,6 +69,8 @@ def pools_page(request, name):
     runs = _runs(campaign)
     if request.method == "POST" and request.POST.get("action") == "study_items":
         return _study_items(request, campaign, runs)
+    if request.method == "POST" and request.POST.get("action") == "pair_items":
+        return _pair_items(request, campaign, runs)
     if request.method == "POST" and request.POST.get("action") in ("rename", "delete"):
         return _rename_or_delete(request, campaign, runs)
     if request.method == "GET":
@@ -93,6 +111,24 @@ def _study_items(request, campaign, runs):
     except PoolInvalid as exc:
         return _render(request, campaign, PoolForm(runs=runs), status=400, error=exc.message)
     messages.success(request, f"{len(items)} forced-choice items of {raw_n} candidates made.")
+    return redirect("annotation:console_pools", name=campaign.name)
+
+
+def _pair_items(request, campaign, runs):
+    """Make pair-rating items of a pool (pair campaigns) from two runs or two pools, paired rank by rank."""
+    sources = request.POST.get("sources", "")
+    first, second = request.POST.get("first", ""), request.POST.get("second", "")
+    depth = parse_id(request.POST.get("depth", ""), minimum=0)
+    try:
+        if sources == "runs":
+            first, second = parse_id(first, minimum=1), parse_id(second, minimum=1)
+        if depth is None:
+            raise PoolInvalid("depth", "a whole number of ranks")
+        items = pair_items(campaign=campaign, pool=request.POST.get("pool", ""), sources=sources, first=first,
+                           second=second, depth=depth)
+    except PoolInvalid as exc:
+        return _render(request, campaign, PoolForm(runs=runs), status=400, error=str(exc))
+    messages.success(request, f"{len(items)} pair{'s' if len(items) != 1 else ''} to rate made from the two {sources}.")
     return redirect("annotation:console_pools", name=campaign.name)
 
 
