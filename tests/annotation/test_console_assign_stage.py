@@ -55,6 +55,17 @@ def test_stage_support_on_the_work_page_makes_a_unit_per_answer(client):
         Assignment.Kind.NUGGET_SUPPORT] * 2
 
 
+def test_stage_citations_on_the_work_page_makes_a_unit_per_answer_that_cites(client):
+    world = nuggets_world()
+    assessor("writer")
+    organiser(client)
+    assert 'name="stage" value="citations"' in client.get(
+        reverse("annotation:console_work", args=[world["campaign"].name])).content.decode()
+    assert assign(client, world["campaign"], stage="citations").status_code == 302
+    assert sorted(u.kind for u in Assignment.objects.filter(campaign=world["campaign"])) == [
+        Assignment.Kind.CITATION_SUPPORT] * 2
+
+
 def test_a_stage_that_is_neither_is_a_400_naming_the_field_and_assigns_nothing(client):
     world = nuggets_world()
     assessor("writer")

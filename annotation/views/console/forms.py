@@ -506,7 +506,9 @@ class AssignForm(ServiceErrorsMixin, forms.Form):
 
     stage = forms.ChoiceField(
         choices=[("support", "Nugget support: a unit per answer, its support of each nugget of the topic's bank"),
-                 ("create", "Nugget creation: a unit per topic, to write its nugget bank")],
+                 ("create", "Nugget creation: a unit per topic, to write its nugget bank"),
+                 ("citations", "Citation support (optional): a unit per answer that cites, whether each cited "
+                               "passage supports its sentence")],
         required=False, widget=forms.RadioSelect, label="Nugget stage",
         help_text="Nuggets campaigns: which units this assignment makes (stored on the campaign, as "
                   "assign_campaign --stage does).")
