@@ -318,7 +318,7 @@ def set_final_bank(campaign, organiser, topic, *, take=None, keep=(), importance
     for nugget in picked:
         nid = nugget["id"] if nugget["id"] not in ids else nuggets.next_id(used | ids)
         ids.add(nid)
-        final.append({"id": nid, "text": nugget["text"], "importance": nugget["importance"], "origin": nugget["origin"]})
+        final.append({**nugget, "id": nid})  # its origin, and the suggestion a machine nugget came from, kept
     try:
         return record_judgement(assessor=organiser, layer=Layer.NUGGETS, value=final, topic=topic,
                                 source=JudgementChange.Source.ADJUDICATION, campaign_id=campaign.pk)

@@ -116,3 +116,12 @@ def test_the_page_shows_both_banks_and_takes_a_merge(client, world):
     refused = client.post(url, {"layer": "nuggets", "topic": world["topic"].pk, "keep": ["amy/zz"]})
     assert refused.status_code == 400 and 'data-field="keep"' in refused.content.decode()
     assert client.post(url, {"layer": "nuggets", "topic": "x", "take": "amy"}).status_code == 400
+
+
+def test_a_nugget_taken_from_a_suggestion_keeps_it(world):
+    suggested = {"id": "n7", "text": "Supervision helps a lot", "importance": "okay", "origin": "machine",
+                 "suggested": {"text": "Supervision helps", "importance": "okay"}}
+    record_judgement(campaign_id=world["campaign"].pk, assessor=world["amy"], layer=Layer.NUGGETS,
+                     value=AMY + [suggested], topic=world["topic"])
+    set_final_bank(world["campaign"], world["organiser"], world["topic"], keep=["amy/n7"])
+    assert nuggets.topic_banks(world["campaign"].pk)[world["topic"].pk].value == [suggested]
