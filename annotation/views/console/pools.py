@@ -28,15 +28,17 @@ def _render(request, campaign, form, status=200, shown=None, error=None, deletio
     pools = list(campaign.pools.with_counts().order_by("-created_at"))
     choice = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "choice"
     pair = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "pair"
-    pair_runs = _pair_runs(campaign) if pair else []
     track = getattr(campaign, "track", None)
-    pair_pools = list(Pool.objects.filter(collection=track.collection).order_by("name")) if pair and track else []
+    pair_sources = [  # (sources, a source in words, [(value, label)]) of the pair-item forms
+        ("runs", "run", [(r.pk, r.label) for r in _pair_runs(campaign)]),
+        ("pools", "pool", [(q.name, q.name) for q in Pool.objects.filter(collection=track.collection).order_by("name")]),
+    ] if pair and track else []
     for pool in pools:
         pool.study_runs = study_runs(pool) if choice and pool.status == Pool.Status.READY else []
         pool.study_item_count = StudyItem.objects.filter(pool=pool).count() if choice or pair else 0
     return render(request, "annotation/console/pools.html", {
         "choice": choice, "choice_candidates": campaign.settings.get("choice_candidates", 20), "error": error,
-        "pair": pair, "pair_runs": pair_runs, "pair_pools": pair_pools,
+        "pair": pair, "pair_sources": pair_sources,
         "campaign": campaign, "tab": "pools", "form": form, "pools": pools, "preview": shown, "deletion": deletion,
         "runs": _runs(campaign), "topic_count": campaign.track.topics.count() if hasattr(campaign, "track") else 0,
     }, status=status)
