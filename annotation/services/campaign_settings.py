@@ -37,7 +37,8 @@ PLOT_KEYS = ("plot_scale", "context_sentences")
 ADHOC_KEYS = ("grade_scale", "adhoc_view", "evidence")
 PRELABEL_KEYS = ("show_machine_labels", "machine_source", "blind_share")
 EXAMPLES = "worked_examples"  # annotation.services.qualification.EXAMPLES_KEY
-FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,)
+NUGGET_KEYS = ("nugget_suggestions",)  # annotation.services.nugget_creation.SUGGESTIONS_SETTING
+FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS
 
 
 class SettingsChangeInvalid(ServiceError):
@@ -104,6 +105,7 @@ def _apply(campaign, values, result, assessors, seed):
     elif any(k in values for k in ADHOC_KEYS):
         raise SettingsChangeInvalid(next(k for k in ADHOC_KEYS if k in values), "ad hoc campaigns only")
     _prelabels(campaign, settings, new_settings, values, result)
+    _nugget_suggestions(campaign, settings, new_settings, values, result)
     campaign.settings = new_settings
     _examples(campaign, settings, values, result)
     campaign.save()
@@ -275,6 +277,21 @@ def _adhoc(campaign, settings, new_settings, values, result):
                               "assessors no longer mark evidence; the evidence already marked stays")
 
 
+def _nugget_suggestions(campaign, settings, new_settings, values, result):
+    """A nuggets campaign's creation pages show the LLM's nugget suggestions, or not (the default)."""
+    if "nugget_suggestions" not in values or values["nugget_suggestions"] == settings.get("nugget_suggestions", False):
+        return
+    if campaign.task != Campaign.Task.NUGGETS:
+        raise SettingsChangeInvalid("nugget_suggestions", "nuggets campaigns only")
+    if not isinstance(values["nugget_suggestions"], bool):
+        raise SettingsChangeInvalid("nugget_suggestions", "true or false")
+    new_settings["nugget_suggestions"] = values["nugget_suggestions"]
+    result.changed.append("nugget_suggestions")
+    result.effects.append("the nugget creation pages show the LLM's suggestions from their next page"
+                          if values["nugget_suggestions"] else
+                          "the nugget creation pages no longer show the LLM's suggestions; nuggets taken from them stay")
+
+
 def _prelabels(campaign, settings, new_settings, values, result):
     from annotation.services.prelabels import DEFAULT_BLIND_SHARE, PrelabelsInvalid, prelabels
 
@@ -342,7 +359,7 @@ def admin_values(campaign, changed_fields) -> dict:
     if "settings" in changed_fields:
         old = stored.settings if isinstance(stored.settings, dict) else {}
         new = campaign.settings if isinstance(campaign.settings, dict) else {}
-        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,):
+        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS:
             if key in new and new.get(key) != old.get(key):
                 values[key] = new[key]
     return values

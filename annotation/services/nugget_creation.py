@@ -10,12 +10,19 @@ support labels that name it survive. The page starts from the assessor's own ban
 When it is done: a bank has no natural end (its first nugget is seldom its last), so no save makes the unit done
 (annotation.services.status.DONE_WHEN_MARKED): the assessor marks it done (Shift D, the shared mark path), which
 needs the bank to hold at least one vital nugget (else a reason: submitted incomplete); they may reopen it.
+
+LLM suggestions (assessments.machine.nuggets, `manage.py llm_nuggets suggest`) are on the page only where the
+campaign's setting nugget_suggestions is on. A nugget taken from one has origin `machine` and keeps the suggestion
+as it came (`suggested`: {text, importance}) beside its text and importance, however the assessor edits them.
 """
 
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
+from assessments.machine.nuggets import topic_suggestions
 from assessments.models import Answer, Judgement, Layer
 from assessments.services import nuggets
+
+SUGGESTIONS_SETTING = "nugget_suggestions"  # the campaign setting that shows the LLM's suggestions
 
 
 def own_bank(assignment):
@@ -42,19 +49,31 @@ def creation_page(assignment, *, readonly=False) -> dict:
         "status": assignment.status,
         "readonly": readonly,
         "topic": topic.external_id,
-        "nuggets": [{"id": n["id"], "text": n["text"], "importance": n["importance"], "origin": n["origin"]}
-                    for n in bank],
+        "nuggets": [{"id": n["id"], "text": n["text"], "importance": n["importance"], "origin": n["origin"],
+                     **({"suggested": n["suggested"]} if "suggested" in n else {})} for n in bank],
         "own": own,  # whether the bank shown is the assessor's own (saved): only theirs counts towards done
         "importance": list(nuggets.IMPORTANCE),
         "max_text": nuggets.MAX_NUGGET_TEXT,
     }
+    shown = suggestions_on(assignment.campaign)
+    if shown:
+        found = topic_suggestions(assignment.campaign_id, topic.pk)
+        state["suggestions"] = found["nuggets"] if found else []
     return {
+        "suggestions_on": shown,
         "query": topic.title or topic.text,
         "description": str(meta.get("description") or ""),
         "answers": texts,
         "state": state,
         "progress": bank_progress(bank if own else []),
     }
+
+
+def suggestions_on(campaign) -> bool:
+    """Whether the campaign shows the LLM's nugget suggestions on its creation pages (settings nugget_suggestions;
+    off unless turned on: nothing of them reaches the page otherwise)."""
+    settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+    return settings.get(SUGGESTIONS_SETTING) is True
 
 
 def change_key(assignment, data, layer, value) -> dict:

@@ -91,13 +91,14 @@ def _nugget_key(layer, passage, item):
 
 
 def _nugget_bank(value, topic):
-    """A topic's nuggets: [{id, text, importance, origin}, …], ids and texts each given once."""
+    """A topic's nuggets: [{id, text, importance, origin[, suggested]}, …], ids and texts each given once; a nugget
+    taken from an LLM's suggestion (origin machine) may keep the suggestion as it came, {text, importance}."""
     if not isinstance(value, list) or len(value) > nuggets.MAX_NUGGETS:
         raise JudgementInvalid(f"value: a nugget bank is a list of at most {nuggets.MAX_NUGGETS} nuggets")
     ids, texts = set(), set()
     for i, nugget in enumerate(value):
-        if not isinstance(nugget, dict) or set(nugget) != {"id", "text", "importance", "origin"}:
-            raise JudgementInvalid(f"value[{i}]: expected {{id, text, importance, origin}}")
+        if not isinstance(nugget, dict) or set(nugget) - {"suggested"} != {"id", "text", "importance", "origin"}:
+            raise JudgementInvalid(f"value[{i}]: expected {{id, text, importance, origin}} (and suggested)")
         if not isinstance(nugget["id"], str) or not nuggets.NUGGET_ID.match(nugget["id"]):
             raise JudgementInvalid(f"value[{i}].id: letters, digits, '-' and '_', at most 40")
         text = nugget["text"]
@@ -107,11 +108,27 @@ def _nugget_bank(value, topic):
             raise JudgementInvalid(f"value[{i}].importance: {nugget['importance']!r} is not one of {list(nuggets.IMPORTANCE)}")
         if nugget["origin"] not in nuggets.ORIGINS:
             raise JudgementInvalid(f"value[{i}].origin: {nugget['origin']!r} is not one of {list(nuggets.ORIGINS)}")
+        if "suggested" in nugget:
+            _suggested(nugget, i)
         if nugget["id"] in ids or nuggets.same_text(text) in texts:
             raise JudgementInvalid(f"value[{i}]: its id or its text is given twice")
         ids.add(nugget["id"])
         texts.add(nuggets.same_text(text))
     return None
+
+
+def _suggested(nugget, i):
+    """A nugget's `suggested`: the LLM suggestion it was taken from, {text, importance}, on a machine nugget only."""
+    if nugget["origin"] != "machine":
+        raise JudgementInvalid(f"value[{i}].suggested: only a nugget of origin machine keeps a suggestion")
+    found = nugget["suggested"]
+    if not isinstance(found, dict) or set(found) != {"text", "importance"}:
+        raise JudgementInvalid(f"value[{i}].suggested: expected {{text, importance}}")
+    if not isinstance(found["text"], str) or not found["text"].strip() or len(found["text"]) > nuggets.MAX_NUGGET_TEXT:
+        raise JudgementInvalid(f"value[{i}].suggested.text: text of 1 to {nuggets.MAX_NUGGET_TEXT} characters")
+    if found["importance"] not in nuggets.IMPORTANCE:
+        raise JudgementInvalid(f"value[{i}].suggested.importance: {found['importance']!r} is not one of "
+                               f"{list(nuggets.IMPORTANCE)}")
 
 
 def _one_of(choices, what):

@@ -12,6 +12,7 @@
   var el = AS.el;
   var KEY = "nuggets:bank";
   var bank = S.nuggets.slice();
+  var suggestions = Array.isArray(S.suggestions) ? S.suggestions : null;  // only where the campaign shows them
   var current = bank.length ? 0 : -1;
   var editing = null;  // the id being edited, or "" for a new nugget
   var list = document.getElementById("bank-list");
@@ -59,19 +60,67 @@
       head.appendChild(el("span", "p-num", String(i + 1)));
       head.appendChild(el("span", "nugget-text", n.text));
       head.appendChild(el("span", "importance importance-" + n.importance, n.importance));
+      if (n.suggested) {
+        var edited = n.suggested.text !== n.text || n.suggested.importance !== n.importance;
+        var mark = el("span", "origin-machine", edited ? "suggested, edited" : "suggested");
+        mark.title = "The machine suggested: " + n.suggested.text + " (" + n.suggested.importance + ")";
+        head.appendChild(mark);
+      }
       li.appendChild(head);
       li.addEventListener("click", function () { current = i; render(); });
       list.appendChild(li);
     });
     document.getElementById("bank-empty").hidden = bank.length > 0;
+    renderSuggestions();
     renderProgress();
     renderSaveState();
+  }
+
+  function same(text) { return text.split(/\s+/).join(" ").trim(); }
+  function taken(sg) {
+    return bank.some(function (n) {
+      return same(n.text) === same(sg.text) || (n.suggested && same(n.suggested.text) === same(sg.text));
+    });
+  }
+
+  function renderSuggestions() {
+    if (!suggestions) return;
+    var ol = document.getElementById("suggestion-list");
+    ol.textContent = "";
+    suggestions.forEach(function (sg, i) {
+      var done = taken(sg);
+      var li = el("li", "nugget suggestion" + (done ? " is-taken" : ""));
+      li.id = "suggestion-" + (i + 1);
+      var head = el("div", "nugget-head");
+      head.appendChild(el("span", "nugget-text", sg.text));
+      head.appendChild(el("span", "importance importance-" + sg.importance, sg.importance));
+      if (!READONLY) {
+        var button = el("button", "button", done ? "in the bank" : "take");
+        button.type = "button";
+        button.disabled = done;
+        button.addEventListener("click", function () { take(sg); });
+        head.appendChild(button);
+      }
+      li.appendChild(head);
+      ol.appendChild(li);
+    });
+    document.getElementById("suggestions-empty").hidden = suggestions.length > 0;
+  }
+
+  function take(sg) {
+    if (READONLY || !sg || taken(sg)) return;
+    bank.push({ id: nextId(), text: sg.text, importance: sg.importance, origin: "machine",
+                suggested: { text: sg.text, importance: sg.importance } });
+    current = bank.length - 1;
+    save("Taken from the suggestions: e edits it.");
   }
 
   function save(message) {
     S.own = true;
     saver.queue(KEY, { layer: "nuggets", value: bank.map(function (n) {
-      return { id: n.id, text: n.text, importance: n.importance, origin: n.origin || "assessor" };
+      var out = { id: n.id, text: n.text, importance: n.importance, origin: n.origin || "assessor" };
+      if (n.suggested) out.suggested = n.suggested;
+      return out;
     }) });
     render();
     if (message) hint(message);
@@ -137,6 +186,10 @@
         case "a": startEdit(""); break;
         case "e": if (n) startEdit(n.id); break;
         case "v": if (n) { n.importance = n.importance === "vital" ? "okay" : "vital"; save("Nugget " + (current + 1) + " is " + n.importance + "."); } break;
+        case "t":
+          if (suggestions) take(suggestions.filter(function (sg) { return !taken(sg); })[0]);
+          else handled = false;
+          break;
         case "x": case "Delete":
           if (n) { bank.splice(current, 1); current = Math.min(current, bank.length - 1); save("Taken out."); }
           break;

@@ -231,6 +231,10 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
                                         help_text="Its id (the Machine page lists them).")
     blind_share = forms.IntegerField(min_value=0, max_value=100, required=False, label="Blind share (%)",
                                      help_text="Items that never show a machine label (the calibration set).")
+    nugget_suggestions = forms.BooleanField(
+        required=False, label="Show the LLM's nugget suggestions",
+        help_text="On the nugget creation pages, the suggestions of `llm_nuggets suggest` (the Machine page), "
+                  "for assessors to take and edit; off, nothing of them reaches the page.")
     worked_examples = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Qualification's worked examples",
         help_text="Shown to assessors before their qualification, one a line: topic id, passage id, the grade "
@@ -251,6 +255,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             hidden |= {"show_machine_labels", "machine_source", "blind_share"}
         if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC, Campaign.Task.OUTLINE):
             hidden.add("worked_examples")
+        if task != Campaign.Task.NUGGETS:
+            hidden.add("nugget_suggestions")
         for name in hidden:
             del self.fields[name]
 
@@ -272,6 +278,7 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             "context_sentences": settings.get("context_sentences", DEFAULT_CONTEXT),
             "adhoc_view": settings.get("adhoc_view", "one"), "evidence": settings.get("evidence", True),
             "show_machine_labels": settings.get("show_machine_labels", False),
+            "nugget_suggestions": settings.get("nugget_suggestions", False),
             "machine_source": settings.get("machine_source"),
             "blind_share": round(settings.get("blind_share", DEFAULT_BLIND_SHARE) * 100),
         }
@@ -321,6 +328,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             values["evidence"] = data.get("evidence")
         if "worked_examples" in self.fields:
             values["worked_examples"] = data.get("worked_examples") or []
+        if "nugget_suggestions" in self.fields:
+            values["nugget_suggestions"] = bool(data.get("nugget_suggestions"))
         if "show_machine_labels" in self.fields:
             values["show_machine_labels"] = data.get("show_machine_labels")
             if data.get("machine_source") is not None:
