@@ -607,38 +607,40 @@ class MachineLabelForm(ServiceErrorsMixin, forms.Form):
         self.fields["pools"].choices = [(n, n) for n in pools]
 
 
-class LlmJudgeForm(ServiceErrorsMixin, forms.Form):
+class LlmLimitFields(forms.Form):
+    """What every LLM job's form asks: how much now, the spend cap over every run of its source, and asking again
+    where an answer was unreadable."""
+
+    limit = forms.IntegerField(min_value=1, required=False, help_text="Ask at most this many items now (empty: all).")
+    max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
+                                      help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
+    max_tokens = forms.IntegerField(min_value=1, required=False, label="Spend cap: tokens",
+                                    help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_TOKENS).")
+    retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
+
+
+class LlmJudgeForm(ServiceErrorsMixin, LlmLimitFields):
     """The LLM judge on chosen pools (or its query filter), within a spend cap."""
 
     pools = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     filter_queries = forms.BooleanField(required=False, label="Filter the queries instead",
                                         help_text="Keep the queries that describe a plot, drop those that only "
                                                   "express a feeling.")
-    limit = forms.IntegerField(min_value=1, required=False, help_text="Ask at most this many items now (empty: all).")
-    max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
-                                      help_text="Over every run of this judge (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
-    max_tokens = forms.IntegerField(min_value=1, required=False, label="Spend cap: tokens",
-                                    help_text="Over every run of this judge (empty: the site's LLM_JUDGE_MAX_TOKENS).")
-    retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
+    field_order = ["pools", "filter_queries"]
 
     def __init__(self, *args, pools=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["pools"].choices = [(n, n) for n in pools]
 
 
-class LlmNuggetsForm(ServiceErrorsMixin, forms.Form):
-    """The LLM's nugget work on a nuggets campaign (AutoNuggetizer): assignments or suggestions, within a spend cap."""
+class LlmNuggetsForm(ServiceErrorsMixin, LlmLimitFields):
+    """The LLM's nugget work on a nuggets campaign (AutoNuggetizer): assignments or suggestions, within a spend cap
+    (`limit` counts (answer, nugget) labels, or topics)."""
 
     step = forms.ChoiceField(choices=[("assign", "Assign: each answer's support of each nugget of its topic's bank"),
                                       ("suggest", "Suggest: each topic's atomic nuggets, vital or okay")],
                              widget=forms.RadioSelect, initial="assign")
-    limit = forms.IntegerField(min_value=1, required=False,
-                               help_text="Ask at most this many (answer, nugget) labels, or topics, now (empty: all).")
-    max_requests = forms.IntegerField(min_value=1, required=False, label="Spend cap: requests",
-                                      help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_REQUESTS).")
-    max_tokens = forms.IntegerField(min_value=1, required=False, label="Spend cap: tokens",
-                                    help_text="Over every run of this source (empty: the site's LLM_JUDGE_MAX_TOKENS).")
-    retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
+    field_order = ["step"]
 
 
 class AuditForm(ServiceErrorsMixin, forms.Form):
