@@ -24,6 +24,7 @@ class MachineLabelSource(models.Model):
         CLASSIFIER = "classifier", "Text-pair classifier trained on human labels"
         LLM = "llm", "LLM judge (0-3 relevance)"
         QUERY_FILTER = "query_filter", "LLM query filter (describes a plot or only a feeling)"
+        ZERO_SHOT = "zero_shot", "Zero-shot: fusion of the pool's runs, or encoder similarity (no human label)"
         NUGGET_ASSIGN = "nugget_assign", "LLM nugget assignment (support, partial support, no support)"
         NUGGET_SUGGEST = "nugget_suggest", "LLM nugget suggestions (a topic's atomic nuggets, vital or okay)"
 
