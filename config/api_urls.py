@@ -6,6 +6,7 @@ from rest_framework.permissions import AllowAny
 
 from annotation.api.agreement import CampaignAgreement
 from annotation.api.answers import CampaignAnswers
+from annotation.api.campaign_settings import CampaignSettings
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.nuggets import CampaignNuggetScores
@@ -22,6 +23,7 @@ endpoints = [
     path("me/", Me.as_view(), name="api-me"),
     path("campaigns/", CampaignList.as_view(), name="api-campaigns"),
     path("campaigns/<str:name>/", CampaignDetail.as_view(), name="api-campaign"),
+    path("campaigns/<str:name>/settings/", CampaignSettings.as_view(), name="api-campaign-settings"),
     path("campaigns/<str:name>/topics/", CampaignTopics.as_view(), name="api-campaign-topics"),
     path("campaigns/<str:name>/topics/trec/", CampaignTopicsTrec.as_view(), name="api-campaign-topics-trec"),
     path("campaigns/<str:name>/answers/", CampaignAnswers.as_view(), name="api-campaign-answers"),

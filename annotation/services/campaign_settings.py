@@ -234,7 +234,7 @@ def _plot(campaign, settings, new_settings, values, result):
                                 choice_candidates=settings.get("choice_candidates", DEFAULT_CHOICE_CANDIDATES))
     except SetupInvalid as exc:
         raise SettingsChangeInvalid(exc.field, exc.message) from None
-    except TypeError:
+    except (TypeError, ValueError):
         raise SettingsChangeInvalid("plot_scale" if "plot_scale" in values else "context_sentences",
                                     "not a value this setting takes") from None
     if "plot_scale" in values and _scale_change(campaign, "plot_scale", Layer.PLOT_GRADE, old_scale,

@@ -33,6 +33,8 @@ TABLE = {
     # Answers (nuggets campaigns): 'adhoc' takes none, so a participant's or organiser's upload is refused (400).
     ("POST", "/api/campaigns/{name}/answers/"): (401, 400, 400, 403, 400),
     ("GET", "/api/campaigns/{name}/agreement/"): (401, 403, 403, 403, 200),
+    # Settings: organisers; an empty POST names no settings (400).
+    ("POST", "/api/campaigns/{name}/settings/"): (401, 403, 403, 403, 400),
     # Nugget scores: organisers; 'adhoc' is no nuggets campaign (400).
     ("GET", "/api/campaigns/{name}/nugget-scores/"): (401, 403, 403, 403, 400),
     # Machine assistance: organisers; an empty POST names nothing to learn from, no annotator, no pool (400);
@@ -106,7 +108,7 @@ def call(client, method, path, world, actor):
         return client.post(url, {"file": SimpleUploadedFile("answers.jsonl", b"")}, format="multipart")
     if (method, path) == ("POST", "/api/pools/"):
         return client.post(url, {"name": "new-pool", "campaign": "adhoc", "runs": [world["a2"].pk]}, format="json")
-    if method == "POST" and "/machine/" in path:
+    if method == "POST" and ("/machine/" in path or path.endswith("/settings/")):
         return client.post(url, {}, format="json")
     if method == "DELETE":
         return client.delete(url)

@@ -134,6 +134,9 @@ TABLE = {
     "api/me/": {"GET": ("/api/me/", (401, 200, 200, 200, 200, 200, 200))},
     "api/campaigns/": {"GET": ("/api/campaigns/", (401, 403, 403, 403, 200, 200, 200))},
     "api/campaigns/<str:name>/": {"GET": ("/api/campaigns/{campaign}/", (401, 403, 403, 403, 200, 200, 200))},
+    "api/campaigns/<str:name>/settings/": {
+        "POST": ("/api/campaigns/{campaign}/settings/", (401, 403, 403, 403, 400, 403, 400)),
+    },
     "api/campaigns/<str:name>/topics/": {
         "GET": ("/api/campaigns/{campaign}/topics/", (401, 403, 403, 403, 200, 200, 200)),
     },
