@@ -175,7 +175,8 @@ def compare_with_people(campaign_id, source, *, people=None, machine=None) -> di
     for measure in MEASURES:
         tau = None
         if len(runs) >= 2:
-            value, _ = kendalltau([people["runs"][r][measure] for r in runs], [machine["runs"][r][measure] for r in runs])
+            value, _ = kendalltau([people["runs"][r][measure] for r in runs],
+                                  [machine["runs"][r][measure] for r in runs])
             tau = float(value) if math.isfinite(value) else None
         out["tau"][measure] = tau
     if len(runs) < 2:

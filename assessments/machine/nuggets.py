@@ -6,8 +6,8 @@ client and job life (assessments.machine.llm: rate limit, retries, spend cap, re
   list of labels in the nuggets' order (the nuggetizer's form). A label is a MachineLabel of a NUGGET_ASSIGN
   source keyed (topic, item "<answer id>:<nugget id>"), grade 0/1/2 (not_support < partial_support < support), its
   value {"label", "nugget": the text asked about}.
-- **suggest**: for each topic of the campaign, the atomic nuggets of its answers and their cited passages, each
-  vital or okay (the nuggetizer's create and score steps in one request). A topic's suggestions are one
+- **suggest**: for each topic of the campaign with answers, the atomic nuggets of its answers and their cited
+  passages, each vital or okay (the nuggetizer's create and score steps in one request). A topic's suggestions are one
   MachineLabel of a NUGGET_SUGGEST source keyed on the topic alone, grade 1, value [{"text", "importance"}].
 
 Answers are read whole and strictly: a request's answer either gives every label (or nugget) it was asked for,
@@ -196,7 +196,9 @@ def _forget_changed(source, topic_ids):
 
 
 def _asked_text(value):
-    return nuggets.same_text(value["nugget"]) if isinstance(value, dict) and isinstance(value.get("nugget"), str) else None
+    if isinstance(value, dict) and isinstance(value.get("nugget"), str):
+        return nuggets.same_text(value["nugget"])
+    return None
 
 
 def _bank_texts(campaign_id, topic_ids) -> dict:
@@ -215,9 +217,11 @@ def pending(job: MachineJob) -> list:
     never asked again. `limit` counts labels: (answer, nugget) pairs, or topics."""
     source, params = job.source, job.params
     limit = params.get("limit")
-    if job.kind == MachineJob.Kind.NUGGET_SUGGEST:
+    if job.kind == MachineJob.Kind.NUGGET_SUGGEST:  # a topic without answers has nothing to read nuggets from
         done = set(source.labels.filter(item="", passage__isnull=True).values_list("topic_id", flat=True))
-        items = [(t,) for t in params["topics"] if t not in done]
+        answered = set(Answer.objects.filter(campaign_id=params["campaign"], topic_id__in=params["topics"])
+                       .values_list("topic_id", flat=True))
+        items = [(t,) for t in params["topics"] if t in answered and t not in done]
         return items[:limit] if limit else items
     banks = nuggets.topic_banks(params["campaign"], params["topics"])
     done = set(source.labels.exclude(item="").values_list("item", flat=True))
@@ -243,6 +247,10 @@ def run(job_id: int, listener=None, *, sleep=time.sleep) -> dict:
     return llm.ask_each(job_id, work, listener=listener, sleep=sleep)
 
 
+def _topics_of(items) -> dict:
+    return {t.pk: t for t in Topic.objects.filter(pk__in={i[0] for i in items}).prefetch_related("facets")}
+
+
 class _AssignWork:
     """(topic id, answer id, nuggets) batches: a list of labels read from each answer, stored whole or not at all."""
 
@@ -250,7 +258,7 @@ class _AssignWork:
         self.job, self.source = job, job.source
         self.items = pending(job)
         self.first_error = ""
-        self.topics = {t.pk: t for t in Topic.objects.filter(pk__in={i[0] for i in self.items}).prefetch_related("facets")}
+        self.topics = _topics_of(self.items)
         self.answers = {}
         for answer in Answer.objects.filter(pk__in={i[1] for i in self.items}).prefetch_related("sentences"):
             self.answers[answer.pk] = " ".join(s.text for s in sorted(answer.sentences.all(), key=lambda s: s.position))
@@ -275,8 +283,9 @@ class _AssignWork:
                 error = f"unparseable answer: {exc}"
         rows = []
         for i, nugget in enumerate(batch):
-            row = MachineLabel(source=self.source, topic_id=topic_id, item=nuggets.support_item(answer_id, nugget["id"]),
-                               raw_answer=outcome.get("text", "") or "", tokens=outcome.get("tokens") if i == 0 else None,
+            row = MachineLabel(source=self.source, topic_id=topic_id,
+                               item=nuggets.support_item(answer_id, nugget["id"]), raw_answer=outcome.get("text") or "",
+                               tokens=outcome.get("tokens") if i == 0 else None,
                                value={"nugget": nugget["text"]})
             if labels is None:
                 row.error = error
@@ -288,7 +297,8 @@ class _AssignWork:
         with transaction.atomic():
             MachineLabel.objects.bulk_create(rows, ignore_conflicts=True)
         if labels is None:
-            self.first_error = self.first_error or f"answer {answer_id}, nuggets {', '.join(n['id'] for n in batch)}: {error}"
+            ids = ", ".join(n["id"] for n in batch)
+            self.first_error = self.first_error or f"answer {answer_id}, nuggets {ids}: {error}"
             return len(batch)
         return 0
 
@@ -300,7 +310,7 @@ class _SuggestWork:
         self.job, self.source = job, job.source
         self.items = pending(job)
         self.first_error = ""
-        self.topics = {t.pk: t for t in Topic.objects.filter(pk__in={i[0] for i in self.items}).prefetch_related("facets")}
+        self.topics = _topics_of(self.items)
 
     def size(self, item) -> int:
         return 1
@@ -365,8 +375,8 @@ def support_labels(source_id, campaign_id, topic_ids=None) -> dict[str, str]:
 def topic_suggestions(campaign_id, topic_id) -> dict | None:
     """The newest readable suggestion of the campaign's NUGGET_SUGGEST sources for a topic:
     {"source", "source_name", "nuggets": [{"text", "importance"}]}, or None."""
-    row = (MachineLabel.objects.filter(source__campaign_id=campaign_id, source__kind=MachineLabelSource.Kind.NUGGET_SUGGEST,
-                                       topic_id=topic_id, item="", passage__isnull=True, grade__isnull=False)
+    row = (MachineLabel.objects.filter(source__campaign_id=campaign_id, topic_id=topic_id, item="", passage__isnull=True,
+                                       source__kind=MachineLabelSource.Kind.NUGGET_SUGGEST, grade__isnull=False)
            .select_related("source").order_by("-created_at", "-pk").first())
     if row is None or not isinstance(row.value, list):
         return None

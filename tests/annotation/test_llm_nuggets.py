@@ -137,7 +137,8 @@ def test_tau_and_alpha_set_the_machine_beside_the_people(client, server, world):
     order = {"not_support": 0, "partial_support": 1, "support": 2}
     matrix = np.array([[order[v] for run in RUNS for v in LABELS[run]],
                        [order[v] for run in RUNS for v in machine_view[run]]], dtype=float)
-    assert compared["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal"))
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+    assert compared["alpha"] == pytest.approx(expected)
     same = sum(a == b for run in RUNS for a, b in zip(LABELS[run], machine_view[run]))
     assert compared["agreement"] == pytest.approx(same / 8)
 
@@ -344,3 +345,19 @@ def test_the_results_page_sets_the_llm_beside_the_people_and_scores_by_it_only_w
     download = json.loads(b"".join(client.get("/campaigns/rag-judging/results/nugget-scores/")).decode())
     assert download["compared_with_machine"][0]["tau"]["all"] == -1.0
     assert client.get("/campaigns/rag-judging/results/nugget-scores/?source=nope").status_code == 400
+
+
+def test_a_topic_without_answers_is_not_asked_for_suggestions(server, world):
+    from annotation.services.campaigns import add_topics
+    from assessments.models import Topic
+
+    bare = factories.topic(world["answers"][RUNS[0]].topic.collection, "2024-000001", kind=Topic.Kind.ADHOC,
+                           title="a topic nobody answered")
+    add_topics(world["campaign"], [bare.pk])
+    server.answer = lambda prompt: json.dumps([{"text": "A fact", "importance": "vital"}])
+
+    summary = llm_nuggets(server, "suggest")
+
+    assert summary["asked_now"] == 1 and len(server.requests) == 1
+    assert "a topic nobody answered" not in server.requests[0]["prompt"]
+    assert not MachineLabel.objects.filter(topic=bare).exists()
