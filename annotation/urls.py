@@ -4,7 +4,7 @@ from django.urls import path
 
 from annotation.views import assessor as views, campaigns as campaign_views, qualification as qualification_views
 from annotation.views import studies as study_views
-from annotation.views.console import browser, campaigns as console, data, machine, people, pools, results, work
+from annotation.views.console import browser, campaigns as console, data, jobs, machine, people, pools, results, work
 
 app_name = "annotation"
 
@@ -33,12 +33,11 @@ urlpatterns = [
     path("campaigns/<slug:name>/browse/<str:pk>/", browser.browse_item, name="console_browse_item"),
     path("campaigns/<slug:name>/work/", work.work_page, name="console_work"),
     path("campaigns/<slug:name>/machine/", machine.machine_page, name="console_machine"),
-    path("campaigns/<slug:name>/machine/jobs/<int:job>/status/", machine.job_status, name="console_machine_job"),
     path("campaigns/<slug:name>/results/", results.results_page, name="console_results"),
     path("campaigns/<slug:name>/results/<slug:what>/", results.download, name="console_download"),
     path("data/", data.site_data, name="console_site_data"),
     path("data/imports/<int:pk>/", data.import_page, name="console_import"),
-    path("data/imports/<int:pk>/status/", data.import_status, name="console_import_status"),
+    path("jobs/<slug:kind>/<int:pk>/", jobs.job_status, name="job_status"),
     path("data/documents/", data.document_preview, name="console_document"),
     path("people/", people.people_page, name="console_people"),
     path("welcome/<str:uidb64>/<str:token>/", people.welcome, name="welcome"),

@@ -29,11 +29,12 @@ def build_pool(self, pool_id: int, resume: bool = True) -> dict:
 
 
 def queue_build(pool_id: int) -> None:
-    """The one way to start a pool's build: the task is sent when the current transaction commits (at once
-    outside one). Without a broker it runs in-process before this returns to its caller's caller."""
-    from django.db import transaction
+    """The one way to start a pool's build, queued as all background work is (retrieval.services.background.queue:
+    sent when the current transaction commits; without a broker, in the web process's background thread while
+    serving a request, else in-process before this returns to its caller's caller)."""
+    from retrieval.services import background
 
-    transaction.on_commit(lambda: build_pool.delay(pool_id), robust=True)
+    background.queue(build_pool.name, pool_id)
 
 
 # Model-assisted assessment (issue 18). Training and labelling load models: gpu_* tasks go to the gpu queue

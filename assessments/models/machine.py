@@ -8,13 +8,11 @@ checksum of the weights or of the prompt), its settings (prompt, temperature, th
 snapshot of human labels it was trained on.
 """
 
-from datetime import timedelta
-
 from django.db import models
 from django.db.models import Q
 
 from assessments.models.topics import Topic
-from retrieval.models import Collection, Passage
+from retrieval.models import BackgroundJob, Collection, Passage
 
 
 class MachineLabelSource(models.Model):
@@ -131,8 +129,9 @@ class MachineLabel(models.Model):
         return f"{self.source_id} {self.topic.external_id} {what} = {self.grade}"
 
 
-class MachineJob(models.Model):
-    """Background work of a source (training, labelling a pool, LLM requests): progress, spend and errors."""
+class MachineJob(BackgroundJob):
+    """Background work of a source (training, labelling a pool, LLM requests): its spend and errors besides what
+    every background job has (retrieval.models.background: status, progress, rate, time left, who started it)."""
 
     class Kind(models.TextChoices):
         TRAIN = "train", "Train and cross-validate"
@@ -142,29 +141,19 @@ class MachineJob(models.Model):
         NUGGET_ASSIGN = "nugget_assign", "LLM nugget assignment"
         NUGGET_SUGGEST = "nugget_suggest", "LLM nugget suggestions"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        STOPPED = "stopped", "Stopped (limit reached; resume to go on)"
-        FAILED = "failed", "Failed"
+    job_kind = "machine"
+    TASKS = {  # the Celery task of each kind (assessments/tasks.py)
+        Kind.TRAIN: "assessments.tasks.gpu_train_annotator", Kind.LABEL: "assessments.tasks.gpu_machine_label",
+        Kind.LLM: "assessments.tasks.llm_judge", Kind.FILTER: "assessments.tasks.llm_judge",
+        Kind.NUGGET_ASSIGN: "assessments.tasks.llm_nuggets", Kind.NUGGET_SUGGEST: "assessments.tasks.llm_nuggets",
+    }
 
     source = models.ForeignKey(MachineLabelSource, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     params = models.JSONField(default=dict, blank=True, help_text="Pools, limits, batch size.")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
-    items_total = models.PositiveIntegerField(default=0)
-    items_done = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0, help_text="Items whose answer could not be read or was refused.")
     requests = models.PositiveIntegerField(default=0, help_text="Requests sent (LLM), retries included.")
     tokens = models.PositiveBigIntegerField(default=0, help_text="Tokens the endpoint counted (LLM).")
-    rate = models.FloatField(null=True, blank=True, help_text="Items per second since the job started.")
-    message = models.TextField(blank=True, help_text="What it is doing, or why it stopped.")
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -172,29 +161,17 @@ class MachineJob(models.Model):
     def __str__(self):
         return f"{self.get_kind_display()} #{self.pk} of source {self.source_id}"
 
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds left at the current rate, or None when there is no rate yet."""
-        if self.status == self.Status.DONE:
-            return 0.0
-        if not self.rate:
-            return None
-        return max(0.0, (self.items_total - self.items_done) / self.rate)
-
-    def progress_line(self) -> str:
-        """One line for people: status, items, errors, spend, rate, time left, and why it stopped."""
-        parts = [f"{self.get_kind_display().lower()} #{self.pk}: {self.status}", f"{self.items_done:,}/{self.items_total:,}"]
+    def progress_counts(self) -> list[str]:
+        counts = [f"{self.items_done:,}/{self.items_total:,}"]
         if self.errors:
-            parts.append(f"{self.errors:,} errors")
+            counts.append(f"{self.errors:,} errors")
         if self.requests:
-            parts.append(f"{self.requests:,} requests, {self.tokens:,} tokens")
-        if self.rate:
-            parts.append(f"{self.rate:,.2f}/s")
-        eta = self.eta_seconds
-        if eta and self.status in (self.Status.QUEUED, self.Status.RUNNING):
-            parts.append(f"ETA {timedelta(seconds=round(eta))}")
-        if self.message:
-            parts.append(self.message)
-        if self.error:
-            parts.append(f"error: {self.error.splitlines()[0][:200]}")
-        return ", ".join(parts)
+            counts.append(f"{self.requests:,} requests, {self.tokens:,} tokens")
+        return counts
+
+    def status_extra(self) -> dict:
+        return {"source": self.source_id, "source_name": self.source.name, "errors": self.errors,
+                "requests": self.requests, "tokens": self.tokens}
+
+    def task_name(self) -> str:
+        return self.TASKS[self.kind]

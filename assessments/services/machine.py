@@ -24,16 +24,15 @@ import re
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
-from django.utils import timezone
 
 from assessments.machine import annotator, llm
 from assessments.machine import nuggets as llm_nuggets
 from assessments.machine import examples as human
-from assessments.machine.jobs import FINISHED, LEASE, run_here_or_send
+from assessments.machine.jobs import run_here_or_send
 from assessments.machine.metrics import FIGURES
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
+from retrieval.services import background
 
 BUNDLED_MODEL = annotator.DEFAULT_MODEL
 HUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$")
@@ -279,10 +278,10 @@ def _tasks(job):
 
 
 def send(job: MachineJob) -> None:
-    """Queue the job for the workers when the current transaction commits (in-process without a broker: it has run
-    when the request or command that sent it ends). Its failure, if any, is stored on the job."""
-    task, _ = _tasks(job)
-    transaction.on_commit(lambda: task.delay(job.pk), robust=True)
+    """Queue the job as all background work is queued (retrieval.services.background.queue_job: after the commit;
+    without a broker, in the web process's background thread while serving a request). Its failure, if any, is
+    stored on the job."""
+    background.queue_job(job)
 
 
 def resend_unfinished(**_) -> int:
@@ -290,16 +289,7 @@ def resend_unfinished(**_) -> int:
     message, or died running one. A job is claimed once: a running one only when its lease has run out with no
     news, so its message is sent for then (a live worker's job writes its progress every few seconds and is left
     alone); a second message for a queued one does nothing."""
-    now = timezone.now()
-    unfinished = list(MachineJob.objects.filter(status__in=[MachineJob.Status.QUEUED, MachineJob.Status.RUNNING])
-                      .order_by("pk"))
-    for job in unfinished:
-        if job.status == MachineJob.Status.QUEUED:
-            send(job)
-        else:  # claimable once its lease has run out with no news; a little later, to be sure
-            lease_left = math.ceil((job.updated_at + LEASE - now).total_seconds())
-            _tasks(job)[0].apply_async((job.pk,), countdown=max(0, lease_left) + 30)
-    return len(unfinished)
+    return background.resend_unfinished(MachineJob, running_too=True)
 
 
 def run(job: MachineJob, bar=None) -> MachineJob:
@@ -339,17 +329,9 @@ def campaign_jobs(campaign_id):
 
 
 def job_status(job: MachineJob) -> dict:
-    """A job as pages and the API show it: counts, spend, rate, time left, and why it stopped or failed."""
-    eta = job.eta_seconds
-    return {
-        "id": job.pk, "kind": job.kind, "kind_label": job.get_kind_display(), "status": job.status,
-        "label": job.get_status_display(), "finished": job.status in FINISHED or job.status == MachineJob.Status.STOPPED,
-        "source": job.source_id, "source_name": job.source.name, "done": job.items_done, "total": job.items_total,
-        "errors": job.errors, "requests": job.requests, "tokens": job.tokens, "rate": job.rate,
-        "eta_seconds": None if eta is None else round(eta, 1), "message": job.message, "error": job.error,
-        "line": job.progress_line(), "created_at": job.created_at, "started_at": job.started_at,
-        "finished_at": job.finished_at,
-    }
+    """A job as pages and the API show it: every background job's status (retrieval.services.background.status_of:
+    counts, rate, time left, why it stopped or failed) with its source and spend."""
+    return background.status_of(job)
 
 
 def source_summary(source: MachineLabelSource) -> dict:

@@ -303,7 +303,8 @@ def status_of(job: BackgroundJob) -> dict:
     eta = (total - done) / rate if step and rate and total else job.eta_seconds
     line = job.progress_line()
     return {
-        "kind": job.job_kind, "id": job.pk, "kind_label": job.kind_label(), "status": job.status,
+        "job": job.job_kind, "id": job.pk, "kind": getattr(job, "kind", job.job_kind), "kind_label": job.kind_label(),
+        "status": job.status,
         "label": job.get_status_display(), "finished": job.finished, "done": done, "total": total,
         "rate": rate, "eta_seconds": _seconds(eta), "step": step.get("desc", ""), "message": job.message,
         "error": job.error, "line": line,

@@ -66,7 +66,7 @@ def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, 
     assert f"{source.metrics['kappa']:.3f}" in row and "0.667" in row  # its κ beside the human–human κ
     assert "3-fold cross-validation, fold by fold" in html and f"Train and cross-validate #{job.pk}" in html
 
-    status = client.get(f"{PAGE}jobs/{job.pk}/status/").json()
+    status = client.get(f"/jobs/machine/{job.pk}/").json()
     assert status["finished"] and status["status"] == "done"
     assert status["progress"]["done"] == status["progress"]["total"] > 0 and "done" in status["progress"]["desc"]
 
@@ -84,8 +84,8 @@ def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(c
     job = MachineJob.objects.get()
     MachineJob.objects.filter(pk=job.pk).update(status="running", items_done=30, items_total=90, rate=2.0)
     html = client.get(PAGE).content.decode()
-    assert f'data-status-url="{PAGE}jobs/{job.pk}/status/"' in html
-    status = client.get(f"{PAGE}jobs/{job.pk}/status/").json()
+    assert f'data-status-url="/jobs/machine/{job.pk}/"' in html  # the one progress endpoint of background work
+    status = client.get(f"/jobs/machine/{job.pk}/").json()
     assert status["finished"] is False and status["eta_seconds"] == 30.0
     assert "30/90" in status["progress"]["desc"] and "ETA 0:00:30" in status["progress"]["desc"]
     overview = client.get("/campaigns/").content.decode()  # the organisers' list of background work

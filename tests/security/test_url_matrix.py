@@ -97,9 +97,6 @@ TABLE = {
         "GET": ("/campaigns/{campaign}/machine/", (302, 404, 404, 404, 200, 404, 200)),
         "POST": ("/campaigns/{campaign}/machine/", (302, 404, 404, 404, 400, 404, 400)),
     },
-    "campaigns/<slug:name>/machine/jobs/<int:job>/status/": {
-        "GET": ("/campaigns/{campaign}/machine/jobs/{machine_job}/status/", (302, 404, 404, 404, 200, 404, 200)),
-    },
     "campaigns/<slug:name>/results/": {"GET": ("/campaigns/{campaign}/results/", (302, 404, 404, 404, 200, 404, 200))},
     "campaigns/<slug:name>/results/<slug:what>/": {
         "GET": ("/campaigns/{campaign}/results/qrels/", (302, 404, 404, 404, 200, 404, 200)),
@@ -109,9 +106,8 @@ TABLE = {
         "POST": ("/data/", (302, 404, 404, 404, 400, 404, 400)),
     },
     "data/imports/<int:pk>/": {"GET": ("/data/imports/{data_import}/", (302, 404, 404, 404, 200, 404, 200))},
-    "data/imports/<int:pk>/status/": {
-        "GET": ("/data/imports/{data_import}/status/", (302, 404, 404, 404, 200, 404, 200)),
-    },
+    # THE progress endpoint of background work (any kind: import, machine, retrieval).
+    "jobs/<slug:kind>/<int:pk>/": {"GET": ("/jobs/import/{data_import}/", (302, 404, 404, 404, 200, 404, 200))},
     "data/documents/": {"GET": ("/data/documents/?collection=web&id=d1", (302, 404, 404, 404, 200, 404, 200))},
     "people/": {
         "GET": ("/people/", (302, 404, 404, 404, 200, 404, 200)),

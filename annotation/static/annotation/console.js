@@ -1,49 +1,11 @@
 // The organiser's console: small enhancements of ordinary forms (each page works without this script).
-// - follows background work: an import's or a pool build's JSON status, every second, until it ends;
+// (background work is followed by jobs.js, which the console's pages load beside this script);
 // - the new-campaign form shows the fields that apply (topics from a file or a pick, plot settings) and
 //   makes the topic list searchable; the upload form shows the options of the chosen kind;
 // - puts the keyboard focus on what a POST answered with (problems, a password shown once, a preview).
 (function () {
   "use strict";
-  var FINISHED = { done: true, failed: true, ready: true };
-
   function each(selector, fn, root) { Array.prototype.forEach.call((root || document).querySelectorAll(selector), fn); }
-
-  function follow(card) {
-    var url = card.dataset.statusUrl;
-    if (!url || FINISHED[card.dataset.status]) return;
-    var status = card.querySelector(".job-status"), meter = card.querySelector("[data-role=meter]");
-    var bar = card.querySelector(".job-bar"), step = card.querySelector(".job-step");
-    var lines = card.querySelector(".job-lines"), candidates = card.querySelector(".job-candidates");
-    if (meter) meter.hidden = false;
-    function show(data) {
-      if (status) { status.textContent = data.label; status.className = "status job-status status-" + data.status; }
-      var done = 0, total = 0;
-      if (data.progress) { done = data.progress.done || 0; total = data.progress.total || 0; }
-      if (data.jobs) data.jobs.forEach(function (j) { done += j.done; total += j.total; });
-      if (step && data.progress && data.progress.desc) step.textContent = data.progress.desc + (total ? " (" + done + " of " + total + ")" : "");
-      if (bar && total) {
-        var percent = Math.min(100, Math.round(100 * done / total));
-        bar.style.width = percent + "%";
-        meter.setAttribute("aria-valuenow", String(percent));
-      }
-      if (lines && data.jobs) {
-        lines.textContent = "";
-        data.jobs.forEach(function (j) { var li = document.createElement("li"); li.textContent = j.line; lines.appendChild(li); });
-      }
-      if (candidates && data.candidates !== undefined) candidates.textContent = String(data.candidates);
-    }
-    function poll() {
-      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
-        .then(function (data) {
-          show(data);
-          if (data.finished) { window.location.reload(); } else { window.setTimeout(poll, 1000); }
-        })
-        .catch(function () { window.setTimeout(poll, 3000); });
-    }
-    window.setTimeout(poll, 500);
-  }
 
   function campaignForm(form) {
     var task = form.querySelector("[name=task]"), plot = document.getElementById("plot-settings");
@@ -104,7 +66,6 @@
     update();
   }
 
-  each(".job[data-status-url]", follow);
   var campaign = document.getElementById("campaign-form");
   if (campaign) campaignForm(campaign);
   var upload = document.getElementById("upload-form");

@@ -1,12 +1,12 @@
 """Data in the browser: upload topics, documents, runs, qrels and books (/data/, or a campaign's
-/campaigns/<name>/data/), follow an import (/data/imports/<pk>/ and its JSON status), see what a collection holds
-and preview one of its documents (/data/documents/)."""
+/campaigns/<name>/data/), follow an import (/data/imports/<pk>/; its JSON status is every job's, /jobs/import/<pk>/),
+see what a collection holds and preview one of its documents (/data/documents/)."""
 
 import json
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -66,7 +66,7 @@ def _upload(request, campaign):
     except ImportInvalid as exc:
         form.add_service_error(exc.field, exc.message)
         return render(request, template, _context(campaign, form), status=400)
-    started.refresh_from_db()  # without a broker it ran while the request committed
+    started.refresh_from_db()  # without a broker it may have run before the request answered (BACKGROUND_THREADS off)
     if started.status == DataImport.Status.FAILED:
         return render(request, template, _context(
             campaign, form, failed=started, problems=started.problems,
@@ -110,18 +110,6 @@ def import_page(request, pk):
     return render(request, "annotation/console/import.html", {
         "data_import": found, "campaign": found.campaign, "tab": "data", "problems": found.problems,
         "more_problems": max(0, found.problem_total - len(found.problems)), "progress": data_imports.progress_of(pk),
-    })
-
-
-@require_GET
-@organisers_only
-def import_status(request, pk):
-    """An import's state as JSON, for the page's progress bar: status, progress, summary, problems."""
-    found = get_object_or_404(DataImport, pk=pk)
-    return JsonResponse({
-        "status": found.status, "label": found.get_status_display(), "finished": found.finished,
-        "progress": data_imports.progress_of(pk), "summary": found.summary,
-        "problems": found.problems, "problem_total": found.problem_total,
     })
 
 

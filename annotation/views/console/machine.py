@@ -1,6 +1,6 @@
 """Machine assistance (/campaigns/<name>/machine/): train an auto-annotator on the campaign's labels and see its
 k-fold figures beside the human–human κ, label chosen pools with it, run the LLM judge (the site's endpoint, the
-campaign's prompt, a spend cap), and follow every job (the page polls /campaigns/<name>/machine/jobs/<id>/status/).
+campaign's prompt, a spend cap), and follow every job (jobs.js polls the one progress endpoint, /jobs/machine/<id>/).
 
 Thin over assessments.services.machine, the service manage.py train_annotator, machine_label and llm_judge call:
 a page accepts and refuses what a command does. Machine labels stay their own source (qrels, agreement and the
@@ -8,10 +8,9 @@ dashboard's human figures never count them); the dashboard compares them with pe
 """
 
 from django.contrib import messages
-from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods
 
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.services.triage import TriageInvalid, audit_review
@@ -187,19 +186,3 @@ def _prompt(request, campaign, form, choices):
     campaign.save(update_fields=["settings"])
     messages.success(request, note)
     return redirect(reverse("annotation:console_machine", args=[campaign.name]) + f"#prompt-{key}")
-
-
-@require_GET
-@organisers_only
-def job_status(request, name, job):
-    """A machine job of the campaign as JSON for the page's progress bar: status, counts, time left, error."""
-    campaign = campaign_of(name)
-    found = machine.campaign_jobs(campaign.pk).filter(pk=job).first()
-    if found is None:
-        raise Http404("No such job.")
-    status = machine.job_status(found)
-    return JsonResponse({
-        "status": status["status"], "label": status["label"], "finished": status["finished"],
-        "progress": {"done": status["done"], "total": status["total"], "desc": status["line"]},
-        "error": status["error"], "eta_seconds": status["eta_seconds"],
-    })

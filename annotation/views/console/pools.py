@@ -15,6 +15,7 @@ from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
 from assessments.models import Pool, Run, StudyItem
 from config.ids import parse_id
+from retrieval.services import background
 
 
 def _runs(campaign):
@@ -157,15 +158,15 @@ def _rename_or_delete(request, campaign, runs):
 @require_GET
 @organisers_only
 def pool_status(request, name, pool):
-    """A pool's build as JSON for the page: status, candidates, error, and each retrieval job's progress."""
+    """A pool's build as JSON for the page: status, candidates, error, and each retrieval job's status as the one
+    progress endpoint gives it (retrieval.services.background.status_of)."""
     from assessments.services.pooling import pool_jobs
 
     campaign = campaign_of(name)
     found = campaign.pools.filter(name=pool).first()
     if found is None:
         raise Http404("No such pool.")
-    jobs = [{"line": job.progress_line(), "done": job.items_done, "total": job.items_total, "status": job.status}
-            for job in pool_jobs(found)]
+    jobs = [background.status_of(job) for job in pool_jobs(found)]
     return JsonResponse({
         "status": found.status, "label": found.get_status_display(), "error": found.error,
         "finished": found.status in (Pool.Status.READY, Pool.Status.FAILED),

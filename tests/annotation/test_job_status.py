@@ -1,0 +1,65 @@
+"""THE progress endpoint of background work, GET /jobs/<kind>/<id>/: any kind of job as one JSON shape (status,
+items done of the total, rate, time left, step, error, who started it), for organisers."""
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.cache import cache
+
+from annotation.models import DataImport
+from annotation.roles import Role, ensure_groups
+from retrieval.models import Job
+from retrieval.services import background
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def organiser(client):
+    ensure_groups()
+    user = factories.user("boss", is_staff=True)
+    user.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(user)
+    return user
+
+
+def test_a_running_import_shows_its_live_step_and_who_started_it(client, organiser):
+    running = DataImport.objects.create(kind=DataImport.Kind.QRELS, collection="web", status="running",
+                                        created_by=organiser, file_names=["q.txt"])
+    cache.set(background.live_key(running), {"desc": "qrels", "done": 30, "total": 120, "rate": 10.0}, 60)
+    data = client.get(f"/jobs/import/{running.pk}/").json()
+    assert {k: data[k] for k in ("job", "kind", "id", "status", "label", "finished", "done", "total", "rate", "eta_seconds",
+                                 "step", "created_by", "files")} == {
+        "job": "import", "kind": "qrels", "id": running.pk, "status": "running", "label": "Running", "finished": False,
+        "done": 30, "total": 120, "rate": 10.0, "eta_seconds": 9.0, "step": "qrels", "created_by": "boss", "files": ["q.txt"]}
+    assert data["progress"] == {"done": 30, "total": 120, "desc": "qrels"}
+
+
+def test_an_ended_job_shows_its_row_not_a_stale_step(client, organiser):
+    failed = DataImport.objects.create(kind=DataImport.Kind.QRELS, collection="web", status="failed",
+                                       error="1 problem; the first: q.txt:2:grade: 'x' is not an integer")
+    cache.set(background.live_key(failed), {"desc": "qrels", "done": 1, "total": 2}, 60)
+    data = client.get(f"/jobs/import/{failed.pk}/").json()
+    assert data["finished"] is True and data["step"] == "" and data["done"] == 0
+    assert data["error"].startswith("1 problem") and "error: 1 problem" in data["line"]
+
+
+def test_a_retrieval_job_is_followed_at_the_same_address(client, organiser):
+    coll = factories.collection("web")
+    job = Job.objects.create(kind=Job.Kind.SEARCH, key="k", collection=coll, status="finishing", shard_count=4,
+                             shards_done=4, items_total=40, items_done=40)
+    data = client.get(f"/jobs/retrieval/{job.pk}/").json()
+    assert (data["status"], data["label"], data["finished"], data["shards_done"]) == ("finishing", "Finishing", False, 4)
+    assert "shards 4/4" in data["line"]
+
+
+def test_an_unknown_kind_or_id_is_not_found_and_others_see_nothing(client, organiser):
+    made = DataImport.objects.create(kind=DataImport.Kind.QRELS, collection="web")
+    assert client.get("/jobs/nothing/1/").status_code == 404
+    assert client.get(f"/jobs/import/{made.pk + 1}/").status_code == 404
+    client.force_login(factories.user("judge"))
+    assert client.get(f"/jobs/import/{made.pk}/").status_code == 404
+
+
+def test_every_kind_of_background_job_is_listed_with_its_name():
+    assert {"import", "retrieval"} <= set(background.kinds())
