@@ -19,8 +19,9 @@ made, and never counted meanwhile).
 """
 
 import ast
-import time
 import json
+import re
+import time
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -36,6 +37,7 @@ SUGGEST_ANSWERS = 10  # answers (and their cited passages) shown to the LLM per 
 MAX_CONTEXT = 1500  # characters of each passage or answer in a suggestion's context
 GRADE = dict(nuggets.SUPPORT_ORDER)  # not_support 0, partial_support 1, support 2
 LABEL_OF = {grade: label for label, grade in GRADE.items()}
+THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 ASSIGN_PROMPT = """You are NuggetizeAssignerLLM, an intelligent assistant that can label a list of atomic nuggets \
 based on if they are captured by a given passage.
@@ -83,18 +85,19 @@ class NuggetRequest(llm.Limits):
 
 
 def _json_list(answer: str, what: str) -> list:
-    """The list in the answer: JSON (or a Python literal, as the nuggetizer reads it), code fences allowed."""
-    text = (answer or "").strip()
+    """The list in the answer: JSON (or a Python literal, as the nuggetizer reads it), code fences and a reasoning
+    model's <think>…</think> allowed."""
+    text = THINKING.sub("", answer or "").strip()
     start, end = text.find("["), text.rfind("]")
     if start < 0 or end < start:
         raise llm.AnswerInvalid(f"no list of {what} in the answer")
     body = text[start:end + 1]
     try:
         found = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         try:
             found = ast.literal_eval(body)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise llm.AnswerInvalid(f"the list of {what} is neither JSON nor a Python list") from None
     if not isinstance(found, list):
         raise llm.AnswerInvalid(f"no list of {what} in the answer")

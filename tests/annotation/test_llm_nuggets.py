@@ -77,7 +77,9 @@ def people_label(client, world, labels):
 
 
 def test_the_llm_labels_every_answers_nuggets_as_a_source_of_its_own(server, world):
-    server.answer = labeller(by_text(world, LABELS))
+    labels = by_text(world, LABELS)
+    plain = labeller(labels)
+    server.answer = lambda prompt: "<think>The answer says [a lot].</think>\n```json\n" + plain(prompt) + "\n```"
 
     summary = llm_nuggets(server, "assign")
 
@@ -149,6 +151,8 @@ def test_tau_and_alpha_set_the_machine_beside_the_people(client, server, world):
     ('["support", "support", "support"]', "3 labels for 4 nuggets"),
     ("[support, support", "no list of labels"),
     ('["support", {"x": 1}, "support", "support"]', "label 2"),
+    ("[" * 100_000 + "]" * 100_000, "neither JSON nor a Python list"),
+    ('<think>n1 is [maybe] supported</think> ["support", "support"]', "2 labels for 4 nuggets"),
 ])
 def test_a_malformed_answer_stores_no_label_of_its_request_and_the_job_says_why(server, world, bad, error):
     good = by_text(world, LABELS)
