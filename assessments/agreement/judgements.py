@@ -1,7 +1,8 @@
 """Units × assessors matrices from Judgement rows, one per label layer; adjudicated rows are never read.
 
 A unit is a judgement key: (topic, passage) for per-passage layers, (topic, passage, passage2) for
-transitions, (topic, item) for forced choice and nugget support, (topic, passage, passage2, item) for pair ratings.
+transitions, (topic, item) for forced choice and nugget support, (topic, passage, item) for citation support,
+(topic, passage, passage2, item) for pair ratings.
 Every unit belongs to its topic (unit_groups holds the topic id; 0 for a rating without a topic).
 
 Layers (name: level, label):
@@ -22,6 +23,8 @@ Layers (name: level, label):
 - rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
 - nugget_support (ordinal): whether an answer supports a nugget (item "<answer id>:<nugget id>"), on the scale
   not_support < partial_support < support (assessments.services.nuggets).
+- citation_support (ordinal): whether a cited passage supports the answer's sentence that cites it (unit (topic,
+  passage, item "<answer id>:<sentence>")), on the scale none < partial < full.
 """
 
 from itertools import chain
@@ -36,13 +39,18 @@ from assessments.services import nuggets
 from assessments.services.judging import RATING_MAX, RATING_MIN
 
 LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "choice", "rating",
-          "nugget_support")
+          "nugget_support", "citation_support")
 LEVELS = {
     "relevance": ("ordinal",), "facet": ("nominal",), "removal": ("nominal",), "transition": ("nominal",),
     "plot_grade": ("ordinal",), "grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
-    "nugget_support": ("ordinal",),
+    "nugget_support": ("ordinal",), "citation_support": ("ordinal",),
 }
 SUPPORT_SCALE = tuple(sorted(nuggets.SUPPORT_ORDER, key=nuggets.SUPPORT_ORDER.get))  # not_support < partial < support
+CITATION_SCALE = tuple(sorted(nuggets.CITATION_ORDER, key=nuggets.CITATION_ORDER.get))  # none < partial < full
+SCALED = {  # ordinal layers of worded labels: the stored layer, its scale (low to high), the unit's columns
+    "nugget_support": (Layer.NUGGET_SUPPORT, SUPPORT_SCALE, ("topic_id", "item")),
+    "citation_support": (Layer.CITATION_SUPPORT, CITATION_SCALE, ("topic_id", "passage_id", "item")),
+}
 RELEVANCE_SCALE = (0, 1, 2, 3)
 CHUNK = 10_000
 _SHIFT = 32  # unit id of a (topic, passage) key: topic id << 32 | passage id
@@ -59,9 +67,10 @@ def layer_ratings(judgements, layer, usernames) -> list[Ratings]:
         return [ratings] if ratings is not None else []
     if layer == "rating":
         return _ratings(judgements, usernames)
-    if layer == "nugget_support":
-        rows = _support_triples(judgements, usernames)
-        return [ratings_from_triples(rows, "ordinal", scale=SUPPORT_SCALE, group_of=lambda unit: unit[0] or 0)] if rows else []
+    if layer in SCALED:
+        rows = _scaled_triples(judgements, layer, usernames)
+        scale = SCALED[layer][1]
+        return [ratings_from_triples(rows, "ordinal", scale=scale, group_of=lambda unit: unit[0] or 0)] if rows else []
     rows = {"facet": _facet_triples, "removal": _removal_triples, "transition": _transition_triples,
             "choice": _choice_triples}[layer](judgements, usernames)
     if not rows:
@@ -206,12 +215,14 @@ def _choice_triples(judgements, usernames):
     ]
 
 
-def _support_triples(judgements, usernames):
-    rows = judgements.filter(layer=Layer.NUGGET_SUPPORT, value__isnull=False).order_by()
+def _scaled_triples(judgements, layer, usernames):
+    """(unit, assessor, label) of a SCALED layer: the unit its key's columns, labels outside the scale left out."""
+    stored, scale, unit = SCALED[layer]
+    rows = judgements.filter(layer=stored, value__isnull=False).order_by()
     return [
-        ((topic, item), usernames.get(assessor, str(assessor)), value)
-        for topic, item, assessor, value in rows.values_list("topic_id", "item", "assessor_id", "value").iterator(CHUNK)
-        if value in SUPPORT_SCALE
+        (row[:-2], usernames.get(row[-2], str(row[-2])), row[-1])
+        for row in rows.values_list(*unit, "assessor_id", "value").iterator(CHUNK)
+        if row[-1] in scale
     ]
 
 

@@ -45,7 +45,6 @@ from assessments.services.runs import run_labels
 MEASURES = ("all", "vital", "strict_all", "strict_vital", "weighted")
 CITATION_MEASURES = ("citation_precision", "citation_recall")  # where the campaign judges citations
 CITATION_SCORE = {"full": 1.0, "partial": 0.5, "none": 0.0}
-CITATION_ORDER = {"none": 0, "partial": 1, "full": 2}  # a tie of the majority takes the lower
 FORMATS = ("json", "tsv")
 SCORE = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.5, nuggets.NOT_SUPPORT: 0.0}
 STRICT = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.0, nuggets.NOT_SUPPORT: 0.0}
@@ -80,9 +79,9 @@ def citation_labels(campaign_id, topic_ids=None) -> dict[tuple[str, int], str]:
     given, final = defaultdict(list), defaultdict(list)
     for item, pid, value, adjudicated in rows.order_by("item", "passage_id", "assessor_id").values_list(
             "item", "passage_id", "value", "adjudicated"):
-        if value in CITATION_ORDER:
-            (final if adjudicated else given)[item, pid].append(CITATION_ORDER[value])
-    label_of = {order: label for label, order in CITATION_ORDER.items()}
+        if value in nuggets.CITATION_ORDER:
+            (final if adjudicated else given)[item, pid].append(nuggets.CITATION_ORDER[value])
+    label_of = {order: label for label, order in nuggets.CITATION_ORDER.items()}
     majority = MAJORITY["lower"]
     return {key: label_of[majority(final.get(key) or grades)] for key, grades in {**given, **final}.items()}
 

@@ -23,6 +23,7 @@ SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
 SUPPORT_VALUES = (SUPPORT, PARTIAL, NOT_SUPPORT)
 CITATION_VALUES = ("full", "partial", "none")
 SUPPORT_ORDER = {NOT_SUPPORT: 0, PARTIAL: 1, SUPPORT: 2}  # a tie of the majority takes the lower
+CITATION_ORDER = {"none": 0, "partial": 1, "full": 2}  # the same for a citation's support (agreement's scale too)
 
 MAX_NUGGETS = 500  # nuggets in one topic's bank
 MAX_NUGGET_TEXT = 2000
