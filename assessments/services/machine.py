@@ -32,6 +32,7 @@ from assessments.machine import examples as human
 from assessments.machine.jobs import run_here_or_send
 from assessments.machine.metrics import FIGURES
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
+from config.ids import parse_id
 from retrieval.services import background
 
 BUNDLED_MODEL = annotator.DEFAULT_MODEL
@@ -254,8 +255,13 @@ def nugget_source(campaign_id, name) -> MachineLabelSource:
     if not text:
         raise MachineInvalid("source", "name a machine source (its id or name)")
     rows = MachineLabelSource.objects.filter(campaign_id=campaign_id, kind=MachineLabelSource.Kind.NUGGET_ASSIGN)
-    found = list(rows.filter(pk=int(text)) if text.isascii() and text.isdigit() and len(text) < 12
-                 else rows.filter(name=text)[:2])
+    source_id = parse_id(text)
+    if source_id is not None:
+        found = list(rows.filter(pk=source_id))
+    elif len(text) <= 200 and text.isprintable():
+        found = list(rows.filter(name=text)[:2])
+    else:
+        found = []
     if not found:
         known = ", ".join(f"{s.pk} ({s.name})" for s in rows.order_by("pk")[:10]) or "none yet"
         raise MachineInvalid("source", f"{text[:100]!r} is not a nugget assignment source of this campaign "

@@ -282,8 +282,9 @@ def test_an_organiser_starts_the_llm_through_the_api_and_reads_the_scores_by_sou
     for run in RUNS:
         assert {m: machine["runs"][run][m] for m in MEASURES} == pytest.approx(EXPECTED[run])
     assert machine["compared_with_people"]["reasons"]["alpha"].startswith("no (answer, nugget) pair")
-    bad = organiser.get("/api/campaigns/rag-judging/nugget-scores/?source=nope")
-    assert bad.status_code == 400 and bad.json()["field"] == "source"
+    for name in ("nope", "%00", "9" * 30, "x" * 5000, "-1"):
+        bad = organiser.get(f"/api/campaigns/rag-judging/nugget-scores/?source={name}")
+        assert bad.status_code == 400 and bad.json()["field"] == "source"
 
 
 @pytest.mark.parametrize("body, field", [
