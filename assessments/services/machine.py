@@ -283,10 +283,13 @@ def _tasks(job):
     return tasks.llm_judge, llm.run
 
 
-def send(job: MachineJob) -> None:
+def send(job: MachineJob, user=None) -> None:
     """Queue the job as all background work is queued (retrieval.services.background.queue_job: after the commit;
-    without a broker, in the web process's background thread while serving a request). Its failure, if any, is
-    stored on the job."""
+    without a broker, in the web process's background thread while serving a request), `user` recorded as who
+    started it. Its failure, if any, is stored on the job."""
+    if user is not None and user.is_authenticated:
+        MachineJob.objects.filter(pk=job.pk).update(created_by=user)
+        job.created_by = user
     background.queue_job(job)
 
 

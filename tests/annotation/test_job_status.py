@@ -7,6 +7,8 @@ from django.core.cache import cache
 
 from annotation.models import DataImport
 from annotation.roles import Role, ensure_groups
+from assessments.models import MachineJob, MachineLabelSource
+from assessments.services import machine
 from retrieval.models import Job
 from retrieval.services import background
 from tests import factories
@@ -53,6 +55,18 @@ def test_a_retrieval_job_is_followed_at_the_same_address(client, organiser):
     assert "shards 4/4" in data["line"]
 
 
+def test_a_machine_job_sent_from_a_page_records_who_started_it(client, organiser, django_capture_on_commit_callbacks):
+    source = MachineLabelSource.objects.create(name="annotator-1", kind="classifier", status="ready", grades=[0, 1],
+                                               collection=factories.collection("web"))
+    job = MachineJob.objects.create(source=source, kind="label")
+    with django_capture_on_commit_callbacks() as queued:  # queued, not run
+        machine.send(job, user=organiser)
+    assert len(queued) == 1
+    data = client.get(f"/jobs/machine/{job.pk}/").json()
+    assert (data["job"], data["kind"], data["status"], data["created_by"], data["source_name"]) == (
+        "machine", "label", "queued", "boss", "annotator-1")
+
+
 def test_an_unknown_kind_or_id_is_not_found_and_others_see_nothing(client, organiser):
     made = DataImport.objects.create(kind=DataImport.Kind.QRELS, collection="web")
     assert client.get("/jobs/nothing/1/").status_code == 404
@@ -62,4 +76,4 @@ def test_an_unknown_kind_or_id_is_not_found_and_others_see_nothing(client, organ
 
 
 def test_every_kind_of_background_job_is_listed_with_its_name():
-    assert {"import", "retrieval"} <= set(background.kinds())
+    assert set(background.kinds()) == {"import", "machine", "retrieval"}

@@ -120,7 +120,7 @@ def machine_page(request, name):
     except machine.MachineInvalid as exc:
         form.add_service_error(exc.field, exc.message)
         return _render(request, campaign, bound=(action, form), status=400, choices=choices)
-    machine.send(job)
+    machine.send(job, user=request.user)
     messages.success(request, f"{job.get_kind_display()} #{job.pk} ({job.source.name}) started: its progress is below.")
     return redirect(reverse("annotation:console_machine", args=[campaign.name]) + f"#job-{job.pk}")
 
