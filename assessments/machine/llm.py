@@ -156,8 +156,8 @@ class Endpoint:
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise Transient(f"no answer within {self.timeout:g} s") from exc
             raise Transient(f"cannot reach {self.base_url}: {reason}") from exc
-        except ValueError as exc:
-            raise ValueError(f"the answer is not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested past Python's limit
+            raise ValueError(f"the answer is not JSON: {str(exc)[:200]}") from None
         try:
             text = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

@@ -177,6 +177,16 @@ def test_a_malformed_answer_stores_no_label_of_its_request_and_the_job_says_why(
     assert not MachineLabel.objects.filter(grade__isnull=True).exists()
 
 
+def test_a_response_that_is_no_json_is_an_unreadable_answer_not_a_failed_job(server, world):
+    server.answer = lambda prompt: b"[" * 100_000 + b"]" * 100_000  # nested past Python's recursion limit
+
+    summary = llm_nuggets(server, "assign")
+
+    job = MachineJob.objects.get()
+    assert job.status == "done" and job.errors == 8 and "the answer is not JSON" in job.message
+    assert summary["unreadable"] == 8 and not MachineLabel.objects.filter(grade__isnull=False).exists()
+
+
 def test_a_refused_model_fails_the_job_with_its_reason(server, world):
     server.answer = lambda prompt: 404
     with pytest.raises(CommandError, match="the LLM stopped: HTTP 404"):

@@ -26,7 +26,7 @@ class FakeLLM(ThreadingHTTPServer):
     `good N` → "##final score: N"; `bad` → prose; `slow` → sleeps past the client's timeout the first time;
     `busy` → 429 (Retry-After: 0) the first time; `flaky` → 503 twice; `broken` → 500 always;
     `plot` / `feeling` → ##plot: yes / no. A test may set `answer` (the prompt → the answer's text, or an HTTP status)
-    to answer other prompts (the nugget work: tests/assessments/test_llm_nuggets.py)."""
+    to answer other prompts (the nugget work: tests/annotation/test_llm_nuggets.py); bytes are the whole body."""
 
     daemon_threads = True
 
@@ -55,6 +55,8 @@ class Handler(BaseHTTPRequestHandler):
             answer = server.answer(prompt)
             if isinstance(answer, int):
                 return self.reply(answer, {"error": "refused"})
+            if isinstance(answer, bytes):  # the whole body, as it is
+                return self.raw(answer)
             return self.reply(200, {"model": body["model"], "choices": [{"message": {"content": answer}}],
                                     "usage": {"total_tokens": 50}})
         match = re.search(r"Passage: (.*)", prompt) or re.search(r"Comment: (.*)", prompt)
@@ -87,6 +89,13 @@ class Handler(BaseHTTPRequestHandler):
             answer = "I think this passage is quite relevant to the query."
         self.reply(200, {"model": body["model"] + "-2024", "choices": [{"message": {"role": "assistant", "content": answer}}],
                          "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}})
+
+    def raw(self, payload):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
     def reply(self, status, data, headers=None):
         payload = json.dumps(data).encode()
