@@ -285,6 +285,10 @@ def test_an_organiser_starts_the_llm_through_the_api_and_reads_the_scores_by_sou
     assert job["kind"] == "nugget_assign" and job["total"] == 8
     done = organiser.get(f"/api/campaigns/rag-judging/machine/jobs/{job['id']}/").json()
     assert done["status"] == "done" and done["done"] == 8 and done["errors"] == 0
+    overview = organiser.get("/api/campaigns/rag-judging/machine/").json()
+    shown = {s["id"]: s for s in overview["sources"]}[job["source"]]
+    assert shown["kind"] == "nugget_assign" and shown["labels"] == 8  # its spend is shown as the judge's is
+    assert (shown["requests"], shown["tokens"]) == (2, 100)
     people = organiser.get("/api/campaigns/rag-judging/nugget-scores/").json()
     assert people["runs"][RUNS[0]]["all"] == 0.0  # no person labelled: the machine's labels do not count
     assert people["compared_with_machine"][0]["labels"] == 0
