@@ -1,4 +1,5 @@
-"""Background work an organiser should know about: imports, pool builds, retrieval and machine jobs running or failed.
+"""Background work an organiser should know about: imports, pool builds, retrieval and machine jobs running or failed
+(the jobs' statuses are every background job's, retrieval.models.background: `active()` is queued or under way).
 
 A failure is news for RECENT days, or until an organiser dismisses it (dismiss: a DismissedWork row).
 """
@@ -26,7 +27,7 @@ def background_work() -> dict:
     gone = {kind: set() for kind in DismissedWork.Kind}
     for kind, pk in DismissedWork.objects.values_list("kind", "object_id"):
         gone[kind].add(pk)
-    for item in DataImport.objects.filter(status__in=[DataImport.Status.QUEUED, DataImport.Status.RUNNING])[:SHOWN]:
+    for item in DataImport.objects.active()[:SHOWN]:
         running.append({"what": f"Import #{item.pk}: {item.get_kind_display()}", "state": item.get_status_display(),
                         "detail": ", ".join(item.file_names)[:120], "url_name": "annotation:console_import",
                         "args": [item.pk]})
@@ -44,7 +45,7 @@ def background_work() -> dict:
             pk__in=gone[DismissedWork.Kind.POOL]).prefetch_related("campaigns")[:SHOWN]:
         failed.append({**_pool(pool), "dismiss": f"{DismissedWork.Kind.POOL}:{pool.pk}"})
     jobs = Job.objects.select_related("collection").defer("params", "callbacks")
-    for job in jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.FINISHING])[:SHOWN]:
+    for job in jobs.active()[:SHOWN]:
         running.append({"what": str(job), "state": job.get_status_display(), "detail": job.progress_line(),
                         "url_name": "admin:retrieval_job_change", "args": [job.pk]})
     for job in jobs.filter(status=Job.Status.FAILED, updated_at__gte=since).exclude(
@@ -64,7 +65,7 @@ def _machine_jobs(running, failed, since, dismissed):
     from assessments.models import MachineJob
 
     jobs = MachineJob.objects.select_related("source")
-    busy = list(jobs.filter(status__in=[MachineJob.Status.QUEUED, MachineJob.Status.RUNNING])[:SHOWN])
+    busy = list(jobs.active()[:SHOWN])
     broken = list(jobs.filter(status=MachineJob.Status.FAILED, finished_at__gte=since).exclude(pk__in=dismissed)[:SHOWN])
     names = dict(Campaign.objects.filter(pk__in={j.source.campaign_id for j in busy + broken}).values_list("pk", "name"))
     for job, into in [(j, running) for j in busy] + [(j, failed) for j in broken]:
