@@ -77,6 +77,22 @@ class BM25Index:
             results.append(hits)
         return results
 
+    def scores(self, query: str, ids) -> np.ndarray:
+        """BM25 of one query text against the passages `ids` (0 for a passage matching no term, or not indexed)."""
+        import bm25s
+
+        if not hasattr(self, "_rows"):
+            self._rows = {int(pid): row for row, pid in enumerate(self.ids)}
+        ids = [int(pid) for pid in ids]
+        tokens = bm25s.tokenize([query or ""], stopwords=self.spec.stopwords or None, stemmer=self._stemmer,
+                                return_ids=False, show_progress=False)[0]
+        known = [t for t in tokens if t in self.retriever.vocab_dict]
+        if not known or not ids:
+            return np.zeros(len(ids))
+        with _quiet():
+            everything = self.retriever.get_scores(known)
+        return np.array([float(everything[self._rows[pid]]) if pid in self._rows else 0.0 for pid in ids])
+
     def save(self, folder: Path) -> None:
         """Write the index to `folder` (replaced whole: written beside it, then renamed into place)."""
         folder = Path(folder)

@@ -93,7 +93,9 @@ class TrainRequestSerializer(serializers.Serializer):
     pool = serializers.CharField(required=False, max_length=TEXT, help_text="With learn_from qrels: the pool.")
     topics = serializers.ListField(child=serializers.CharField(max_length=TEXT), max_length=MANY * 10, default=list)
     model = serializers.CharField(default=machine.BUNDLED_MODEL, max_length=300,
-                                  help_text="minilm (bundled), a Hugging Face name, or a model folder on the workers.")
+                                  help_text="features (default: logistic regression on rank, BM25 and encoder "
+                                            "features), or a transformer to fine-tune: minilm (bundled), a Hugging "
+                                            "Face name, or a model folder on the workers.")
     folds = serializers.IntegerField(min_value=2, max_value=20, default=5)
     epochs = serializers.IntegerField(min_value=1, max_value=50, default=1)
     max_length = serializers.IntegerField(min_value=8, max_value=512, default=256)

@@ -20,7 +20,7 @@ from config.ids import parse_id
 CHUNK = 2000
 HUMAN, MACHINE = "human", "machine"
 SOURCES = ("human", "machine", "filled")
-QRELS_KINDS = (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM)
+QRELS_KINDS = (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM, MachineLabelSource.Kind.ZERO_SHOT)
 
 
 def pick_source(scope, wanted=None, campaign_id=None) -> MachineLabelSource:

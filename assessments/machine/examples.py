@@ -81,10 +81,20 @@ class TrainingSet:
         return TrainingSet(self.collection, picked, {**self.origin, "sampled_from": len(self.examples)}, self.threshold)
 
     def check(self, folds: int = 1):
-        """ExamplesInvalid unless each class has at least `folds` examples (every fold tests both)."""
+        """ExamplesInvalid for fewer than MIN_LABELS labels, labels of one class only, or a class with fewer
+        examples than `folds` (every fold should test both)."""
+        from assessments.machine.model import MIN_LABELS
+
         positives, negatives = self.positives, len(self.examples) - self.positives
         if not self.examples:
             raise ExamplesInvalid("there are no human labels to learn from")
+        if len(self.examples) < MIN_LABELS:
+            raise ExamplesInvalid(f"only {len(self.examples)} human labels: an annotator needs at least {MIN_LABELS} "
+                                  "(fewer would be a model of noise)")
+        if not positives or not negatives:
+            raise ExamplesInvalid(f"all {len(self.examples)} human labels are "
+                                  f"{'relevant' if positives else 'non-relevant'} (grade ≥ {self.threshold} is "
+                                  "relevant): a model needs both classes")
         if min(positives, negatives) < max(1, folds):
             raise ExamplesInvalid(
                 f"{positives} relevant and {negatives} non-relevant labels: each needs at least {max(1, folds)} "

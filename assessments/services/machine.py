@@ -71,10 +71,11 @@ def _bounded(name, value, *, optional=False):
 
 
 def check_model(name) -> str:
-    """The base model to fine-tune: `minilm` (the bundled all-MiniLM-L6-v2), a folder holding a Hugging Face model
-    (its config.json), or a Hugging Face hub name (organisation/model) the workers can load."""
+    """The annotator's model: `features` (the default: logistic regression on rank, BM25 and encoder features,
+    seconds on a CPU), or a transformer to fine-tune: `minilm` (the bundled all-MiniLM-L6-v2), a folder holding a
+    Hugging Face model (its config.json), or a Hugging Face hub name (organisation/model) the workers can load."""
     name = (name or BUNDLED_MODEL).strip()
-    if name == BUNDLED_MODEL:
+    if name in (BUNDLED_MODEL, annotator.BUNDLED_TRANSFORMER):
         return name
     if name.startswith(("/", ".", "~")):
         folder = Path(name).expanduser()
@@ -82,8 +83,8 @@ def check_model(name) -> str:
             raise MachineInvalid("model", f"{name!r} is not a folder holding a Hugging Face model (no config.json)")
         return str(folder)
     if not HUB_NAME.fullmatch(name):
-        raise MachineInvalid("model", f"{name[:100]!r}: give minilm, a model folder, or a Hugging Face name such "
-                                      "as organisation/model")
+        raise MachineInvalid("model", f"{name[:100]!r}: give features, minilm, a model folder, or a Hugging Face "
+                                      "name such as organisation/model")
     return name
 
 
@@ -179,6 +180,24 @@ def label(source_id, pools, *, include_judged=False, batch_size=annotator.LABEL_
         return annotator.create_labelling(source, names, include_judged=bool(include_judged), batch_size=batch_size)
     except annotator.AnnotatorInvalid as exc:
         raise _invalid(exc, "annotator") from None
+
+
+def zero_shot(method, pools, *, name="", include_judged=False, batch_size=annotator.LABEL_BATCH,
+              within=None) -> MachineJob:
+    """A zero-shot source and the job (not yet sent) that labels the pools' candidates with it, no human label
+    needed: `fusion` (reciprocal-rank fusion of the pools' runs) or `encoder` (the bundled encoder's cosine)."""
+    if method not in annotator.ZERO_SHOT:
+        raise MachineInvalid("method", f"expected one of {', '.join(annotator.ZERO_SHOT)}")
+    names = _check_pools(pools, within)
+    if name and (len(name) > 200 or not name.strip()):
+        raise MachineInvalid("name", "at most 200 characters")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= 10_000:
+        raise MachineInvalid("batch_size", "expected a whole number from 1 to 10,000")
+    try:
+        return annotator.create_zero_shot(method, names, campaign_id=within, name=(name or "").strip(),
+                                          include_judged=bool(include_judged), batch_size=batch_size)
+    except annotator.AnnotatorInvalid as exc:
+        raise _invalid(exc, "pools") from None
 
 
 def judge(*, pools=(), topics=(), campaign_id=None, campaign_settings=None, endpoint=None, model=None,
@@ -352,13 +371,17 @@ def source_summary(source: MachineLabelSource) -> dict:
     if labels is None:
         labels = source.labels.filter(grade__isnull=False).count()
         unreadable = source.labels.filter(grade__isnull=True).count()
-    requests, tokens = llm.spent(source) if source.kind != MachineLabelSource.Kind.CLASSIFIER else (0, 0)
+    not_llm = (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.ZERO_SHOT)
+    requests, tokens = llm.spent(source) if source.kind not in not_llm else (0, 0)
     return {
         "id": source.pk, "name": source.name, "kind": source.kind, "kind_label": source.get_kind_display(),
         "status": source.status, "error": source.error, "model": source.model, "model_version": source.model_version,
         "checksum": source.checksum, "grades": source.grades, "campaign": source.campaign_id,
         "snapshot": (source.training or {}).get("id"), "training_labels": (source.training or {}).get("examples"),
-        "cross_validation": {**{k: metrics.get(k) for k in FIGURES}, "folds": metrics.get("folds", []),
+        "cross_validation": {**{k: metrics.get(k) for k in FIGURES},
+                             **{f"baseline_{k}": metrics.get(f"baseline_{k}") for k in FIGURES},
+                             "baseline": metrics.get("baseline"), "beats_baseline": annotator.beats_baseline(metrics),
+                             "folds_by": metrics.get("folds_by"), "folds": metrics.get("folds", []),
                              "k": metrics.get("k"), "device": metrics.get("device"), "seconds": metrics.get("seconds")}
         if metrics else None,
         "human_kappa": (metrics.get("human") or {}).get("kappa"), "labels": labels, "unreadable": unreadable,

@@ -47,7 +47,7 @@ def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, 
     page = client.get(PAGE)
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Human–human Cohen's κ of this campaign's labels now" in html and "0.667" in html  # 15 of 18, chance 1/2
+    assert "Human–human Cohen's κ of this campaign's labels now" in html and "0.750" in html  # 28 of 32, chance 1/2
     assert "No LLM endpoint is configured" in html and 'id="start-judging" disabled' in html
     assert "Anchoring" in html and "None yet: train one below." in html
 
@@ -63,7 +63,7 @@ def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, 
     html = client.get(PAGE).content.decode()
     row = html[html.index(f'id="source-{source.pk}"'):]
     row = row[: row.index("</tr>")]
-    assert f"{source.metrics['kappa']:.3f}" in row and "0.667" in row  # its κ beside the human–human κ
+    assert f"{source.metrics['kappa']:.3f}" in row and "0.750" in row  # its κ beside the human–human κ
     assert "3-fold cross-validation, fold by fold" in html and f"Train and cross-validate #{job.pk}" in html
 
     status = client.get(f"/jobs/machine/{job.pk}/").json()
@@ -74,8 +74,8 @@ def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, 
         response = client.post(PAGE, {"action": "label", "annotator": source.pk, "pools": ["aero-pool"]})
     assert response.status_code == 302, response.content.decode()[:3000]
     labelling = MachineJob.objects.get(kind="label")
-    assert labelling.status == "done" and labelling.items_done == 6
-    assert MachineLabel.objects.filter(source=source).count() == 6  # the unjudged candidates only
+    assert labelling.status == "done" and labelling.items_done == 8
+    assert MachineLabel.objects.filter(source=source).count() == 8  # the unjudged candidates only
 
 
 def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(client, organiser, world, tiny):  # noqa: F811
@@ -95,8 +95,9 @@ def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(c
 @pytest.mark.parametrize("overrides, field, message", [
     ({"folds": 1}, "folds", "Ensure this value is greater than or equal to 2."),
     ({"model_name": "/nowhere/model"}, "model_name", "is not a folder holding a Hugging Face model"),
-    ({"model_name": "not a name!"}, "model_name", "give minilm, a model folder, or a Hugging Face name"),
-    ({"threshold": 3}, None, "0 relevant and 18 non-relevant labels"),
+    ({"model_name": "not a name!"}, "model_name", "give features, minilm, a model folder, or a Hugging Face name"),
+    ({"threshold": 3}, None, "all 32 human labels are non-relevant"),
+    ({"topics": "1\n2"}, None, "only 16 human labels: an annotator needs at least 20"),
     ({"learn_from": "qrels"}, "qrels", "choose one to learn from a qrel set"),
 ])
 def test_the_page_refuses_what_the_command_refuses_and_starts_nothing(client, organiser, world, tiny, overrides,  # noqa: F811
@@ -154,3 +155,14 @@ def test_people_who_are_not_organisers_get_404(client, world):
     client.force_login(factories.user("alice-2"))
     assert client.get(PAGE).status_code == 404
     assert client.post(PAGE, {"action": "label"}).status_code == 404
+
+
+def test_the_api_refuses_too_few_labels_or_one_class_naming_the_field(client, organiser, world):
+    for body, message in (({"topics": ["1", "2"]}, "only 16 human labels"),
+                          ({"threshold": 3}, "all 32 human labels are non-relevant")):
+        response = client.post("/api/campaigns/aero-judging/machine/train/", body,
+                               content_type="application/json")
+        assert response.status_code == 400, response.content
+        errors = response.json()
+        assert message in errors["detail"] and errors["field"] == "campaign", errors
+    assert not MachineLabelSource.objects.exists()

@@ -557,8 +557,10 @@ class TrainAnnotatorForm(ServiceErrorsMixin, forms.Form):
     topics = forms.CharField(required=False, label="Only these topics",
                              help_text="Topic ids (empty: all), e.g. the share people judged.")
     model_choice = forms.ChoiceField(
-        choices=[("minilm", "The bundled all-MiniLM-L6-v2"), ("other", "Another Hugging Face model")],
-        initial="minilm", widget=forms.RadioSelect, label="Base model",
+        choices=[("features", "Rank, BM25 and encoder features with logistic regression (seconds on a CPU)"),
+                 ("minilm", "Fine-tune the bundled all-MiniLM-L6-v2 (a GPU worker's job)"),
+                 ("other", "Fine-tune another Hugging Face model")],
+        initial="features", widget=forms.RadioSelect, label="Model",
     )
     model_name = forms.CharField(required=False, max_length=300, label="Model name or folder",
                                  help_text="A Hugging Face encoder or cross-encoder: organisation/model, or a folder "
@@ -585,7 +587,8 @@ class TrainAnnotatorForm(ServiceErrorsMixin, forms.Form):
         data["topic_ids"] = _lines(data.get("topics"))
         if data.get("model_choice") == "other" and not (data.get("model_name") or "").strip():
             self.add_error("model_name", "name the model, or choose the bundled one")
-        data["model"] = (data.get("model_name") or "").strip() if data.get("model_choice") == "other" else "minilm"
+        choice = data.get("model_choice") or "features"
+        data["model"] = (data.get("model_name") or "").strip() if choice == "other" else choice
         if data.get("learn_from") == "qrels":
             for field in ("qrels", "pool"):
                 if not data.get(field):

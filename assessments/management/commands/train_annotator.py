@@ -1,5 +1,6 @@
-"""manage.py train_annotator (--campaign NAME | --qrels NAME --pool NAME) [--model M] [--folds K] [--epochs N]
-[--format json]: fine-tune a text-pair classifier on human labels, cross-validated first (seed 000 step 5)."""
+"""manage.py train_annotator (--campaign NAME | --qrels NAME --pool NAME) [--model features|minilm|ORG/MODEL]
+[--folds K] [--format json]: train an annotator on human labels, cross-validated by topic beside the fusion of the
+pool's runs first (seed 000 step 5)."""
 
 import json
 
@@ -13,10 +14,12 @@ from assessments.services import machine
 
 class Command(BaseCommand):
     help = (
-        "Train an auto-annotator on human labels: k-fold cross-validation first (precision, recall, F1, ROC AUC and "
-        "Cohen's κ against the humans, the mean over folds, beside the human–human κ of the campaign), then one "
-        "classifier on every label, stored as a machine label source; prints its id. Runs on the gpu queue with a "
-        "broker (the CPU where there is no GPU), here otherwise, with a progress bar and the time left."
+        "Train an auto-annotator on human labels (at least 20, both classes): k-fold cross-validation by topic first "
+        "(precision, recall, F1, ROC AUC and Cohen's κ against the humans, the mean over folds, each beside the same "
+        "figure of reciprocal-rank fusion of the pool's runs, and the human–human κ of the campaign), then one model "
+        "on every label, stored as a machine label source; prints its id. The default model (features) is a "
+        "logistic regression on the runs' ranks and scores, BM25 and the bundled encoder's cosine: seconds on a CPU. "
+        "Runs on the gpu queue with a broker (the CPU where there is no GPU), here otherwise."
     )
 
     def add_arguments(self, parser):
@@ -26,10 +29,11 @@ class Command(BaseCommand):
         parser.add_argument("--topics", "--topic", dest="topics", nargs="+", action="extend", default=[], metavar="ID",
                             help="Only these topics' labels (external ids), e.g. the share people judged.")
         parser.add_argument("--model", default=annotator.DEFAULT_MODEL,
-                            help="Base model: minilm (the bundled all-MiniLM-L6-v2, default), or any Hugging Face "
-                            "encoder or cross-encoder by name or folder.")
+                            help="features (default: logistic regression on rank, BM25 and encoder features), or a "
+                            "transformer to fine-tune: minilm (the bundled all-MiniLM-L6-v2), or any Hugging Face "
+                            "encoder or cross-encoder by name or folder (a GPU worker's job).")
         parser.add_argument("--folds", type=int, default=5, help="k of the k-fold cross-validation (default 5).")
-        parser.add_argument("--epochs", type=int, default=1)
+        parser.add_argument("--epochs", type=int, default=1, help="Fine-tuning only (as are the next three).")
         parser.add_argument("--max-length", type=int, default=256, help="Tokens of a (query, passage) pair (default 256).")
         parser.add_argument("--batch-size", type=int, default=16)
         parser.add_argument("--learning-rate", type=float, default=3e-5)
@@ -78,19 +82,28 @@ def flag(exc) -> str:
 
 
 def report(figures) -> str:
-    """The cross-validation figures as lines of text."""
+    """The cross-validation figures as lines of text, each beside the fusion baseline's."""
     human = figures.get("human") or {}
+    names = (("precision", "precision"), ("recall", "recall"), ("F1", "f1"), ("ROC AUC", "auc"), ("κ", "kappa"))
+    cpu = f", {figures['cpu_seconds']} s of CPU" if figures.get("cpu_seconds") is not None else ""
     lines = [
         f"{figures['name']} (#{figures['annotator']}): {figures['model']}, {figures['examples']:,} human labels "
-        f"({figures['positives']:,} relevant), snapshot {figures['snapshot'][:12]}, trained in {figures['seconds']} s",
-        f"{len(figures['folds'])}-fold cross-validation against the human labels (mean over folds):",
-        "  " + "  ".join(f"{name} {number(figures[key])}" for name, key in (
-            ("precision", "precision"), ("recall", "recall"), ("F1", "f1"), ("ROC AUC", "auc"), ("κ", "kappa"))),
+        f"({figures['positives']:,} relevant) over {figures.get('topics') or '–'} topics, snapshot "
+        f"{figures['snapshot'][:12]}, trained in {figures['seconds']} s{cpu}",
+        f"{len(figures['folds'])}-fold cross-validation split by {figures.get('folds_by') or 'label'}, against the "
+        "human labels (mean over folds):",
+        f"  {'':10} {'annotator':>10} {'fusion':>10}",
+        *(f"  {name:10} {number(figures[key]):>10} {number(figures.get(f'baseline_{key}')):>10}"
+          for name, key in names),
+        f"  (fusion: {figures.get('baseline') or 'reciprocal-rank fusion of the pool runs'}; each threshold chosen "
+        "on the training folds)",
         f"  human–human κ of the same labels: {number(figures['human_kappa'])}"
         + (f" ({human['reason']})" if human.get("reason") else ""),
     ]
     for fold in figures["folds"]:
-        lines.append(f"  fold {fold['fold']}: {fold['test']} held out ({fold['positives']} relevant): "
+        lines.append(f"  fold {fold['fold']}: {fold['test']} held out ({fold['positives']} relevant"
+                     + (f", {fold['topics']} topics" if fold.get("topics") else "") + "): "
                      f"precision {number(fold['precision'])}, recall {number(fold['recall'])}, F1 {number(fold['f1'])},"
-                     f" AUC {number(fold['auc'])}, κ {number(fold['kappa'])}")
+                     f" AUC {number(fold['auc'])} (fusion {number(fold.get('baseline_auc'))}),"
+                     f" κ {number(fold['kappa'])} (fusion {number(fold.get('baseline_kappa'))})")
     return "\n".join(lines)

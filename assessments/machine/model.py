@@ -1,0 +1,254 @@
+"""THE relevance model of a (topic, candidate) pair: its features and the classifier, for both callers: the
+auto-annotator (assessments.machine.annotator: trained across topics on human labels, cross-validated by topic)
+and the active judging order (assessments.services.ordering: the rank features, and a trained annotator's
+probabilities as its prior).
+
+Pure numpy, and scikit-learn imported where a model is fitted (no Django): the web process imports the orders.
+
+Features of a candidate, given the runs that brought it (`ranks[i, r]`: run r's rank of candidate i from 1, 0
+when it did not bring it):
+- rank_features: per run 1 − ln(rank) / ln(deepest + 1) (0 when absent), the share of runs that brought it, and
+  reciprocal-rank fusion (k = 60, times k);
+- score_features: per run its score min-max normalised over the run's candidates of the same topic (0 when absent);
+- text_features: BM25 of the topic's text against the candidate, and the cosine of the bundled encoder's
+  embeddings of both, each raw and relative to the topic's best candidate;
+- feedback_features (pseudo-relevance feedback, needs every candidate of the topic): the cosine of the candidate's
+  embedding with the centroid of the topic's FEEDBACK_DEPTH best candidates by BM25 and cosine together, raw and
+  relative to the topic's best; and how many topics of the pools hold the passage (log 1 + count).
+The choices (C = 0.1, depth 3, which features) were made on Cranfield's odd topics only.
+
+The model (RelevanceModel): standardised features and an L2 logistic regression (scikit-learn), whose probabilities
+are calibrated by its own loss; the threshold that turns one into a label is chosen on the training labels (the
+best Cohen's κ in an inner cross-validation by topic), never on the labels it is measured on.
+"""
+
+import hashlib
+import io
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+RRF_K = 60
+FEEDBACK_DEPTH = 3
+MIN_LABELS = 20  # fewer human labels than this train nothing (examples.TrainingSet.check): a model of noise
+KINDS = ("logistic", "boosting")
+
+
+class ModelInvalid(ValueError):
+    """Labels a model cannot learn from; the message says why."""
+
+
+# --- features --------------------------------------------------------------------------------------------
+
+
+def rank_features(ranks: np.ndarray) -> np.ndarray:
+    """Per candidate: 1 − ln(rank) / ln(deepest + 1) for each run (0 when absent), the share of runs, and RRF × k."""
+    ranks = np.asarray(ranks)
+    present = ranks > 0
+    deepest = max(int(ranks.max()) if ranks.size else 1, 1)
+    discount = np.where(present, 1.0 - np.log(np.maximum(ranks, 1)) / np.log(deepest + 1.0), 0.0)
+    share = present.mean(axis=1, keepdims=True) if ranks.shape[1] else np.zeros((len(ranks), 1))
+    return np.hstack([discount, share, fusion(ranks)[:, None] * RRF_K])
+
+
+def fusion(ranks: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank fusion (k = 60) of each candidate's ranks: the zero-shot baseline every figure is read beside."""
+    ranks = np.asarray(ranks)
+    return np.where(ranks > 0, 1.0 / (RRF_K + ranks), 0.0).sum(axis=1)
+
+
+def fusion_probability(ranks: np.ndarray) -> np.ndarray:
+    """RRF as a score in [0, 1]: 1 when every run ranked the candidate first."""
+    ranks = np.asarray(ranks)
+    best = ranks.shape[1] / (RRF_K + 1) if ranks.shape[1] else 1.0
+    return fusion(ranks) / best
+
+
+def per_group(values: np.ndarray, groups: np.ndarray, how: str) -> np.ndarray:
+    """Each value relative to its group (topic): `minmax` scaled to [0, 1] among the group's present (non-NaN)
+    values, NaN → 0; `gap` minus the group's maximum."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros(len(values))
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        v = values[rows]
+        known = ~np.isnan(v)
+        if not known.any():
+            continue
+        lo, hi = v[known].min(), v[known].max()
+        if how == "minmax":
+            out[rows] = np.where(known, (v - lo) / (hi - lo) if hi > lo else 1.0, 0.0)
+        else:
+            out[rows] = np.where(known, v - hi, 0.0)
+    return out
+
+
+def score_features(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per run, its scores (NaN where it did not bring the candidate) min-max normalised within each topic."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.column_stack([per_group(scores[:, r], groups, "minmax") for r in range(scores.shape[1])]) \
+        if scores.shape[1] else np.zeros((len(scores), 0))
+
+
+def text_features(bm25: np.ndarray, cosine: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """BM25 (log 1 + score) and cosine, each raw and as the gap to the topic's best candidate."""
+    lexical = np.log1p(np.maximum(np.asarray(bm25, dtype=np.float64), 0.0))
+    cosine = np.asarray(cosine, dtype=np.float64)
+    return np.column_stack([lexical, per_group(lexical, groups, "gap"), per_group(lexical, groups, "minmax"),
+                            cosine, per_group(cosine, groups, "gap")])
+
+
+def feedback_features(vectors, bm25, cosine, groups, popularity) -> np.ndarray:
+    """Per candidate: cosine with the centroid of its topic's FEEDBACK_DEPTH best candidates (by min-max BM25 plus
+    min-max cosine; rows of `vectors` are unit embeddings), that as the gap to the topic's best, and log(1 +
+    popularity) (topics of the pools holding the passage)."""
+    groups = np.asarray(groups)
+    vectors = np.asarray(vectors, dtype=np.float64)
+    lexical = np.log1p(np.maximum(np.asarray(bm25, dtype=np.float64), 0.0))
+    base = per_group(lexical, groups, "minmax") + per_group(np.asarray(cosine, dtype=np.float64), groups, "minmax")
+    feedback = np.zeros(len(groups))
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        best = rows[np.lexsort((rows, -base[rows]))[:FEEDBACK_DEPTH]]
+        feedback[rows] = vectors[rows] @ vectors[best].mean(axis=0)
+    return np.column_stack([feedback, per_group(feedback, groups, "gap"),
+                            np.log1p(np.asarray(popularity, dtype=np.float64))])
+
+
+def feature_names(runs) -> list:
+    return ([f"rank:{r}" for r in runs] + ["share", "rrf"] + [f"score:{r}" for r in runs]
+            + ["bm25", "bm25_gap", "bm25_minmax", "cosine", "cosine_gap", "feedback", "feedback_gap", "popularity"])
+
+
+def candidate_features(ranks, scores, bm25, cosine, groups, vectors, popularity) -> np.ndarray:
+    """Every feature of the model, one row per candidate (feature_names gives the columns); per-topic features
+    need every candidate of each topic among the rows."""
+    groups = np.asarray(groups)
+    return np.hstack([rank_features(ranks), score_features(scores, groups), text_features(bm25, cosine, groups),
+                      feedback_features(vectors, bm25, cosine, groups, popularity)])
+
+
+# --- folds -----------------------------------------------------------------------------------------------
+
+
+def topic_folds(labels, groups, k: int, seed: int = 0) -> list:
+    """k lists of row numbers, split BY TOPIC (`groups`): no topic is in two folds; the topics are dealt so that each
+    fold's share of relevant labels is as even as can be (scikit-learn's StratifiedGroupKFold). ModelInvalid when
+    there are fewer topics than folds."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    topics = len(np.unique(groups))
+    if topics < k:
+        raise ModelInvalid(f"folds: {k} folds split by topic need at least {k} topics; the labels cover {topics}")
+    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    return [sorted(test.tolist()) for _, test in splitter.split(np.zeros(len(labels)), labels, groups)]
+
+
+# --- the model -------------------------------------------------------------------------------------------
+
+
+def best_threshold(truth, scores) -> float:
+    """The score threshold with the highest Cohen's κ on these labels (ties: the lower threshold)."""
+    truth = np.asarray(truth, dtype=int)
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-scores, kind="stable")
+    s, t = scores[order], truth[order]
+    n, pos = len(t), t.sum()
+    if n == 0 or pos in (0, n):
+        return 0.5
+    tp = np.cumsum(t)
+    predicted = np.arange(1, n + 1)
+    fp = predicted - tp
+    fn, tn = pos - tp, n - pos - fp
+    observed = (tp + tn) / n
+    expected = (predicted * pos + (n - predicted) * (n - pos)) / n**2
+    kappa = np.where(expected < 1, (observed - expected) / np.where(expected < 1, 1 - expected, 1), -1)
+    last = np.r_[s[1:] != s[:-1], True]  # a threshold can only fall between distinct scores
+    kappa = np.where(last, kappa, -np.inf)
+    best = int(np.argmax(kappa))
+    return float(s[best])
+
+
+@dataclass
+class RelevanceModel:
+    """Standardised features and a calibrated classifier; `threshold` turns a probability into a label."""
+
+    kind: str = "logistic"
+    c: float = 0.1
+    seed: int = 0
+    threshold: float = 0.5
+    estimator: object = field(default=None, repr=False)
+
+    def _make(self):
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        if self.kind == "logistic":
+            from sklearn.linear_model import LogisticRegression
+
+            return make_pipeline(StandardScaler(), LogisticRegression(C=self.c, max_iter=1000))
+        if self.kind == "boosting":
+            from sklearn.calibration import CalibratedClassifierCV
+            from sklearn.ensemble import HistGradientBoostingClassifier
+
+            boosting = HistGradientBoostingClassifier(max_iter=150, learning_rate=0.05, max_leaf_nodes=15,
+                                                      l2_regularization=1.0, random_state=self.seed)
+            return CalibratedClassifierCV(boosting, method="sigmoid", cv=3)
+        raise ModelInvalid(f"model: unknown kind {self.kind!r}; use one of {', '.join(KINDS)}")
+
+    def fit(self, x, labels, groups=None, *, tune_threshold: bool = True) -> "RelevanceModel":
+        """Fit on rows x with 0/1 labels; the threshold is the best κ over an inner 3-fold split by topic (`groups`)
+        of these same training labels (0.5 when they are too few to split)."""
+        x, labels = np.asarray(x, dtype=np.float64), np.asarray(labels, dtype=int)
+        if labels.min() == labels.max():
+            raise ModelInvalid("labels of one class only: a model needs both classes")
+        self.estimator = self._make().fit(x, labels)
+        self.threshold = 0.5
+        if tune_threshold and groups is not None and len(np.unique(groups)) >= 3:
+            try:
+                inner = topic_folds(labels, groups, 3, self.seed)
+            except ModelInvalid:
+                inner = []
+            scores = np.full(len(labels), np.nan)
+            for test in inner:
+                train = np.setdiff1d(np.arange(len(labels)), test)
+                if labels[train].min() == labels[train].max():
+                    scores[:] = np.nan
+                    break
+                scores[test] = self._make().fit(x[train], labels[train]).predict_proba(x[test])[:, 1]
+            if not np.isnan(scores).any():
+                self.threshold = best_threshold(labels, scores)
+        return self
+
+    def predict(self, x) -> np.ndarray:
+        """The probability of relevant of each row."""
+        return self.estimator.predict_proba(np.asarray(x, dtype=np.float64))[:, 1]
+
+    def dumps(self) -> tuple[bytes, str]:
+        """The fitted model as bytes (joblib) and their SHA-256."""
+        import joblib
+
+        buffer = io.BytesIO()
+        joblib.dump({"kind": self.kind, "c": self.c, "seed": self.seed, "threshold": self.threshold,
+                     "estimator": self.estimator}, buffer)
+        data = buffer.getvalue()
+        return data, hashlib.sha256(data).hexdigest()
+
+    @classmethod
+    def loads(cls, data: bytes) -> "RelevanceModel":
+        import joblib
+
+        state = joblib.load(io.BytesIO(data))
+        return cls(**state)
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def mean_or_none(values):
+    values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return float(np.mean(values)) if values else None
