@@ -9,6 +9,9 @@ Items and layers compared (each assessor's current label, adjudicated rows exclu
 - `nugget_support` (nuggets): whether an answer supports a nugget of its topic's bank (item "<answer id>:<nugget id>";
   a nugget taken out of the bank is not listed). Its key's fourth place holds the item instead of a second passage;
   the organiser sees the nugget's text and the answer, never the run;
+- `citation_support` (nuggets): whether a cited passage supports the answer's sentence that cites it (key
+  ("citation_support", topic id, passage id, "<answer id>:<sentence>")); the organiser sees the sentence and the
+  passage, the run only where the campaign shows run names;
 - `nuggets` (nuggets): a topic's bank, where two assessors of the topic saved banks that differ (as sets of (text,
   importance): the order does not count); key ("nuggets", topic id, None, "bank"). The organiser sees the banks side
   by side and takes one whole or ticks nuggets from any of them (set_final_bank); the adjudicated bank is then the
@@ -19,11 +22,13 @@ labels differ. Qualification topics are left out.
 The final label is stored through record_judgement as the organiser's own judgement with source
 ADJUDICATION, which flags it `adjudicated` (the history keeps every change): for `relevance` and
 `facet` a facet with its relevance, or "removed" (a REMOVAL judgement; setting a facet afterwards
-records the removal as undone); for `transition`, `plot_grade` and `nugget_support` the label itself (nugget scores then take it). An organiser who
-judged the item as an assessor cannot adjudicate it (one judgement per person and key).
+records the removal as undone); for `transition`, `plot_grade`, `nugget_support` and `citation_support` the
+label itself (nugget and citation scores then take it). An organiser who judged the item as an assessor cannot
+adjudicate it (one judgement per person and key).
 `export_qrels --aggregate adjudicated` reads these labels.
 """
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -40,10 +45,31 @@ from assessments.services.judging import GRADE_MAX, JudgementInvalid, record_jud
 from config.ids import parse_id
 from retrieval.models import Passage
 
-LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support", "nuggets")
+LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support", "citation_support", "nuggets")
 BANK_ITEM = "bank"  # the item of a bank disagreement (a bank is keyed on its topic alone)
 SUPPORT_NAMES = {nuggets.SUPPORT: "support", nuggets.PARTIAL: "partial support", nuggets.NOT_SUPPORT: "no support"}
-SUPPORT_CHOICES = [(value, SUPPORT_NAMES[value]) for value in nuggets.SUPPORT_VALUES]
+CITATION_NAMES = {"full": "full support", "partial": "partial support", "none": "no support"}
+
+
+@dataclass(frozen=True)
+class AnswerLayer:
+    """A layer of labels of an answer's items: the stored layer, its labels' names (best first), the item's shape."""
+
+    stored: str
+    names: dict
+    item: re.Pattern  # the item's pattern: its first group the answer's id
+    shape: str
+
+    @property
+    def choices(self):
+        return list(self.names.items())
+
+
+ANSWER_LAYERS = {
+    "nugget_support": AnswerLayer(Layer.NUGGET_SUPPORT, SUPPORT_NAMES, nuggets.SUPPORT_ITEM, "<answer id>:<nugget id>"),
+    "citation_support": AnswerLayer(Layer.CITATION_SUPPORT, CITATION_NAMES, nuggets.CITATION_ITEM,
+                                    "<answer id>:<sentence>"),
+}
 _GRADE_LAYERS = {Layer.PLOT_GRADE: "plot_grade", Layer.GRADE: "grade"}  # a candidate's grade, as it is
 LIMIT = 500  # items listed at once
 
@@ -67,11 +93,19 @@ class Item:
     passage2: Passage | None = None
     labels: list = field(default_factory=list)  # [(username, shown label)]
     final: str | None = None
-    item: str = ""  # nugget_support: "<answer id>:<nugget id>"
+    item: str = ""  # nugget_support: "<answer id>:<nugget id>"; citation_support: "<answer id>:<sentence>"
     nugget: dict | None = None  # nugget_support: the nugget of the topic's bank ({id, text, importance, origin})
-    answer: str = ""  # nugget_support: the answer's text (its sentences), never its run
+    answer: str = ""  # nugget_support, citation_support: the answer's text (its sentences)
+    sentence: str = ""  # citation_support: the sentence that cites the passage
+    run: str = ""  # nugget_support, citation_support: the answer's run, only where the campaign shows run names
+    choices: list = field(default_factory=list)  # an answer's item: [(value, name)] the final label may take
     banks: list = field(default_factory=list)  # nuggets: [(username, their bank)] side by side
     final_bank: list | None = None  # nuggets: the adjudicated bank, if one is set
+
+    @property
+    def what(self) -> str:
+        """The layer in words ("citation support")."""
+        return self.layer.replace("_", " ")
 
     @property
     def none_agree(self) -> bool:
@@ -105,13 +139,13 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     per_layer = defaultdict(int)
     for key, _ in wanted:
         per_layer[key[0]] += 1
-    wanted.sort(key=lambda kv: (LAYERS.index(kv[0][0]), kv[0][1], kv[0][2] or 0, _order(kv[0][3])))
+    wanted.sort(key=lambda kv: _sort_key(kv[0]))
     shown = wanted[:LIMIT]
     topics = Topic.objects.in_bulk({k[1] for k, _ in shown})
-    passages = Passage.objects.in_bulk({p for k, _ in shown if k[0] not in ("nugget_support", "nuggets")
-                                        for p in (k[2], k[3]) if p})
+    passages = Passage.objects.in_bulk({p for k, _ in shown for p in k[2:] if isinstance(p, int)})
     headings = _headings({k[1] for k, _ in shown})
-    nugget_of, answer_text = _nugget_context(campaign, [k for k, _ in shown if k[0] == "nugget_support"])
+    nugget_of = _bank_nuggets(campaign, {k[1] for k, _ in shown if k[0] == "nugget_support"})
+    answers = _answer_context(campaign, [k for k, _ in shown if k[0] in ANSWER_LAYERS])
     items = []
     banks = _assessor_banks(campaign, {k[1] for k, _ in shown if k[0] == "nuggets"})
     for key, given in shown:
@@ -123,13 +157,17 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
                 final=_bank_words(finals[key]) if key in finals else None, final_bank=finals.get(key),
             ))
             continue
-        if key[0] == "nugget_support":
-            answer_id, nugget_id = nuggets.SUPPORT_ITEM.match(key[3]).groups()
+        if key[0] in ANSWER_LAYERS:
+            spec = ANSWER_LAYERS[key[0]]
+            answer_id, part = spec.item.match(key[3]).groups()
+            answer = answers.get(int(answer_id), {})
             items.append(Item(
-                layer=key[0], topic=topics[key[1]], passage=None, item=key[3],
-                labels=sorted((names[a], SUPPORT_NAMES.get(label, label)) for a, label in given.items()),
-                final=SUPPORT_NAMES.get(finals.get(key), finals.get(key)),
-                nugget=nugget_of.get((key[1], nugget_id)), answer=answer_text.get(int(answer_id), ""),
+                layer=key[0], topic=topics[key[1]], passage=passages.get(key[2]), item=key[3],
+                labels=sorted((names[a], spec.names.get(label, label)) for a, label in given.items()),
+                final=spec.names.get(finals.get(key), finals.get(key)), choices=spec.choices,
+                nugget=nugget_of.get((key[1], part)) if key[0] == "nugget_support" else None,
+                answer=answer.get("text", ""), run=answer.get("run", ""),
+                sentence=answer.get("sentences", {}).get(int(part), "") if key[0] == "citation_support" else "",
             ))
             continue
         items.append(Item(
@@ -140,25 +178,31 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     return Disagreements(items=items, total=len(wanted), per_layer=dict(per_layer))
 
 
-def _order(last):
-    """The sort key of a disagreement key's fourth place: a second passage's id, or a nugget item (by answer)."""
+def _sort_key(key):
+    """The listing order of a disagreement key: by layer and topic, then a passage and its second passage, or an
+    answer's item by answer, then its nugget or sentence (numbers in their order), then the cited passage."""
+    layer, topic_id, passage_id, last = key
     if isinstance(last, str):
-        answer_id, _, nugget_id = last.partition(":")
-        return (int(answer_id) if answer_id.isdigit() else 0, nugget_id)
-    return (last or 0, "")
+        answer_id, _, part = last.partition(":")
+        return (LAYERS.index(layer), topic_id, int(answer_id) if answer_id.isdigit() else 0, part.rjust(40, "0"),
+                passage_id or 0)
+    return (LAYERS.index(layer), topic_id, passage_id or 0, last or 0)
 
 
-def _nugget_context(campaign, keys):
-    """({(topic id, nugget id): nugget}, {answer id: the answer's text}) for nugget_support disagreement keys."""
+def _answer_context(campaign, keys) -> dict[int, dict]:
+    """{answer id: {"text": its sentences joined, "sentences": {position: text}, "run": its run's name where the
+    campaign shows run names, else ""}} of the answers these disagreement keys of ANSWER_LAYERS name."""
     if not keys:
-        return {}, {}
+        return {}
     from assessments.models import Answer  # noqa: PLC0415 (only nuggets campaigns need it)
 
-    answer_ids = {int(nuggets.SUPPORT_ITEM.match(k[3]).group(1)) for k in keys}
-    texts = {}
-    for answer in Answer.objects.filter(pk__in=answer_ids).prefetch_related("sentences"):
-        texts[answer.pk] = " ".join(s.text for s in sorted(answer.sentences.all(), key=lambda s: s.position))
-    return _bank_nuggets(campaign, {k[1] for k in keys}), texts
+    answer_ids = {int(ANSWER_LAYERS[k[0]].item.match(k[3]).group(1)) for k in keys}
+    found = {}
+    for answer in Answer.objects.filter(pk__in=answer_ids).select_related("run").prefetch_related("sentences"):
+        shown = {s.position: s.text for s in answer.sentences.all()}
+        found[answer.pk] = {"text": " ".join(shown[p] for p in sorted(shown)), "sentences": shown,
+                            "run": answer.run.name if campaign.show_run_names else ""}
+    return found
 
 
 def _bank_nuggets(campaign, topic_ids) -> dict[tuple[int, str], dict]:
@@ -171,8 +215,9 @@ def _bank_nuggets(campaign, topic_ids) -> dict[tuple[int, str], dict]:
 
 
 def disagreeing_keys(campaign, *, topic=None) -> set[tuple]:
-    """{(layer, topic id, passage id, passage2 id or None)} of every item where the campaign's assessors disagree,
-    as disagreements() finds them (all of them, not the first LIMIT), optionally of one topic (external id)."""
+    """{(layer, topic id, passage id or None, passage2 id or None or an answer's item)} of every item where the
+    campaign's assessors disagree, as disagreements() finds them (all of them, not the first LIMIT), optionally of
+    one topic (external id)."""
     return {key for key, _ in _disagreeing(campaign, topic=topic)[0]}
 
 
@@ -188,7 +233,7 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     marks = defaultdict(lambda: [False, {}])  # (topic, passage, assessor) -> [removed, {facet: relevance}]
     rows = Judgement.objects.in_campaign(campaign).filter(
         topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS, Layer.NUGGET_SUPPORT,
-                                            Layer.NUGGETS),
+                                     Layer.CITATION_SUPPORT, Layer.NUGGETS),
     ).exclude(value=None).without_stale_transitions().values_list(
         "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated", "item")
     final_marks = defaultdict(lambda: [False, {}])
@@ -196,8 +241,8 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     for topic_id, pid, pid2, assessor, kind, value, adjudicated, item in rows:
         if not adjudicated and assessor not in who[topic_id]:
             continue
-        if kind == Layer.NUGGET_SUPPORT:
-            support.append((topic_id, item, assessor, value, adjudicated))
+        if kind in (Layer.NUGGET_SUPPORT, Layer.CITATION_SUPPORT):
+            support.append((kind, topic_id, pid, item, assessor, value, adjudicated))
         elif kind == Layer.NUGGETS:
             key = ("nuggets", topic_id, None, BANK_ITEM)
             if adjudicated:
@@ -227,8 +272,8 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     for (topic_id, pid), (removed, facets) in final_marks.items():
         if _grade(removed, facets) is not None or facets:
             finals["relevance", topic_id, pid, None] = finals["facet", topic_id, pid, None] = (removed, facets)
-    if support and layer in (None, "nugget_support"):
-        _nugget_labels(campaign, support, labels, finals)
+    if support and layer in (None, *ANSWER_LAYERS):
+        _answer_labels(campaign, support, labels, finals)
     wanted = [
         (key, given) for key, given in labels.items()
         if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
@@ -236,15 +281,17 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     return wanted, finals, names
 
 
-def _nugget_labels(campaign, rows, labels, finals):
-    """Add these nugget_support labels [(topic id, item, assessor, value, adjudicated)] of the nuggets that are in
-    their topic's bank now, keyed ("nugget_support", topic id, None, item)."""
-    bank = _bank_nuggets(campaign, {row[0] for row in rows})
-    for topic_id, item, assessor, value, adjudicated in rows:
-        found = nuggets.SUPPORT_ITEM.match(item)
-        if found is None or (topic_id, found.group(2)) not in bank:
+def _answer_labels(campaign, rows, labels, finals):
+    """Add these labels of answers' items [(stored layer, topic id, passage id, item, assessor, value, adjudicated)]:
+    nugget_support of the nuggets in their topic's bank now, keyed ("nugget_support", topic id, None, item), and
+    citation_support, keyed ("citation_support", topic id, passage id, item)."""
+    bank = _bank_nuggets(campaign, {row[1] for row in rows if row[0] == Layer.NUGGET_SUPPORT})
+    for kind, topic_id, pid, item, assessor, value, adjudicated in rows:
+        nugget = kind == Layer.NUGGET_SUPPORT
+        found = ANSWER_LAYERS[kind].item.match(item)
+        if found is None or (nugget and (topic_id, found.group(2)) not in bank) or (not nugget and pid is None):
             continue
-        key = ("nugget_support", topic_id, None, item)
+        key = (str(kind), topic_id, None if nugget else pid, item)
         if adjudicated:
             finals[key] = value
         else:
@@ -369,26 +416,32 @@ def facet_choices(topic) -> list[tuple[str, str]]:
                      (SpecialFacet.GENERAL.value, SpecialFacet.GENERAL.label)]
 
 
-def _set_final_support(campaign, organiser, topic, item, label):
-    """The organiser's final nugget_support label of `item` (see set_final_label)."""
-    from assessments.models import Answer  # noqa: PLC0415 (only nuggets campaigns need it)
+def _set_final_answer_label(campaign, organiser, layer, topic, passage, item, label):
+    """The organiser's final label of an answer's item, of a layer of ANSWER_LAYERS (see set_final_label)."""
+    from assessments.models import Answer, AnswerCitation  # noqa: PLC0415 (only nuggets campaigns need them)
 
-    found = nuggets.SUPPORT_ITEM.match(item or "")
+    spec = ANSWER_LAYERS[layer]
+    found = spec.item.match(item or "")
     if found is None:
-        raise AdjudicationInvalid("item", "expected <answer id>:<nugget id>")
-    answer_id, nugget_id = found.groups()
+        raise AdjudicationInvalid("item", f"expected {spec.shape}")
+    answer_id, part = found.groups()
     if not Answer.objects.filter(pk=int(answer_id), topic=topic, campaign_id=campaign.pk).exists():
         raise AdjudicationInvalid("item", "not an answer to this topic in this campaign")
-    if (topic.pk, nugget_id) not in _bank_nuggets(campaign, [topic.pk]):
-        raise AdjudicationInvalid("item", "not a nugget of this topic's bank")
-    if label not in nuggets.SUPPORT_VALUES:
-        raise AdjudicationInvalid("label", f"expected one of {', '.join(nuggets.SUPPORT_VALUES)}")
+    if layer == "nugget_support":
+        passage = None
+        if (topic.pk, part) not in _bank_nuggets(campaign, [topic.pk]):
+            raise AdjudicationInvalid("item", "not a nugget of this topic's bank")
+    elif passage is None or not AnswerCitation.objects.filter(
+            sentence__answer_id=int(answer_id), sentence__position=int(part), passage=passage).exists():
+        raise AdjudicationInvalid("passage", "not a passage this sentence of the answer cites")
+    if label not in spec.names:
+        raise AdjudicationInvalid("label", f"expected one of {', '.join(spec.names)}")
     if Judgement.objects.in_campaign(campaign).filter(
-            assessor=organiser, topic=topic, layer=Layer.NUGGET_SUPPORT, item=item, adjudicated=False).exists():
+            assessor=organiser, topic=topic, passage=passage, layer=spec.stored, item=item, adjudicated=False).exists():
         raise AdjudicationInvalid("assessor", "you judged this item as an assessor: another organiser must adjudicate it")
     try:
-        return record_judgement(assessor=organiser, layer=Layer.NUGGET_SUPPORT, value=label, topic=topic, item=item,
-                                source=JudgementChange.Source.ADJUDICATION, campaign_id=campaign.pk)
+        return record_judgement(assessor=organiser, layer=spec.stored, value=label, topic=topic, passage=passage,
+                                item=item, source=JudgementChange.Source.ADJUDICATION, campaign_id=campaign.pk)
     except JudgementInvalid as exc:
         raise AdjudicationInvalid("label", str(exc)) from exc
 
@@ -400,14 +453,15 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
     `layer` relevance/facet: `label` "removed", or a `facet` with its `relevance`; transition: `label` a
     transition (SAME/COHERENT/SWITCH value); plot_grade: `label` a whole number; nugget_support: `item`
     "<answer id>:<nugget id>" (a nugget of the topic's bank, an answer to the topic; no passage) and `label` support,
-    partial_support or not_support. Raises AdjudicationInvalid.
+    partial_support or not_support; citation_support: `item` "<answer id>:<sentence>", `passage` one that sentence
+    cites, `label` full, partial or none. Raises AdjudicationInvalid.
     """
     if layer not in LAYERS:
         raise AdjudicationInvalid("layer", f"{layer!r} is not one of {', '.join(LAYERS)}")
     if topic.pk not in campaign_assessors(campaign):
         raise AdjudicationInvalid("topic", f"{topic.external_id!r} is not a topic of campaign {campaign.name!r}")
-    if layer == "nugget_support":
-        return [_set_final_support(campaign, organiser, topic, item, label)]
+    if layer in ANSWER_LAYERS:
+        return [_set_final_answer_label(campaign, organiser, layer, topic, passage, item, label)]
     if layer == "nuggets":
         raise AdjudicationInvalid("layer", "a bank is settled with set_final_bank (take or keep)")
     if layer == "transition" and passage2 is None:

@@ -208,8 +208,8 @@ def disagreement_keys(campaign, topic=None) -> list[str]:
 
     keys = set()
     for layer, topic_id, passage_id, passage2_id in disagreeing_keys(campaign, topic=topic):
-        if layer == "nugget_support":  # its fourth place is the item "<answer id>:<nugget id>"
-            keys.add(Judgement.make_key(Layer.NUGGET_SUPPORT, topic_id, None, item=passage2_id, campaign_id=campaign.pk))
+        if layer in ("nugget_support", "citation_support"):  # its fourth place is the item "<answer id>:<…>"
+            keys.add(Judgement.make_key(layer, topic_id, passage_id, item=passage2_id, campaign_id=campaign.pk))
             continue
         if layer == "nuggets":  # a topic's bank: keyed on the topic alone
             keys.add(Judgement.make_key(Layer.NUGGETS, topic_id, None, campaign_id=campaign.pk))

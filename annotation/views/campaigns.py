@@ -135,8 +135,7 @@ def adjudication_page(request, name):
     return render(request, "annotation/adjudication.html", {
         "campaign": campaign, "found": found, "layer": layer, "topic": topic, "error": error,
         "layers": adjudication.LAYERS, "transitions": adjudication.Transition.offered(),
-        "relevances": adjudication.Relevance.offered(), "supports": adjudication.SUPPORT_CHOICES,
-        "importances": adjudication.nuggets.IMPORTANCE,
+        "relevances": adjudication.Relevance.offered(), "importances": adjudication.nuggets.IMPORTANCE,
     }, status=400 if error else 200)
 
 
@@ -152,7 +151,7 @@ def _adjudicate(campaign, request):
             importance={ref: data.get(f"importance-{ref}") for ref in keep if data.get(f"importance-{ref}")},
         )
         return
-    nugget = data.get("layer") == "nugget_support"  # an item of an answer, no passage
+    nugget = data.get("layer") == "nugget_support"  # an item of an answer, no passage (a citation's names its passage)
     passage = None if nugget else Passage.objects.filter(pk=_int(data.get("passage"), "passage")).first()
     if topic is None:
         raise adjudication.AdjudicationInvalid("topic", "no such topic")
