@@ -31,8 +31,10 @@ demo: setup
 	@echo "Serving at http://$(HOST)/ (Ctrl-C stops)"
 	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST)
 
+# The suite in parallel: one pytest-xdist process per core (-n auto), each with its own test database (tests in one
+# xdist_group share a process). PYTEST_ARGS adds options: PYTEST_ARGS="-n 0" runs it in this one process.
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 # Production mode here, without containers (the README's "Production and security"; compose.yaml runs the same
 # roles): migrate, collectstatic, gunicorn and the Celery workers. ROLES="web worker" starts some of them.

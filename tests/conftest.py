@@ -1,8 +1,41 @@
 """Fixtures shared by all tests."""
 
+import os
+from itertools import count
+
 import pytest
 
 from tests.factories import DATA
+
+# Tests that use the Celery broker (CELERY_BROKER_URL): the `worker` tests start workers that take any task on its
+# queues, and tests/browser/test_production.py starts a production worker on them too. Under pytest-xdist
+# (`make test`: -n auto --dist loadgroup) they all run in one xdist process, one after another, so no worker takes
+# a task that another test sent for its own database.
+BROKER_GROUP = "celery-broker"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("worker") or item.nodeid.startswith("tests/browser/test_production.py"):
+            item.add_marker(pytest.mark.xdist_group(BROKER_GROUP))
+    if os.environ.get("PYTEST_XDIST_WORKER") and config.getvalue("loadgroup"):  # set on the xdist processes
+        group_node_ids(items)
+
+
+def group_node_ids(items):
+    """Give each test of an xdist_group the node id '<id>@<group>' by which --dist loadgroup sends a group to one
+    process. pytest-xdist 3.8 writes it to item._nodeid, which pytest 9.2 no longer reads (its node ids are
+    structured): without this, the groups were spread over the processes like any other test."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+            if not item.nodeid.endswith(suffix):
+                raise pytest.UsageError(f"cannot put {item.nodeid} in its xdist group {suffix[1:]} (pytest changed?)")
 
 
 @pytest.fixture
@@ -15,6 +48,19 @@ def data_dir():
 def fast_password_hashing(settings):
     """Tests create many users; a real password hash costs about 0.25 s each, MD5 nothing (tests only)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+_folder_numbers = count(1)
+
+
+@pytest.fixture(autouse=True)
+def private_folders(settings, tmp_path_factory):
+    """Each test writes indexes, trained annotators and campaign exports in folders of its own (made on first use),
+    not in var/: their names come from database ids, which every test database (one per xdist process) reuses."""
+    root = tmp_path_factory.getbasetemp() / "folders" / str(next(_folder_numbers))
+    settings.RETRIEVAL_INDEX_DIR = root / "indexes"
+    settings.MACHINE_MODEL_DIR = root / "annotators"
+    settings.EXPORT_DIR = root / "exports"
 
 
 @pytest.fixture(autouse=True)
