@@ -6,7 +6,8 @@ The campaign's settings (checked by `settings_of`; the console's form writes the
 
 - ``judging_order``: ``shuffled`` (default: every candidate on the page, in the assessor's own shuffled order,
   as before), or a served order: ``depth`` (the pool's order), ``mtf`` (Move-to-Front), ``maxmean``
-  (Losada et al.'s bandit), ``active`` (continuous active learning on rank features) or ``machine`` (by the
+  (Losada et al.'s bandit), ``active`` (continuous active learning on rank features; with ``machine_source``
+  set, that source's scores, e.g. the campaign's cross-topic annotator, are its prior) or ``machine`` (by the
   scores of the machine label source ``machine_source``; the scores order the queue but are never shown, and
   never counted as judgements);
 - ``target_recall`` (0-1) and ``judging_budget`` (judgements per topic): a topic stops when its estimated recall,
@@ -46,6 +47,7 @@ ORDER_LABELS = {
     "machine": "Machine scores: by a machine label source's scores (never shown to assessors)",
 }
 STOP, GO = "stop", "go"
+PRIOR_ORDERS = ("machine", "active")  # orders that read machine_source's scores: the order itself, or the prior
 POOLS_KEPT = 64
 
 
@@ -103,7 +105,7 @@ def order_settings(*, order=SHUFFLED, target_recall=None, budget=None, min_rel=1
            "judging_min_rel": min_rel}
     if machine_source is not None:
         raw["machine_source"] = machine_source
-    if raw["judging_order"] == "machine" and machine_source is not None:
+    if raw["judging_order"] in PRIOR_ORDERS and machine_source is not None:
         from assessments.models import MachineLabelSource
 
         if not MachineLabelSource.objects.filter(pk=machine_source).exists():
@@ -221,7 +223,7 @@ def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None,
     """The state of one topic now (reading only). Without `estimate` the model of the stopping estimate is fitted
     only when a target recall needs it (the queue's case); counts are always there."""
     settings = settings or settings_of(campaign)
-    tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order == "machine" else None)
+    tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order in PRIOR_ORDERS else None)
     grades, by = topic_grades(campaign.pk, topic_id, None)
     grades = {pid: g for pid, g in grades.items() if pid in tpool.index}
     by = {a: {pid for pid in pids if pid in tpool.index} for a, pids in by.items()}

@@ -26,6 +26,10 @@ grade ≥ min_rel. Orders:
   statement, the topic itself is a relevant example (the pool's best rank features; its encoded text
   when embeddings are given, else no seed with embeddings). Until the model can be trained it follows
   reciprocal-rank fusion. The penalty (50, standardised features) was chosen on Cranfield's odd topics.
+  With a prior (a machine label source's scores per candidate, e.g. the campaign's cross-topic annotator, as
+  HiCAL seeds its learner), the order starts from the prior's ranking instead of fusion, and the prior's log-odds
+  is one more feature of the model, which the judgements then weigh. The rank features and RRF are
+  assessments.machine.model's: the annotator and this order share them (one home, two callers).
 - `machine` (live queue only, not in the simulator's ORDERS): candidates by a prior score each, highest
   first (a machine label source's scores: annotation.services.judging_order), ties and candidates without
   a score in depth order after those with one. Judgements do not change it.
@@ -51,9 +55,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assessments.machine import model as relevance
+
 ORDERS = ("depth", "mtf", "maxmean", "active")  # the simulator's orders
 LIVE_ORDERS = (*ORDERS, "machine")  # a campaign's queue may also follow a prior score (machine labels)
-RRF_K = 60
+RRF_K = relevance.RRF_K
 MAX_COMPONENTS = 32  # principal components kept of per-candidate features (embeddings)
 FIRST_BATCHES = 10  # the active model is refitted after each of the first judgements, then every ~10% more
 RIDGE = 50.0  # L2 penalty of the active model's weights (features standardised); chosen on Cranfield's odd topics
@@ -154,19 +160,35 @@ class TopicPool:
     def rank_features(self) -> np.ndarray:
         """Per candidate: 1 − ln(rank) / ln(deepest + 1) for each run (0 when absent), the share of runs, and RRF."""
         if "rank_features" not in self._cache:
-            present = self.ranks > 0
-            deepest = max(int(self.ranks.max()) if self.ranks.size else 1, 1)
-            discount = np.where(present, 1.0 - np.log(np.maximum(self.ranks, 1)) / np.log(deepest + 1.0), 0.0)
-            rrf = np.where(present, 1.0 / (RRF_K + self.ranks), 0.0).sum(axis=1, keepdims=True)
-            share = present.mean(axis=1, keepdims=True) if self.runs else np.zeros((len(self), 1))
-            self._cache["rank_features"] = np.hstack([discount, share, rrf * RRF_K])
+            self._cache["rank_features"] = relevance.rank_features(self.ranks)
         return self._cache["rank_features"]
+
+    def prior_features(self) -> np.ndarray | None:
+        """The prior's log-odds as one column (a candidate without a score: the median of those with one), or None
+        without a prior. A score outside [0, 1] (an LLM's grade) is min-max scaled first."""
+        if self.prior is None:
+            return None
+        if "prior_features" not in self._cache:
+            scores = self.prior.copy()
+            known = ~np.isnan(scores)
+            if known.any():
+                lo, hi = scores[known].min(), scores[known].max()
+                if lo < 0 or hi > 1:
+                    scores[known] = (scores[known] - lo) / (hi - lo) if hi > lo else 0.5
+                scores[~known] = np.median(scores[known])
+            else:
+                scores[:] = 0.5
+            self._cache["prior_features"] = relevance.logit(scores)[:, None]
+        return self._cache["prior_features"]
 
     def model_features(self) -> np.ndarray:
         """Standardised features of the active model, a leading column of ones (the intercept); one row per
         candidate, then the seed's row when the pool is seeded."""
         if "model_features" not in self._cache:
             rank = self.rank_features()
+            prior = self.prior_features()
+            if prior is not None:
+                rank = np.hstack([rank, prior])
             rows, seed = [rank], [rank.max(axis=0, initial=0.0)]
             if self.features is not None and self.features.shape[1]:
                 centre = self.features.mean(axis=0)
@@ -209,6 +231,16 @@ class TopicPool:
                 del rankings[next(iter(rankings))]
             rankings[key] = None if model is None else np.lexsort((np.arange(len(self)), -scores)).tolist()
         return rankings[key]
+
+    def cold_order(self) -> np.ndarray:
+        """Where the active order starts before its model can be trained: the prior's ranking when there is one,
+        else reciprocal-rank fusion."""
+        if self.prior is None:
+            return self.fusion_order()
+        if "cold_order" not in self._cache:
+            key = -self.prior_features()[:, 0]
+            self._cache["cold_order"] = np.lexsort((np.arange(len(self)), key))
+        return self._cache["cold_order"]
 
     def fusion_order(self) -> np.ndarray:
         """Candidates by reciprocal-rank fusion (k=60), ties in depth order: the active order's cold start."""
@@ -442,7 +474,7 @@ class ActiveLearning(Order):
         self.sequence: list[tuple[int, bool]] = []
         self.points = batch_points(len(pool))
         self.fitted_at = -1
-        self.ranking = pool.fusion_order().tolist()
+        self.ranking = pool.cold_order().tolist()
         self.at = 0
 
     def _record(self, i, relevant):

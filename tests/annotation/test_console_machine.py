@@ -64,7 +64,7 @@ def test_an_organiser_trains_labels_and_follows_the_jobs_in_the_browser(client, 
     row = html[html.index(f'id="source-{source.pk}"'):]
     row = row[: row.index("</tr>")]
     assert f"{source.metrics['kappa']:.3f}" in row and "0.750" in row  # its κ beside the human–human κ
-    assert "3-fold cross-validation, fold by fold" in html and f"Train and cross-validate #{job.pk}" in html
+    assert "3-fold cross-validation split by topic, fold by fold" in html and f"Train and cross-validate #{job.pk}" in html
 
     status = client.get(f"/jobs/machine/{job.pk}/").json()
     assert status["finished"] and status["status"] == "done"
@@ -166,3 +166,24 @@ def test_the_api_refuses_too_few_labels_or_one_class_naming_the_field(client, or
         errors = response.json()
         assert message in errors["detail"] and errors["field"] == "campaign", errors
     assert not MachineLabelSource.objects.exists()
+
+
+def test_the_page_shows_the_fusion_baseline_beside_each_annotator_and_a_red_note_where_it_does_not_beat_it(
+        client, organiser, world):
+    collection = Pool.objects.get(name="aero-pool").collection
+
+    def annotator(name, auc, kappa):
+        return MachineLabelSource.objects.create(
+            name=name, kind="classifier", collection=collection, campaign_id=world.pk, status="ready", grades=[0, 1],
+            model="features", metrics={"auc": auc, "kappa": kappa, "baseline_auc": 0.7111, "baseline_kappa": 0.3222,
+                                       "folds": [], "folds_by": "topic"})
+
+    worse, better = annotator("worse", 0.6543, 0.2, ), annotator("better", 0.8123, 0.4)
+    html = client.get(PAGE).content.decode()
+    for source in (worse, better):
+        row = html[html.index(f'id="source-{source.pk}"'):]
+        row = row[: row.index("</tr>")]
+        assert "0.711" in row and "0.322" in row  # the baseline beside its figures
+    assert f'id="below-baseline-{worse.pk}"' in html and f'id="below-baseline-{better.pk}"' not in html
+    note = html[html.index(f'id="below-baseline-{worse.pk}"'):]
+    assert 'class="error"' in note[:200] and "does not beat reciprocal-rank fusion" in note[:400]

@@ -138,6 +138,18 @@ def test_a_budget_stops_the_topic_and_the_organiser_can_override_it(client, worl
     assert client.post(url, {"topic": a.topic.external_id, "stop": "go"}).status_code == 404
 
 
+def test_the_active_order_starts_from_the_campaigns_annotator_as_its_prior(client, world):
+    topic, _, p, _ = world
+    source = MachineLabelSource.objects.create(name="annotator", kind="classifier", collection=topic.collection,
+                                               model="features", grades=[0, 1], status="ready")
+    for passage, score in {p[5]: 0.95, p[3]: 0.7, p[0]: 0.1}.items():
+        MachineLabel.objects.create(source=source, topic=topic, passage=passage, grade=int(score > 0.5), score=score)
+    with_prior = make(world, "active", machine_source=source.pk)
+    assert served(client, with_prior)[0] == [p[5].pk]  # the prior's best, where fusion would serve p0 first
+    without = make(world, "active", "other", camp=ps.campaign(name="no-prior", judging_order="active"))
+    assert served(client, without)[0] == [p[0].pk]
+
+
 def test_a_target_recall_stops_once_the_pessimistic_estimate_reaches_it(client, world):
     _, _, p, _ = world
     a = make(world, "depth", target_recall=0.5)

@@ -211,3 +211,26 @@ def test_decide_stop_at_a_budget_or_a_pessimistic_recall_target():
     assert decide_stop(estimate, target_recall=0.95).stop is False
     assert decide_stop(estimate, budget=100).reason == "budget of 100 judgements reached"
     assert decide_stop(Estimate(judged=5, unjudged=0, found=1, remaining=0.0), target_recall=1.0).stop is True
+
+
+def test_active_learning_with_a_prior_starts_from_it_and_still_learns_from_the_judgements(runs):
+    """The campaign's cross-topic annotator as the active order's prior (issue 28, item 4): its best first before
+    any model, and its log-odds one feature among the rank features, weighed by the judgements."""
+    rankings = {name: ranking.get("3", []) for name, ranking in runs.items()}
+    prior = {"doc3_3": 0.9, "doc2_2": 0.6, "doc3_2": 0.2}  # doc2_1, doc2_3, doc3_1 unscored: the median
+    pool = TopicPool.from_rankings(rankings, 10, prior=prior)
+    assert next_candidate(pool, {}, "active") == "doc3_3"  # not fusion's doc2_1
+    assert pool_of(runs, "3").cold_order().tolist() == pool_of(runs, "3").fusion_order().tolist()  # no prior: fusion
+    assert pool.model_features().shape[1] == pool_of(runs, "3").model_features().shape[1] + 1
+    # judged one by one or replayed at once, the same choices, down to the last candidate
+    sequence = judge_all(pool, GRADES, "active")
+    for n in range(len(sequence)):
+        assert next_candidate(pool, {key: GRADES[key] for key in sequence[:n]}, "active") == sequence[n]
+    assert sequence[0] == "doc3_3" and sorted(sequence) == sorted(pool.keys)
+
+
+def test_the_rank_features_of_the_order_and_the_annotator_are_one_function(runs):
+    from assessments.machine import model
+
+    pool = pool_of(runs, "3")
+    assert (pool.rank_features() == model.rank_features(pool.ranks)).all()
