@@ -187,6 +187,12 @@ class Assignment(models.Model):
         """The run's name as the assessor may see it: empty unless the campaign shows run names (judging is blind)."""
         return self.run.name if self.run_id and self.campaign_id and self.campaign.show_run_names else ""
 
+    @property
+    def shown_pool_name(self) -> str:
+        """The pool's name as the assessor or reviewer may see it: empty unless the campaign shows run names (a pool
+        may be named after the runs it pools)."""
+        return self.pool.name if self.pool_id and self.campaign_id and self.campaign.show_run_names else ""
+
     def save(self, *args, **kwargs):
         if not self.token:
             self.token = secrets.token_hex(16)

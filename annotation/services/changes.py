@@ -66,7 +66,7 @@ def save_change(assignment, data) -> tuple:
     if not isinstance(layer, str):
         raise ChangeInvalid("layer", "expected the name of a label layer")
     check_text(value, "value")
-    check_text(data.get("item"), "item")  # a study item's key is looked up: text every database can compare
+    check_text(data.get("item"), "item")  # an item's key (a study item's page handle) is text every database compares
     kind = KINDS[assignment.kind]
     key = kind.change_key(assignment, data, layer, value)
     passage_ids = key.pop("_passage_ids", None)

@@ -11,8 +11,10 @@ The campaign's settings:
 - ``context_sentences``: sentences shown on each side of a candidate chunk (default 5).
 
 Candidates, items and an item's choices come in an order shuffled with the assignment's seed, never
-in a retriever's order. Plain functions like annotation.services.outline: they take models and values,
-return values, and raise ChangeInvalid (naming the field) or SettingsInvalid, never HTTP errors.
+in a retriever's order. A study item's key may name what made it (a forced-choice item's run), so the page knows an
+item only by its handle (item_handle: a hash keyed with the server's secret), and a save maps it back (change_key).
+Plain functions like annotation.services.outline: they take models and values, return values, and raise
+ChangeInvalid (naming the field) or SettingsInvalid, never HTTP errors.
 """
 
 import random
@@ -20,6 +22,7 @@ from functools import reduce
 from operator import or_
 
 from django.db.models import Q
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from annotation.models import Assignment
 from annotation.services.errors import ChangeInvalid
@@ -39,6 +42,7 @@ PAGES = {  # the unit's kind -> its page
     Assignment.Kind.CITATION_SUPPORT: "citations",
 }
 PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
+HANDLE_LENGTH = 20  # hex digits of a study item's handle (80 bits)
 NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget", "nugget_bank": "nugget bank",
          "citations": "citation"}
 
@@ -288,15 +292,15 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
                                avoid=lambda p: order.get(p.external_id, len(order)) if order else p.pk)
         else:
             options = [p for p in (item.passage, item.passage2) if p is not None]
-        shown.append({"n": n, "item": item, "options": options})
+        shown.append({"n": n, "item": item, "handle": item_handle(assignment, item.key), "options": options})
     state = {
         "kind": kind,
         "assignment": assignment.token,
         "status": assignment.status,
         "readonly": readonly,
         "topic": assignment.topic.external_id,
-        "items": [{"key": s["item"].key, "n": s["n"], "options": [p.external_id for p in s["options"]]} for s in shown],
-        "labels": labels,
+        "items": [{"key": s["handle"], "n": s["n"], "options": [p.external_id for p in s["options"]]} for s in shown],
+        "labels": {s["handle"]: labels[s["item"].key] for s in shown if s["item"].key in labels},
     }
     return {"items": shown, "state": state, "progress": _progress(kind, len(items), labels)}
 
@@ -307,8 +311,8 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
 def change_key(assignment, data, layer, value) -> dict:
     """The key and value of a plot or study change, checked: record_judgement's keyword arguments.
 
-    The key is `passage` (a candidate's id) for plot_grade and plot_spans, `item` (a study item's key) for choice
-    and rating. Raises ChangeInvalid naming the field.
+    The key is `passage` (a candidate's id) for plot_grade and plot_spans, `item` (a study item's handle on this
+    unit's page, stored as the item's key) for choice and rating. Raises ChangeInvalid naming the field.
     """
     kind = page_kind(assignment)
     if layer not in PAGE_LAYERS[kind]:
@@ -326,12 +330,7 @@ def change_key(assignment, data, layer, value) -> dict:
         if layer == Layer.PLOT_SPANS and isinstance(value, list):
             key["_value"] = merged(value) if all(is_span(s) for s in value) else value
         return key
-    raw = data.get("item")
-    item = None
-    if isinstance(raw, str):
-        item = StudyItem.objects.filter(
-            pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind, key=raw
-        ).select_related("passage", "passage2").first()
+    item = study_item(assignment, kind, data.get("item"))
     if item is None:
         raise ChangeInvalid("item", "not a study item of this assignment")
     key["item"] = item.key
@@ -342,6 +341,25 @@ def change_key(assignment, data, layer, value) -> dict:
     else:
         key["passage"], key["passage2"] = item.passage, item.passage2
     return key
+
+
+def item_handle(assignment, key) -> str:
+    """The name of a study item on its unit's page: a hash of the item's key and the unit's seed, keyed with the
+    server's secret. It names nothing (a key may name the run that made the item: judging is blind), it stays while
+    items are added or made again (a change waiting in the page's outbox still finds its item), and no page can
+    compute it from a guessed key."""
+    return salted_hmac("annotation.plot.item_handle", f"{assignment.seed}:{key}").hexdigest()[:HANDLE_LENGTH]
+
+
+def study_item(assignment, kind, handle):
+    """The unit's study item of `kind` that `handle` names on its page (item_handle), with its passages; else None.
+    A stored key is no handle."""
+    if not isinstance(handle, str) or len(handle) != HANDLE_LENGTH:
+        return None
+    items = StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)
+    found = next((pk for pk, key in items.values_list("pk", "key")
+                  if constant_time_compare(item_handle(assignment, key), handle)), None)
+    return None if found is None else items.select_related("passage", "passage2").filter(pk=found).first()
 
 
 def candidate_passage(assignment, raw, refusal):

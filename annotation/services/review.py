@@ -209,7 +209,8 @@ def review_queue(user, *, finished=50) -> ReviewQueue:
 
 def review_items(review) -> list[dict]:
     """The review's items for the page: {"item", "labels": [what the assessor said, as text], "notes", "reason"
-    (why an audit sampled it: the machine's label, for the reviewer only)}."""
+    (why an audit sampled it: the machine's label, for the reviewer only), "name" (the item's key as the reviewer may
+    see it: none for a study item, whose key may name the run that made it)}."""
     topic = review.assignment.topic
     names = dict(Facet.objects.filter(topic=topic).values_list("heading_id", "heading"))
     names.update({f.value: f.label for f in SpecialFacet})
@@ -217,6 +218,7 @@ def review_items(review) -> list[dict]:
     shown = []
     items = list(review.items.select_related("passage").order_by("position"))
     offered = {}
+    study = review.assignment.kind in (Assignment.Kind.CHOICE, Assignment.Kind.PAIR)
     if any(item.item for item in items):
         from assessments.models import StudyItem
 
@@ -260,7 +262,7 @@ def review_items(review) -> list[dict]:
         for start, end in labels.get("plot_spans") or []:
             said.append(f"span “{topic.text[start:end]}”")
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
-                      "reason": audit_reason(labels)})
+                      "reason": audit_reason(labels), "name": "" if study else item.item})
     return shown
 
 

@@ -72,6 +72,13 @@ def pair_item(pool, topic, passage, passage2, key="pair-1"):
                                     passage=passage, passage2=passage2, similarity=0.5)
 
 
+def handle(assignment, key):
+    """The name the unit's page gives the study item `key` (a save names the item by it)."""
+    from annotation.services.plot import item_handle
+
+    return item_handle(assignment, key)
+
+
 def labelling(tmp_path, size=3, username="judge", lines=None, **settings):
     """A plot labelling assignment for `username` on the sample query demo-1 and a pool of `size` chunks."""
     from tests import factories

@@ -124,10 +124,12 @@ def test_a_forced_choice_is_keyed_on_the_item_and_names_the_chosen_passage(clien
     ps.choice_item(pool, topic, picked[:3], answer=picked[1])
     a = ps.assign(factories.user("judge"), topic, pool, ps.campaign(mode="choice"))
     client.force_login(a.assessor)
+    item = ps.handle(a, "choice-1")  # the page's name of the item
     assert post(a, layer="choice", item="nope", value=picked[1].external_id).json()["field"] == "item"
-    assert post(a, layer="choice", item="choice-1", value=picked[3].external_id).json()["field"] == "value"
+    assert post(a, layer="choice", item="choice-1", value=picked[1].external_id).json()["field"] == "item"
+    assert post(a, layer="choice", item=item, value=picked[3].external_id).json()["field"] == "value"
     assert post(a, layer="plot_grade", passage=picked[0].pk, value=1).json()["field"] == "layer"
-    response = post(a, layer="choice", item="choice-1", value=picked[1].external_id)
+    response = post(a, layer="choice", item=item, value=picked[1].external_id)
     assert response.status_code == 200 and response.json()["status"] == "done"
     judgement = Judgement.objects.get(layer=Layer.CHOICE)
     assert (judgement.topic_id, judgement.item, judgement.passage_id, judgement.value) == (
@@ -139,8 +141,9 @@ def test_a_pair_rating_is_keyed_on_the_items_two_passages(client, topic, pooled,
     ps.pair_item(pool, topic, picked[0], picked[2])
     a = ps.assign(factories.user("judge"), topic, pool, ps.campaign(mode="pair"))
     client.force_login(a.assessor)
-    assert post(a, layer="rating", item="pair-1", value=11).json()["field"] == "value"
-    assert post(a, layer="rating", item="pair-1", value=7).status_code == 200
+    item = ps.handle(a, "pair-1")
+    assert post(a, layer="rating", item=item, value=11).json()["field"] == "value"
+    assert post(a, layer="rating", item=item, value=7).status_code == 200
     judgement = Judgement.objects.get(layer=Layer.RATING)
     assert (judgement.passage_id, judgement.passage2_id, judgement.item, judgement.value) == (
         picked[0].pk, picked[2].pk, "pair-1", 7)

@@ -53,7 +53,7 @@ def two(tmp_path, client):
         post(client, unit, layer="plot_spans", passage=picked[0].pk, value=[[0, 5]])
         assert last["status"] == "done" and last["progress"]["complete"]
         unit = Assignment.objects.get(campaign=choice, assessor=who)
-        answer = post(client, unit, layer="choice", item="choice-1", value=pick.external_id)
+        answer = post(client, unit, layer="choice", item=ps.handle(unit, "choice-1"), value=pick.external_id)
         assert answer["status"] == "done" and answer["progress"] == {
             "total": 1, "done": 1, "left": 0, "complete": True, "percent": 100,
         }

@@ -30,7 +30,8 @@ def test_an_assessor_does_forced_choice_items_with_the_keyboard(new_page, assign
     sign_in(page)
     page.keyboard.press("N")
     page.wait_for_selector("body[data-ready=choice]")
-    keys = {n: page.get_attribute(f"#item-{n}", "data-key") for n in (1, 2)}
+    real = {ps.handle(assignment, key): key for key in ("a-twelve", "b-three")}  # the page names items by handles
+    keys = {n: real[page.get_attribute(f"#item-{n}", "data-key")] for n in (1, 2)}
     truth = assignment.topic.ground_truth.get().external_id
 
     # Each item: cursor down to the wanted candidate and Enter (the twelve), or its digit (the three).

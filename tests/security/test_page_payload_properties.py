@@ -210,8 +210,10 @@ def test_forced_choice_saves(client, plot_world):
     url = reverse("annotation:save", args=[unit.token])
     chosen = st.sampled_from([p.external_id for p in picked] + ["", "nope"])
 
+    items = st.sampled_from([ps.handle(unit, "choice-1"), "choice-1", "nope", ""])  # the page's handle, the stored key
+
     @EXAMPLES
-    @given(payloads(["choice", "rating"], lambda layer: {"item": st.sampled_from(["choice-1", "nope", ""])},
+    @given(payloads(["choice", "rating"], lambda layer: {"item": items},
                     lambda layer: st.one_of(chosen, st.none())))
     def save(body):
         check_json_answer(post_json(client, url, body), snapshot())
@@ -227,11 +229,14 @@ def test_pair_rating_saves(client, plot_world):
     client.force_login(unit.assessor)
     url = reverse("annotation:save", args=[unit.token])
 
+    items = st.sampled_from([ps.handle(unit, "pair-1"), "pair-1", "nope"])
+
     @EXAMPLES
-    @given(payloads(["rating", "choice"], lambda layer: {"item": st.sampled_from(["pair-1", "nope"])},
+    @given(payloads(["rating", "choice"], lambda layer: {"item": items},
                     lambda layer: st.one_of(st.integers(-2, 12), st.none())))
     @example(encode({"change_id": "6f1c1e7e-8a43-4c39-9a55-0b5b3f8c1a01", "client_time": "2025-03-01T10:00:00Z",
-                     "client_seq": 1, "session_id": "tab-1", "layer": "rating", "item": "pair-1", "value": 7}))
+                     "client_seq": 1, "session_id": "tab-1", "layer": "rating", "item": ps.handle(unit, "pair-1"),
+                     "value": 7}))
     def save(body):  # the example: one well-formed rating, whatever the draws (a whole run once drew none stored)
         check_json_answer(post_json(client, url, body), snapshot())
 

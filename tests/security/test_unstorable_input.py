@@ -60,7 +60,7 @@ def test_a_choice_that_is_not_a_candidate_id_is_a_400(client, tmp_path, value):
     assert unit.kind == Assignment.Kind.CHOICE
     client.force_login(unit.assessor)
     response = client.post(reverse("annotation:save", args=[unit.token]),
-                           json.dumps(change(layer="choice", item="choice-1", value=value)),
+                           json.dumps(change(layer="choice", item=ps.handle(unit, "choice-1"), value=value)),
                            content_type="application/json")
     assert response.status_code == 400 and response.json()["field"] == "value"
 
