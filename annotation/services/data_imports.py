@@ -193,7 +193,8 @@ def _finish(import_id, status, **fields):
         first = problems[0]
         where = ":".join(str(part) for part in (first["source"], first["line"], first["field"]) if part)
         total = fields.get("problem_total") or len(problems)
-        error = f"{total:,} problem{'s' if total != 1 else ''}; the first: {where + ': ' if where else ''}{first['message']}"
+        where = f"{where}: " if where else ""
+        error = f"{total:,} problem{'s' if total != 1 else ''}; the first: {where}{first['message']}"
     step = progress_of(import_id)  # its last step's counts stay on the row
     ended = DataImport(pk=import_id, items_done=step.get("done") or 0, rate=step.get("rate"))
     with transaction.atomic():

@@ -1,4 +1,5 @@
-"""Background work: THE life of a job, shared by every kind (retrieval jobs, machine jobs, data imports, what comes next).
+"""Background work: THE life of a job, shared by every kind (retrieval jobs, machine jobs, data imports, what comes
+next).
 
 An abstract model, not one table: each kind keeps its own table with its own inputs and results (a retrieval job's
 shards, a machine job's source and spend, an import's files and problems), so its queries and constraints stay
@@ -39,7 +40,8 @@ class BackgroundJobQuerySet(models.QuerySet):
 
 
 class BackgroundJob(models.Model):
-    """A piece of background work: status, items done of a total, rate, what it is doing, why it failed, who started it."""
+    """A piece of background work: status, items done of a total, rate, what it is doing, why it failed, who started
+    it."""
 
     Status = JobStatus
     job_kind = ""  # its name in the one progress endpoint, /jobs/<job_kind>/<id>/ (retrieval.services.background)

@@ -37,7 +37,11 @@
     }
     if (lines && data.jobs) {
       lines.textContent = "";
-      data.jobs.forEach(function (j) { var li = document.createElement("li"); li.textContent = j.line; lines.appendChild(li); });
+      data.jobs.forEach(function (j) {
+        var li = document.createElement("li");
+        li.textContent = j.line;
+        lines.appendChild(li);
+      });
     }
     if (data.candidates !== undefined) text(card, ".job-candidates", String(data.candidates));
     card.dataset.status = data.status;
