@@ -1,11 +1,20 @@
 """Fixtures shared by all tests."""
 
 import os
+import sys
 from itertools import count
 
 import pytest
 
 from tests.factories import DATA
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # make test runs one xdist process per core: each runs PyTorch and faiss (and the processes it starts) on one
+    # thread, as two threads a process made four on two cores, spinning against each other (tests/assessments/
+    # test_train_annotator.py's fine-tuning: 15 s of CPU on one thread against 35 s on two, at load average 5).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 # Tests that use the Celery broker (CELERY_BROKER_URL): the `worker` tests start workers that take any task on its
 # queues, and tests/browser/test_production.py starts a production worker on them too. Under pytest-xdist
