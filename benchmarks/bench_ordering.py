@@ -45,6 +45,27 @@ def synthetic_topic(rng, universe, runs, depth, noise):
     return rankings, grades
 
 
+def synthetic_trec_files(topics: int, noise: float, seed: int) -> tuple[Path, list[Path]]:
+    """`topics` synthetic topics of 20 runs x 1,000 documents written as TREC run files and a qrels file of the
+    depth-100 pool, in a new temporary folder: (qrels path, run paths)."""
+    rng = np.random.default_rng(seed)
+    folder = Path(tempfile.mkdtemp(prefix="bench-ordering-"))
+    runs = {f"run{r:02d}": [] for r in range(20)}
+    qrels = []
+    for t in range(1, topics + 1):
+        rankings, grades = synthetic_topic(rng, universe=3000, runs=20, depth=1000, noise=noise)
+        for name, ranking in rankings.items():
+            runs[name].extend(f"{t} Q0 {doc} {rank} {1000 - rank} {name}" for rank, doc in enumerate(ranking, 1))
+        pooled = {doc for ranking in rankings.values() for doc in ranking[:100]}
+        qrels.extend(f"{t} 0 {doc} {grades[doc]}" for doc in sorted(pooled))
+    paths = []
+    for name, lines in runs.items():
+        paths.append(folder / f"{name}.run")
+        paths[-1].write_text("\n".join(lines) + "\n")
+    (folder / "qrels").write_text("\n".join(qrels) + "\n")
+    return folder / "qrels", paths
+
+
 def previous_fit(pool, made, order):
     """Leave `pool` as a live queue's is when `made` arrives: the active model last fitted at the refit point
     before the one `made` reaches (whose weights the next fit starts from), its ranking for `made` not kept."""
@@ -120,27 +141,12 @@ def trec_scale(args):
     django.setup()
     from django.core.management import call_command
 
-    rng = np.random.default_rng(12)
-    folder = Path(tempfile.mkdtemp(prefix="bench-ordering-"))
-    runs = {f"run{r:02d}": [] for r in range(20)}
-    qrels = []
-    for t in range(1, args.trec_topics + 1):
-        rankings, grades = synthetic_topic(rng, universe=3000, runs=20, depth=1000, noise=0.5)
-        for name, ranking in rankings.items():
-            runs[name].extend(f"{t} Q0 {doc} {rank} {1000 - rank} {name}" for rank, doc in enumerate(ranking, 1))
-        pooled = {doc for ranking in rankings.values() for doc in ranking[:100]}
-        qrels.extend(f"{t} 0 {doc} {grades[doc]}" for doc in sorted(pooled))
-    paths = []
-    for name, lines in runs.items():
-        path = folder / f"{name}.run"
-        path.write_text("\n".join(lines) + "\n")
-        paths.append(str(path))
-    (folder / "qrels").write_text("\n".join(qrels) + "\n")
+    qrels, paths = synthetic_trec_files(args.trec_topics, noise=0.5, seed=12)
     print(f"2. simulate_judging at TREC scale: {args.trec_topics} topics x 20 runs x 1,000 lines "
-          f"({sum(len(v) for v in runs.values()):,} run lines), depth 100")
+          f"({args.trec_topics * 20_000:,} run lines), depth 100")
     out = io.StringIO()
     started = time.perf_counter()
-    call_command("simulate_judging", "--qrels", str(folder / "qrels"), "--runs", *paths, "--depth", "100",
+    call_command("simulate_judging", "--qrels", str(qrels), "--runs", *map(str, paths), "--depth", "100",
                  "--no-progress", stdout=out)
     total = time.perf_counter() - started
     text = out.getvalue().splitlines()

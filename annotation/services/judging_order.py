@@ -43,6 +43,7 @@ ORDER_LABELS = {
     "depth": "Depth: the pool's order",
     "mtf": "Move-to-Front (Cormack et al.)",
     "maxmean": "MaxMean bandit (Losada et al.; TREC 2017 Common Core)",
+    "hedge": "Hedge (Aslam et al.): runs weighted by how well they ranked the candidates judged so far",
     "active": "Continuous active learning (a model trained on the judgements so far)",
     "machine": "Machine scores: by a machine label source's scores (never shown to assessors)",
 }

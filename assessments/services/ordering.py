@@ -16,6 +16,11 @@ grade ≥ min_rel. Orders:
   posterior over its judged candidates, (relevant + 1) / (judged + 2); the run with the highest
   mean (ties: the best-ranked next candidate, then run order) gives its best unjudged candidate.
   Every judgement counts for every run that brought the candidate.
+- `hedge`, Hedge for pooling (Aslam, Pavlu and Savell, SIGIR 2003): runs are experts weighted by beta ** their
+  loss on the judgements so far (a rank's value near AP's weight of it); the unjudged candidate with the highest
+  weighted mean value is next. `mmns` (not in ORDERS, by name only): non-stationary MaxMean (Losada et al. 2017),
+  each run's counts discounted at each new judgement for it. Both tuned on Cranfield's odd topics
+  (benchmarks/bandit_orders.py; docs/judging-orders.md has the held-out figures).
 - `active`, continuous active learning (Cormack and Grossman's CAL, as in BMI/HiCAL): an L2-regularised
   logistic regression retrained on the judgements so far in growing batches (after each of the first
   10, then each time they grow by a tenth, as BMI does); the unjudged candidate with the highest score
@@ -57,7 +62,7 @@ import numpy as np
 
 from assessments.machine import model as relevance
 
-ORDERS = ("depth", "mtf", "maxmean", "active")  # the simulator's orders
+ORDERS = ("depth", "mtf", "maxmean", "active", "hedge")  # the simulator's orders
 LIVE_ORDERS = (*ORDERS, "machine")  # a campaign's queue may also follow a prior score (machine labels)
 RRF_K = relevance.RRF_K
 MAX_COMPONENTS = 32  # principal components kept of per-candidate features (embeddings)
@@ -293,6 +298,19 @@ class Order:
     def _record(self, i: int, relevant: bool) -> None:
         pass
 
+    def _mark_new(self, judged: list) -> tuple[np.ndarray, np.ndarray]:
+        """Mark the candidates of (index, grade) pairs not judged before as judged; their indices and whether each
+        is relevant (the first grade of a candidate counts), for orders whose state is a sum over judgements."""
+        fresh = {}
+        for i, grade in judged:
+            if not self.judged[i]:
+                fresh.setdefault(i, grade is not None and grade >= self.min_rel)
+        for i in fresh:
+            self.judged[i] = 1
+        self.count += len(fresh)
+        return (np.fromiter(fresh, dtype=np.int64, count=len(fresh)),
+                np.fromiter(fresh.values(), dtype=bool, count=len(fresh)))
+
     def next(self) -> int | None:
         """Index of the candidate to judge now, or None when every candidate is judged."""
         raise NotImplementedError
@@ -424,20 +442,10 @@ class MaxMean(Order):
             self.relevant += runs
 
     def record_all(self, judged):
-        fresh = {}
-        for i, grade in judged:
-            if not self.judged[i]:
-                fresh.setdefault(i, grade is not None and grade >= self.min_rel)
-        if not fresh:
-            return
-        rows = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
-        hits = np.fromiter(fresh.values(), dtype=bool, count=len(fresh))
+        rows, hits = self._mark_new(judged)
         present = self.pool.ranks[rows] > 0
         self.seen += present.sum(axis=0)
         self.relevant += present[hits].sum(axis=0)
-        for i in fresh:
-            self.judged[i] = 1
-        self.count += len(rows)
 
     def next(self):
         means = (self.relevant + 1.0) / (self.seen + 2.0)
@@ -453,6 +461,78 @@ class MaxMean(Order):
         if best is None:
             return None
         return self.heads.head(best)
+
+
+# --- bandit and metasearch orders on rank features alone (issue 28, item 5) ------------------------------
+
+MMNS_DISCOUNT = 0.2  # MM-NS: a run's earlier counts weigh this much at each later judgement (Cranfield odd)
+HEDGE_BETA = 0.6  # Hedge: a run's weight is multiplied by beta ** loss after each judgement (Cranfield odd)
+
+
+class MaxMeanNS(MaxMean):
+    """Non-stationary MaxMean (Losada, Parapar and Barreiro, IP&M 2017, "MM-NS"): MaxMean whose Beta counts of a
+    run are discounted by `discount` (MMNS_DISCOUNT) each time a judgement counts for it, so a run that stops
+    giving relevant candidates deeper down loses the turn sooner. discount = 1 is MaxMean."""
+
+    name = "mmns"
+
+    def __init__(self, pool, min_rel=1, discount: float | None = None):
+        super().__init__(pool, min_rel)
+        self.discount = MMNS_DISCOUNT if discount is None else discount
+
+    def _record(self, i, relevant):
+        runs = self.pool.ranks[i] > 0
+        factor = np.where(runs, self.discount, 1.0)
+        self.seen = self.seen * factor + runs
+        self.relevant = self.relevant * factor + (runs if relevant else 0)
+
+    def record_all(self, judged):  # the discount makes the order of the judgements matter: one by one
+        Order.record_all(self, judged)
+
+
+class Hedge(Order):
+    """Hedge for pooling (Aslam, Pavlu and Savell, SIGIR 2003): runs are experts with weights, all 1 at first.
+
+    A run values its candidate at rank r as v(r) = ln((N + 1) / r) / ln(N + 1) (N the deepest rank in the pool;
+    0 when absent), a loss near AP's weight of a rank: after a judgement each run's weight is multiplied by
+    beta ** loss, the loss 1 − v(r) for a relevant candidate and v(r) for a non-relevant one. The unjudged
+    candidate with the highest weighted mean value Σ w·v / Σ w is next (ties in depth order). The weights depend
+    only on the set of judgements, so replaying them in any order gives the same state."""
+
+    name = "hedge"
+
+    def __init__(self, pool, min_rel=1, beta: float | None = None):
+        super().__init__(pool, min_rel)
+        self.log_beta = math.log(HEDGE_BETA if beta is None else beta)
+        if "hedge_values" not in pool._cache:
+            deepest = max(int(pool.ranks.max(initial=0)), 1)
+            ranks = np.where(pool.ranks > 0, pool.ranks, deepest + 1).astype(np.float64)
+            pool._cache["hedge_values"] = np.log((deepest + 1) / ranks) / math.log(deepest + 1)
+        self.values = pool._cache["hedge_values"]
+        self.log_weights = np.zeros(len(pool.runs))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The runs' weights, normalised to sum to 1."""
+        w = np.exp(self.log_weights - self.log_weights.max(initial=0.0))
+        return w / w.sum()
+
+    def _record(self, i, relevant):
+        v = self.values[i]
+        self.log_weights += self.log_beta * ((1.0 - v) if relevant else v)
+
+    def record_all(self, judged):
+        rows, hits = self._mark_new(judged)
+        v = self.values[rows]
+        self.log_weights += self.log_beta * np.where(hits[:, None], 1.0 - v, v).sum(axis=0)
+
+    def next(self):
+        if self.count >= len(self.pool):
+            return None
+        score = self.values @ self.weights
+        score[np.frombuffer(bytes(self.judged), dtype=bool)] = -np.inf
+        i = int(np.argmax(score))  # the first of the highest: depth order breaks ties
+        return None if self.judged[i] else i
 
 
 def batch_points(limit: int) -> list[int]:
@@ -536,7 +616,8 @@ class PriorOrder(DepthOrder):
         return self.ranking[self.at] if self.at < len(self.ranking) else None
 
 
-CLASSES = {cls.name: cls for cls in (DepthOrder, MoveToFront, MaxMean, ActiveLearning, PriorOrder)}
+CLASSES = {cls.name: cls for cls in (DepthOrder, MoveToFront, MaxMean, ActiveLearning, PriorOrder, MaxMeanNS, Hedge)}
+BANDIT_ORDERS = ("maxmean", "mmns", "hedge")  # rank features alone: benchmarks/bandit_orders.py measures them
 
 
 def make_order(name: str, pool: TopicPool, min_rel: int = 1) -> Order:

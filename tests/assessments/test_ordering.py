@@ -11,6 +11,8 @@ from assessments.evaluation.sources import read_qrels_file, read_run_file
 from assessments.services.ordering import (
     ORDERS,
     Estimate,
+    Hedge,
+    MaxMeanNS,
     OrderError,
     TopicPool,
     batch_points,
@@ -98,6 +100,52 @@ def test_maxmean_counts_a_judgement_for_every_run_that_brought_the_document(runs
     assert order.relevant.tolist() == [1, 0, 1, 1] and order.seen.tolist() == [1, 0, 1, 1]
 
 
+TWO_RUNS = {"A": ["a1", "a2", "a3", "a4"], "B": ["b1", "b2", "b3", "b4"]}  # nothing in common
+
+
+def test_mmns_discounts_a_runs_earlier_judgements_so_a_recent_miss_weighs_more():
+    pool = TopicPool.from_rankings(TWO_RUNS, 4)
+    made = {"a1": 1, "a2": 1, "a3": 0, "b1": 0, "b2": 1}
+    # MaxMean: A (2+1)/(3+2) = 0.6 beats B (1+1)/(2+2) = 0.5, so A's a4. MM-NS at discount 0.2, counts discounted at
+    # each later judgement: A relevant 1 → 1.2 → 0.24 of 1 → 1.2 → 1.24 seen, mean 1.24/3.24 = 0.38; B relevant
+    # 0 → 1 of 1 → 1.2 seen, mean 2/3.2 = 0.63: B's b3.
+    assert next_candidate(pool, made, "maxmean") == "a4"
+    assert next_candidate(pool, made, "mmns") == "b3"
+    order = MaxMeanNS(pool, discount=0.2)
+    for key, grade in made.items():
+        order.record(pool.index[key], grade)
+    assert order.relevant.tolist() == pytest.approx([0.24, 1.0])
+    assert order.seen.tolist() == pytest.approx([1.24, 1.2])
+    assert pool.keys[order.next()] == "b3"
+    undiscounted = MaxMeanNS(pool, discount=1.0)  # discount 1 is MaxMean
+    for key, grade in made.items():
+        undiscounted.record(pool.index[key], grade)
+    assert pool.keys[undiscounted.next()] == "a4"
+
+
+def test_hedge_weighs_runs_by_beta_to_the_loss_of_their_ranks():
+    pool = TopicPool.from_rankings(TWO_RUNS, 4)
+    # Rank values ln(5/r)/ln 5: 1, 0.569, 0.317, 0.139; 0 for a candidate a run did not bring. Equal weights at
+    # first: a1 and b1 tie at 1/2, depth order takes a1.
+    assert next_candidate(pool, {}, "hedge") == "a1"
+    order = Hedge(pool, beta=0.5)
+    order.record(pool.index["a1"], 1)  # A's loss 1 − 1 = 0, B's 1 − 0 = 1: weights 1 and 0.5, normalised 2/3, 1/3
+    assert order.weights.tolist() == pytest.approx([2 / 3, 1 / 3])
+    # a2: 2/3 × 0.569 = 0.379 beats b1: 1/3 × 1.
+    assert pool.keys[order.next()] == "a2"
+    order.record(pool.index["a2"], 0)  # A's loss 0.569, B's 0: A's weight 0.5 ** 0.569 = 0.674
+    assert order.weights.tolist() == pytest.approx([0.674 / 1.174, 0.5 / 1.174], abs=1e-3)
+    assert pool.keys[order.next()] == "b1"  # 0.426 × 1 beats 0.574 × 0.317
+    # A harsher beta moves the weight faster: at 0.1 one relevant a1 leaves B a tenth of A's weight.
+    harsh = Hedge(pool, beta=0.1)
+    harsh.record(pool.index["a1"], 1)
+    assert harsh.weights.tolist() == pytest.approx([1 / 1.1, 0.1 / 1.1])
+    # Replayed at once (record_all) the weights are the same as one by one.
+    again = Hedge(pool, beta=0.5)
+    again.record_all([(pool.index["a1"], 1), (pool.index["a2"], 0)])
+    assert again.weights.tolist() == pytest.approx(order.weights.tolist())
+
+
 def test_active_learning_starts_with_fusion_then_learns_which_run_finds_relevant_documents(runs):
     pool = pool_of(runs, "3")
     # Before a relevant and a non-relevant judgement: reciprocal-rank fusion, ties in depth order.
@@ -114,7 +162,7 @@ def test_active_learning_refits_after_each_of_the_first_ten_judgements_then_ever
     assert batch_points(40) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 21, 24, 27, 30, 33, 37]
 
 
-@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("order", [*ORDERS, "mmns"])
 def test_next_candidate_replays_the_judgements_to_the_same_choice_as_judging_one_by_one(runs, order):
     pool = pool_of(runs, "3")
     sequence = judge_all(pool, GRADES, order)
@@ -124,7 +172,7 @@ def test_next_candidate_replays_the_judgements_to_the_same_choice_as_judging_one
     assert next_candidate(pool, {key: GRADES[key] for key in sequence}, order) is None
 
 
-@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("order", [*ORDERS, "mmns"])
 def test_a_judgement_made_elsewhere_is_never_asked_for_again_and_unknown_candidates_are_ignored(runs, order):
     pool = pool_of(runs, "3")
     made = {"doc3_3": 1, "not-in-pool": 1, "doc2_1": 0}
