@@ -72,6 +72,40 @@ def private_folders(settings, tmp_path_factory):
     settings.EXPORT_DIR = root / "exports"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sentences_split_once():
+    """A dozen tests import the same books of data/books, and pysbd takes seconds to split one (Moby-Dick's 2,800
+    paragraphs: 10 s). Its answer is a function of the paragraph's text and the splitter's options alone, so each
+    test process splits a text once and gives the same answer again; every import still goes through
+    retrieval.books.segmenter() and the rest of its path as in production."""
+    import pysbd
+
+    from retrieval import books
+
+    answers = {}
+
+    class SplitOnce:
+        """The splitter retrieval.books.segmenter() makes, answering a text it has split before from memory."""
+
+        def __init__(self, splitter: pysbd.Segmenter):
+            self.splitter = splitter
+            self.options = (splitter.language, splitter.clean, splitter.doc_type, splitter.char_span)
+
+        def segment(self, text):
+            key = (self.options, text)
+            if key not in answers:
+                answers[key] = self.splitter.segment(text)
+            return list(answers[key])
+
+        def __getattr__(self, name):
+            return getattr(self.splitter, name)
+
+    made = books.segmenter
+    books.segmenter = lambda: SplitOnce(made())
+    yield
+    books.segmenter = made
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     """The cache holds login failure counts (config/throttle.py): each test starts without any. Nor does a test
