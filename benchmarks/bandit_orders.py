@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-ORDERS = ("depth", "maxmean", "mmns", "hedge")
+ORDERS = ("depth", "maxmean", "mmns", "hedge", "active")  # active: the shared model, rank features alone
 DISCOUNTS = (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)  # 1.0: MaxMean
 BETAS = (0.01, 0.1, 0.3, 0.6, 0.8, 0.9, 1.0)  # 1.0: no learning, the runs' rank values fused
 

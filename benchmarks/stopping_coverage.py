@@ -1,6 +1,6 @@
 """How often the stopping estimate's 95% interval holds the truth, on synthetic topics nobody tuned on.
 
-    .venv/bin/python benchmarks/stopping_coverage.py [--topics 40] [--noise 1.5 4] [--seed 2026]
+    .venv/bin/python benchmarks/stopping_coverage.py [--topics 40] [--noise 1.5 4] [--seed 2026] [--sample 0.05]
     .venv/bin/python benchmarks/stopping_coverage.py --qrels QRELS --runs RUN… [--depth 100]    # real runs
 
 With --qrels and --runs (TREC files, e.g. Cranfield's BM25 runs from `benchmarks/simulate_cranfield.py
@@ -12,7 +12,10 @@ the active order with the truth as the assessor. At 10/20/30/50% of each pool ju
 for the relevant documents still unjudged: the sum over topics against the truth, and how many topics' intervals
 hold it, with the interval's Bernoulli term alone and with the model weights' uncertainty added (the delta method,
 ordering.PARAMETER_VARIANCE, the default). Then each topic is stopped at an estimated 90% recall (pessimistic end,
-checked every 5 judgements from 10): judgements made and recall reached.
+checked every 5 judgements from 10): judgements made and recall reached. A third row (--sample, default 5%; 0
+leaves it out) judges a uniform random sample of each pool first (ordering.draw_sample), the order's picks after
+it, and asks ordering.mixed_estimate, the model corrected by the sample's residuals; its counts include the sample.
+--max-topics N keeps the first N real topics for a shorter run.
 """
 
 import argparse
@@ -35,10 +38,15 @@ def main():
     parser.add_argument("--qrels", help="A TREC qrels file: real topics instead of synthetic ones (with --runs).")
     parser.add_argument("--runs", nargs="+", default=[], help="TREC run files (with --qrels).")
     parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--sample", type=float, help="Share of each pool judged first as a uniform random sample "
+                        "for mixed_estimate (default ordering.SAMPLE_SHARE, 5%%; 0: none).")
+    parser.add_argument("--max-topics", type=int, help="Only the first N topics (a shorter run on a busy machine).")
     args = parser.parse_args()
     from bench_ordering import synthetic_topic
 
     from assessments.services import ordering as o
+
+    args.sample = o.SAMPLE_SHARE if args.sample is None else args.sample
 
     sets = []
     if args.qrels:
@@ -57,6 +65,7 @@ def main():
             rankings = {name: ranking[topic] for name, ranking in runs.items() if topic in ranking}
             if rankings:
                 real.append((o.TopicPool.from_rankings(rankings, args.depth), judged))
+        real = real[: args.max_topics]
         sets.append((f"{args.qrels}, {len(runs)} runs at depth {args.depth}", real))
     else:
         for noise in args.noise:
@@ -67,38 +76,44 @@ def main():
                 made.append((o.TopicPool.from_rankings(rankings, 100), grades))
             sets.append((f"noise {noise}", made))
     for name, pools in sets:
-        topics = []
-        for pool, grades in pools:
-            judge, sequence = o.make_order("active", pool), []
-            while (i := judge.next()) is not None:
-                sequence.append(i)
-                judge.record(i, grades.get(pool.keys[i], 0))
-            topics.append((pool, grades, sequence))
-        size = sum(len(p) for p, _, _ in topics)
-        print(f"{name}: {len(topics)} topics, {size:,} candidates")
-        for variance in (False, True):
+        plain, mixed = [], []
+        for k, (pool, grades) in enumerate(pools):
+            plain.append((pool, grades, (), judging_sequence(o, pool, grades, ())))
+            if args.sample:
+                sample = o.draw_sample(pool, {}, math.ceil(args.sample * len(pool)), seed=k)
+                mixed.append((pool, grades, sample, judging_sequence(o, pool, grades, sample)))
+        size = sum(len(t[0]) for t in plain)
+        print(f"{name}: {len(plain)} topics, {size:,} candidates")
+        rows = [("Bernoulli alone", plain, False, o.estimate_remaining),
+                ("Bernoulli + weights", plain, True, o.estimate_remaining)]
+        if args.sample:
+            rows.append((f"+ {args.sample:.0%} sample", mixed, True,
+                         lambda pool, made, sample=None: o.mixed_estimate(pool, made, sample)))
+        for label, topics, variance, estimate in rows:
             o.PARAMETER_VARIANCE = variance
-            label = "Bernoulli + weights" if variance else "Bernoulli alone"
             cells = []
             for budget in (0.1, 0.2, 0.3, 0.5):
                 truth = estimated = covered = counted = 0
-                for pool, grades, sequence in topics:
-                    made = {pool.keys[i]: grades.get(pool.keys[i], 0) for i in sequence[: math.ceil(budget * len(pool))]}
-                    e = o.estimate_remaining(pool, made)
-                    truth += sum(1 for k in pool.keys if k not in made and grades.get(k, 0) >= 1)
+                for pool, grades, sample, sequence in topics:
+                    made = judged_at(pool, grades, sample, sequence, math.ceil(budget * len(pool)))
+                    e = estimate(pool, made, sample) if sample else estimate(pool, made)
+                    left = sum(1 for k in pool.keys if k not in made and grades.get(k, 0) >= 1)
+                    truth += left
                     if e.remaining is not None:
-                        left = sum(1 for k in pool.keys if k not in made and grades.get(k, 0) >= 1)
                         counted += 1
                         estimated += e.remaining
                         covered += e.low <= left <= e.high
                 cells.append(f"{budget:.0%}: {estimated:,.0f} est. for {truth:,} left, holds {covered}/{counted}")
             judged = found = relevant = 0
-            for pool, grades, sequence in topics:
-                made = {}
+            for pool, grades, sample, sequence in topics:
                 relevant += sum(1 for k in pool.keys if grades.get(k, 0) >= 1)
-                for n, i in enumerate(sequence, start=1):
-                    made[pool.keys[i]] = grades.get(pool.keys[i], 0)
-                    if n >= 10 and n % 5 == 0 and o.decide_stop(o.estimate_remaining(pool, made), target_recall=0.9).stop:
+                n = len(sample)
+                while True:
+                    n += 1
+                    made = judged_at(pool, grades, sample, sequence, n)
+                    if n >= len(pool) or (n >= 10 and n % 5 == 0 and o.decide_stop(
+                            estimate(pool, made, sample) if sample else estimate(pool, made),
+                            target_recall=0.9).stop):
                         break
                 judged += len(made)
                 found += sum(1 for g in made.values() if g >= 1)
@@ -106,6 +121,24 @@ def main():
             print(f"  {'':<20} stop at an estimated 90%: {judged:,} judgements ({judged / size:.0%}), "
                   f"recall {found / relevant:.1%}")
     o.PARAMETER_VARIANCE = True
+
+
+def judging_sequence(o, pool, grades, sample) -> list:
+    """The active order's picks over the whole pool, the `sample` judged first (as judgements made elsewhere)."""
+    judge, sequence = o.make_order("active", pool), []
+    judge.record_all([(pool.index[k], grades.get(k, 0)) for k in sample])
+    while (i := judge.next()) is not None:
+        sequence.append(i)
+        judge.record(i, grades.get(pool.keys[i], 0))
+    return sequence
+
+
+def judged_at(pool, grades, sample, sequence, n) -> dict:
+    """{candidate: grade} after n judgements: the sample, then the order's first picks."""
+    made = {k: grades.get(k, 0) for k in sample}
+    for i in sequence[: max(0, n - len(made))]:
+        made[pool.keys[i]] = grades.get(pool.keys[i], 0)
+    return made
 
 
 if __name__ == "__main__":

@@ -47,9 +47,11 @@ with embeddings near 2,000 judgements excepted).
 
 When to stop: `estimate_remaining` gives the relevant candidates still unjudged from a logistic
 model's probabilities, with the interval of their Bernoulli spread; `sample_estimate` gives the same from a uniform
-random sample of the unjudged candidates judged for the purpose (Wilson interval); `decide_stop` stops
-a topic at a budget or once the estimated recall, taken at the interval's pessimistic end, reaches
-a target.
+random sample of the unjudged candidates judged for the purpose (Wilson interval); `mixed_estimate` the
+model's corrected by such a sample drawn first beside the order's picks (its interval holds the truth in 96% of
+held-out Cranfield topics at 20% judged, against 86% for the model's, but is wide: docs/judging-orders.md);
+`decide_stop` stops a topic at a budget or once the estimated recall, taken at the interval's pessimistic end,
+reaches a target.
 """
 
 import contextlib
@@ -864,6 +866,61 @@ def draw_sample(pool: TopicPool, judgements: Mapping, size: int, seed: int = 0) 
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(unjudged), size=min(size, len(unjudged)), replace=False) if unjudged else []
     return [unjudged[i] for i in sorted(picked)]
+
+
+SAMPLE_FLOOR = 0.03  # mixed_estimate: residual variance at least this × Wilson's z² / 4n (chosen on Cranfield odd)
+SAMPLE_SHARE = 0.05  # mixed_estimate: the share of a topic's pool judged as a uniform random sample, drawn first
+
+
+def mixed_estimate(pool: TopicPool, judgements: Mapping, sample: Iterable, min_rel: int = 1) -> Estimate:
+    """Relevant still unjudged from the stopping model corrected by a uniform random sample (a difference estimator).
+
+    `sample` are candidates drawn uniformly from the pool (draw_sample) and judged (their grades are in
+    `judgements`) beside the order's own picks. The model of estimate_remaining, fitted on every judgement, gives
+    each candidate a probability p; the sampled candidates the order did not pick are a uniform sample of all it did
+    not pick, so the mean of their residuals y − p estimates the model's bias there (an adaptive order's judgements
+    make it the largest early on): remaining = Σ p over the unjudged + their number × that mean (model-assisted
+    survey sampling; unbiased whatever the model). Interval: ± 1.96 × √(U² s² / n + Σ p(1 − p)), U unjudged, n
+    the sample's unpicked candidates, s² their residuals' variance, at least Wilson's z² / 4n² floor of a rate
+    from n trials, so a sample with no relevant candidate still leaves room for some. Without a sample left it is
+    estimate_remaining; without a model yet, the sample's Wilson interval (sample_estimate)."""
+    labelled, judged, drawn = [], bytearray(len(pool)), set()
+    for key in sample:
+        if key in pool.index:
+            drawn.add(pool.index[key])
+    for key, grade in judgements.items():
+        i = pool.index.get(key)
+        if i is not None and not judged[i]:
+            judged[i] = 1
+            labelled.append((i, grade is not None and grade >= min_rel))
+    relevant = dict(labelled)
+    # The order's picks: what was judged outside the sample; the sample's other candidates stand for the rest.
+    check = sorted(i for i in drawn if judged[i])
+    unjudged = [i for i in range(len(pool)) if not judged[i]]
+    found = sum(relevant.values())
+    base = {"judged": len(labelled), "unjudged": len(unjudged), "found": found}
+    if not unjudged:
+        return Estimate(**base, remaining=0.0, low=0.0, high=0.0, method="mixed")
+    if not check:
+        return estimate_remaining(pool, judgements, min_rel)
+    with single_threaded():
+        x = pool.model_features()[: len(pool)]
+        model = fit_logistic(x, labelled, ridge=ESTIMATE_RIDGE, start=pool._cache.get("estimate_weights"))
+    hits = sum(relevant[i] for i in check)
+    if model is None:
+        e = sample_estimate(judged=len(labelled), found=found, unjudged=len(unjudged), sample_size=len(check),
+                            sample_relevant=hits)
+        low = e.low if e.low > 1e-9 else 0.0  # Wilson's low end at no hits is 0 up to rounding
+        return Estimate(**base, remaining=e.remaining, low=low, high=e.high, method="mixed")
+    pool._cache["estimate_weights"] = model.weights
+    p = _sigmoid(x[unjudged] @ model.weights)
+    residuals = np.array([relevant[i] for i in check], dtype=np.float64) - _sigmoid(x[check] @ model.weights)
+    n, u = len(check), len(unjudged)
+    spread = max(float(residuals.var(ddof=1)) if n > 1 else 0.0, SAMPLE_FLOOR * Z95**2 / (4 * n))
+    remaining = min(max(float(p.sum() + u * residuals.mean()), 0.0), float(u))
+    half = Z95 * math.sqrt(u * u * spread / n + float((p * (1 - p)).sum()))
+    return Estimate(**base, remaining=remaining, low=max(0.0, remaining - half), high=min(float(u), remaining + half),
+                    method="mixed")
 
 
 @dataclass(frozen=True)

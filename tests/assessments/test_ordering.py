@@ -20,6 +20,7 @@ from assessments.services.ordering import (
     draw_sample,
     estimate_remaining,
     make_order,
+    mixed_estimate,
     next_candidate,
     sample_estimate,
 )
@@ -282,3 +283,26 @@ def test_the_rank_features_of_the_order_and_the_annotator_are_one_function(runs)
 
     pool = pool_of(runs, "3")
     assert (pool.rank_features() == model.rank_features(pool.ranks)).all()
+
+
+def test_the_mixed_estimate_corrects_the_models_bias_with_a_random_sample():
+    keys = [f"d{i}" for i in range(60)]
+    pool = TopicPool.from_rankings({"A": keys, "B": keys[::2] + keys[1::2]}, 60)
+    truth = {k: int(i < 5 or 40 <= i < 50) for i, k in enumerate(keys)}  # five at the top, ten deep down
+    picked = {k: truth[k] for k in keys[:20]}  # the order's picks: the top five found, then fifteen misses
+    sample = ["d25", "d30", "d35", "d42", "d45", "d50", "d55", "d58"]  # drawn at random: d42 and d45 relevant
+    made = dict(picked, **{k: truth[k] for k in sample})
+    left = sum(truth[k] for k in keys if k not in made)  # 8
+    model = estimate_remaining(pool, made)
+    mixed = mixed_estimate(pool, made, sample)
+    # The model, fitted mostly on the top of the runs, sees 3.5 left; the sample's residuals lift it to about 8.2.
+    assert model.remaining < 4 and abs(mixed.remaining - left) < 1
+    assert mixed.low <= left <= mixed.high and mixed.method == "mixed" and (mixed.judged, mixed.found) == (28, 7)
+    # Without a sample it is the model's estimate; without a model yet (no relevant judgement), the sample's Wilson.
+    unsampled, model_only = mixed_estimate(pool, picked, []), estimate_remaining(pool, picked)
+    assert unsampled.method == "model" and (unsampled.remaining, unsampled.high) == pytest.approx(
+        (model_only.remaining, model_only.high), rel=1e-5)
+    misses = {k: 0 for k in keys[5:20]} | {k: 0 for k in ["d25", "d30", "d55"]}
+    alone = mixed_estimate(pool, misses, ["d25", "d30", "d55"])
+    wilson = sample_estimate(judged=18, found=0, unjudged=42, sample_size=3, sample_relevant=0)
+    assert (alone.remaining, alone.high, alone.method) == (wilson.remaining, wilson.high, "mixed")
