@@ -445,10 +445,10 @@ HOSTILE_MB = 20 * 1024 * 1024  # the most an outlines upload may have
 def test_a_hostile_20_mb_cbor_file_is_refused_within_5_seconds_and_50_mb(data, expected):
     """The pure-Python decoder took 15.9 s for a 300 KB bignum (quadratic: 20 MB, hours) and 150 MB for 2 MB of
     empty lists; check_cbor refuses each before decoding (0.4 s at most here, nothing kept)."""
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(ImportFailed) as excinfo:
         parse_cbor_outlines(data, "outlines.cbor")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert expected in excinfo.value.report()
     tracemalloc.start()  # again, for its memory (tracemalloc slows it)
     try:
@@ -461,9 +461,11 @@ def test_a_hostile_20_mb_cbor_file_is_refused_within_5_seconds_and_50_mb(data, e
 
 
 def test_the_most_items_allowed_in_one_hostile_record_decode_within_5_seconds():
+    """The process's CPU time, not the wall clock: under pytest-xdist on a loaded 2-core machine the wall clock
+    counts other processes' turns (a 1.6 s decode read 9.7 s there)."""
     n = 1_000_000 - 10
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(ImportFailed) as excinfo:
         parse_cbor_outlines(b"\x9a" + n.to_bytes(4, "big") + b"\x80" * n, "outlines.cbor")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert "1: not a TREC CAR outline page" in excinfo.value.report()
