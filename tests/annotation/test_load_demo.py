@@ -1,5 +1,6 @@
 """The demo loader brings in all the sample data, the demo accounts and a ready pool, and can run again."""
 
+import json
 import re
 from io import StringIO
 
@@ -9,7 +10,7 @@ from django.core.management import call_command
 
 from annotation.services import plot
 from annotation.models import Assignment, Campaign
-from assessments.models import Pool, Run, RunEntry, StudyItem, Topic
+from assessments.models import Answer, AnswerCitation, Pool, Run, RunEntry, StudyItem, Topic
 from retrieval.models import Book, Collection
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.django_db
 def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(settings, tmp_path, client, caplog):
     settings.RETRIEVAL_INDEX_DIR = tmp_path / "indexes"  # never reuse indexes of another test database
     out = StringIO()
-    call_command("load_demo", "--no-progress", "--task-log", str(tmp_path / "tasks.log"), stdout=out)
+    call_command("load_demo", "--no-progress", "--task-log", str(tmp_path / "tasks.log"),
+                 "--rag-answers", str(tmp_path / "rag.jsonl"), stdout=out)
     text = out.getvalue()
 
     assert Topic.objects.filter(kind=Topic.Kind.OUTLINE, external_id__startswith="tqa2:").count() == 132
@@ -52,7 +54,7 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
 
     articles = set(RunEntry.objects.filter(run__in=pool.runs.all()).values_list("topic_id", "run_id"))
     for name in ("assessor1", "assessor2", "assessor3"):
-        queue = Assignment.objects.filter(assessor__username=name, run__isnull=False)
+        queue = Assignment.objects.filter(assessor__username=name, campaign__name="car-trial")
         assert set(queue.values_list("topic_id", "run_id")) == articles
         assert list(queue.values_list("position", flat=True)) == list(range(len(articles)))
         # Then the plot queries: labelling, and forced choice, each query once, after the articles.
@@ -85,9 +87,45 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
     page = client.get(f"/a/{first.token}/").content.decode()
     assert 'id="adhoc-data"' in page and "Narrative" in page and "Perfectly relevant" in page
 
+    # The nuggets campaign: two extractive systems' answers to the same six topics, each sentence citing the
+    # Cranfield abstract it was taken from; assessor1 writes the banks, assessor2 and 3 label every answer, blind.
+    rag = Campaign.objects.get(name="cranfield-rag")
+    assert rag.task == Campaign.Task.NUGGETS and not rag.show_run_names
+    assert sorted(rag.track.topics.values_list("external_id", flat=True)) == ["1", "2", "3", "4", "5", "6"]
+    answers = Answer.objects.filter(campaign_id=rag.pk)
+    runs = {"extractive-top3", "extractive-next2"}
+    assert answers.count() == 12 and set(answers.values_list("run__name", flat=True)) == runs
+    bm25 = Pool.objects.get(name="cranfield-bm25")
+    for answer in answers.select_related("run", "topic"):
+        sentences = list(answer.sentences.order_by("position"))
+        assert len(sentences) == (3 if answer.run.name == "extractive-top3" else 2)
+        for sentence in sentences:
+            (citation,) = sentence.citations.all()
+            doc = citation.passage
+            assert doc.collection.name == "cranfield" and doc.text
+            assert sentence.text in " ".join(doc.text.split()) and sentence.text != doc.title
+            assert bm25.candidates.filter(topic=answer.topic, passage=doc).exists()
+    assert AnswerCitation.objects.filter(sentence__answer__campaign_id=rag.pk).count() == 6 * (3 + 2)
+    lines = (tmp_path / "rag.jsonl").read_text().splitlines()
+    assert len(lines) == 12 and json.loads(lines[0])["answer"][0]["citations"] == [0]
+    units = {name: list(Assignment.objects.filter(campaign=rag, assessor__username=name).order_by("position")
+                        .values_list("kind", flat=True))
+             for name in ("assessor1", "assessor2", "assessor3", "organiser")}
+    assert units["assessor1"] == [Assignment.Kind.NUGGET_CREATION] * 6
+    assert units["assessor2"] == units["assessor3"] == [Assignment.Kind.NUGGET_SUPPORT] * 12
+    assert units["organiser"] == []
+    support = Assignment.objects.filter(campaign=rag, assessor__username="assessor2").order_by("position").first()
+    client.force_login(support.assessor)
+    unit_page, queue_page = (client.get(url).content.decode() for url in (f"/a/{support.token}/", "/"))
+    assert 'id="nugget-data"' in unit_page and support.token in queue_page
+    assert not [name for name in runs if name in unit_page + queue_page]
+    assignments = Assignment.objects.count()
+
     again = StringIO()
     call_command("load_demo", "--no-progress", stdout=again)
     assert "Already loaded: CAR trial runs." in again.getvalue()
     assert Pool.objects.get(name="car-trial-union").candidates.count() == pool.candidates.count()
     assert Assignment.objects.count() == assignments
+    assert Answer.objects.count() == 12 and Campaign.objects.filter(name="cranfield-rag").count() == 1
+    assert "Already loaded: nuggets campaign cranfield-rag." in again.getvalue() and "(0 assignments new)" in again.getvalue()
     assert StudyItem.objects.filter(pool=plot_pool).count() == 2

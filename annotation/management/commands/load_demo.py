@@ -1,10 +1,14 @@
 """manage.py load_demo: the sample data, an organiser and three assessors, and a pool ready to judge.
 
+The nuggets campaign's answers are extractive, not an LLM's: two "systems" made here from the ad hoc pool's BM25
+ranking (rag_answers), written as a TREC RAG answers file (--rag-answers) and read by import_rag_answers.
+
 It ends with the demo accounts and the address to open, so they are what is left on the terminal. The retrieval
 workers run in-process (no broker), and Celery logs a line for each task they run ("Task … succeeded in …"): those
 go to a log file (--task-log), not the terminal, unless -v 2.
 """
 
+import json
 import logging
 import secrets
 from contextlib import contextmanager
@@ -16,11 +20,13 @@ from django.core.management import BaseCommand, call_command
 from django.db import transaction
 
 from annotation.services.assignment import assign_campaign
+from annotation.services.campaigns import create_campaign
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
-from assessments.models import Pool, Run, Topic
+from assessments.models import Answer, Pool, PoolCandidate, Run, Topic
 from assessments.services.pooling import assemble_pool
 from assessments.studies import StudyError, make_forced_choice_items
+from retrieval.books import split_paragraph
 from retrieval.models import Book, Collection
 
 BOOKS = [
@@ -43,6 +49,11 @@ CHOICE_N = 20                     # the ground truth and 19 hard negatives, as i
 ADHOC_CAMPAIGN = "cranfield-adhoc"  # TREC-style ad hoc judging: Cranfield abstracts against TREC topics
 ADHOC_POOL = "cranfield-bm25"
 ADHOC_TOPICS = ["1", "2", "3", "4", "5", "6"]  # data/cranfield/demo-topics.trec: title, description, some narratives
+RAG_CAMPAIGN = "cranfield-rag"  # TREC RAG nuggets over the same topics: extractive answers from the BM25 pool
+# Two extractive "systems" (run name: the pool's BM25 ranks whose abstracts give a sentence each, cited)
+RAG_SYSTEMS = {"extractive-top3": (1, 2, 3), "extractive-next2": (4, 5)}
+RAG_CREATOR = "assessor1"  # writes the topics' nugget banks (stage create)
+RAG_JUDGES = ["assessor2", "assessor3"]  # label every answer's nuggets (stage support)
 DEMO_URL = "http://127.0.0.1:8000/"  # where `make demo` serves (its HOST)
 TASK_LOGGER = "celery.app.trace"  # Celery's line per task run: "Task … succeeded in …s: …"
 PEOPLE = [("organiser", Role.ORGANISER), ("assessor1", Role.ASSESSOR), ("assessor2", Role.ASSESSOR), ("assessor3", Role.ASSESSOR)]
@@ -61,6 +72,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--task-log", type=Path, default=None,
             help="Where Celery's line per background task goes (default var/log/demo-tasks.log); -v 2 shows them here.",
+        )
+        parser.add_argument(
+            "--rag-answers", type=Path, default=None,
+            help=f"Where the {RAG_CAMPAIGN} campaign's answers file is written before it is imported "
+                 "(default var/demo/cranfield-rag-answers.jsonl).",
         )
 
     def handle(self, *args, **options):
@@ -113,6 +129,7 @@ class Command(BaseCommand):
         self.assignments(pool)
         self.plot_campaigns(Pool.objects.get(name=PLOT_POOL))
         self.adhoc_campaign(Pool.objects.get(name=ADHOC_POOL))
+        self.rag_campaign(Pool.objects.get(name=ADHOC_POOL), options)
         return accounts
 
     def step(self, what, needed, action):
@@ -181,6 +198,39 @@ class Command(BaseCommand):
             result = assign_campaign(campaign, assessors, pools=[pool], overlap=len(assessors), seed=1)
         self.stdout.write(f"Campaign {campaign.name}: {result.summary()}")
 
+    def rag_campaign(self, pool, options):
+        """A nuggets (TREC RAG) campaign over the ad hoc topics: two extractive systems' answers imported through
+        import_rag_answers, assessor1 writing the topics' nugget banks, assessor2 and 3 labelling every answer."""
+        self.step(f"nuggets campaign {RAG_CAMPAIGN}", not Campaign.objects.filter(name=RAG_CAMPAIGN).exists(),
+                  self.make_rag_campaign)
+        campaign = Campaign.objects.get(name=RAG_CAMPAIGN)
+        path = options["rag_answers"] or Path(settings.BASE_DIR) / "var" / "demo" / "cranfield-rag-answers.jsonl"
+
+        def answers():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps(a) + "\n" for a in rag_answers(pool, campaign.track.topics.all())),
+                            encoding="utf-8")
+            self.stdout.write(f"Wrote the answers to {path}.")
+            call_command("import_rag_answers", str(path), "--campaign", RAG_CAMPAIGN)
+
+        self.step(f"extractive answers of {', '.join(RAG_SYSTEMS)} (from the BM25 pool {pool.name})",
+                  not Answer.objects.filter(campaign_id=campaign.pk).exists(), answers)
+        made = assign_campaign(campaign, [RAG_CREATOR], overlap=1, stage="create", seed=1)
+        judged = assign_campaign(campaign, RAG_JUDGES, overlap=len(RAG_JUDGES), stage="support", seed=1)
+        self.stdout.write(
+            f"Campaign {campaign.name}: {RAG_CREATOR} writes the nugget banks of {made.units} topics, "
+            f"{' and '.join(RAG_JUDGES)} label each of {judged.units} answers ({made.created + judged.created} "
+            f"assignments new)."
+        )
+
+    def make_rag_campaign(self):
+        campaign = create_campaign(name=RAG_CAMPAIGN, task=Campaign.Task.NUGGETS, topics=ADHOC_TOPICS,
+                                   collection="cranfield", title="Cranfield: nuggets of extractive answers (TREC RAG)")
+        campaign.guidelines = ("Nugget banks: read the topic and the answers' cited abstracts, then write the facts a "
+                               "good answer gives, each vital or okay. Nugget support: for each nugget, does the "
+                               "answer support it, partly or not?")
+        campaign.save(update_fields=["guidelines"])
+
     def plot_campaigns(self, pool):
         """A plot labelling campaign and a forced-choice campaign on the plot pool, one assignment per query and assessor.
 
@@ -224,6 +274,32 @@ class Command(BaseCommand):
             f"{len(assessors)} assessors ({created} assignments new), {len(items)} forced-choice items "
             f"against run {run.name if run else '-'}."
         )
+
+
+def rag_answers(pool, topics) -> list[dict]:
+    """TREC RAG answers of RAG_SYSTEMS for `topics`: each sentence the first of a pool candidate's abstract (after
+    the title, which Cranfield's abstracts repeat), citing that document; candidates by the pool's (BM25) rank."""
+    answers = []
+    for topic in sorted(topics, key=lambda t: (len(t.external_id), t.external_id)):  # "2" before "10"
+        ranked = {c.rank: c.passage for c in PoolCandidate.objects.filter(pool=pool, topic=topic).select_related("passage")}
+        for run_id, ranks in RAG_SYSTEMS.items():
+            passages = [ranked[r] for r in ranks if r in ranked]
+            sentences = [first_sentence(p) for p in passages]
+            answers.append({
+                "run_id": run_id, "topic_id": topic.external_id, "topic": topic.title,
+                "references": [p.external_id for p in passages],
+                "response_length": sum(len(s.split()) for s in sentences),
+                "answer": [{"text": s, "citations": [i]} for i, s in enumerate(sentences)],
+            })
+    return answers
+
+
+def first_sentence(passage) -> str:
+    """The abstract's first sentence that is not its title (pysbd, as books are split)."""
+    sentences = split_paragraph(" ".join(passage.text.split()))
+    title = " ".join(passage.title.split())
+    rest = [s for s in sentences if s != title]
+    return (rest or sentences or [title])[0]
 
 
 @contextmanager
