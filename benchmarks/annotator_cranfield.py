@@ -1,6 +1,7 @@
 """The default auto-annotator on Cranfield against its zero-shot baseline, in one run (issue 28's aims).
 
-    .venv/bin/python benchmarks/annotator_cranfield.py [--topics even|odd|all] [--human-share 0.2] [--json FILE]
+    .venv/bin/python benchmarks/annotator_cranfield.py [--topics even|odd|all] [--human-share 0.2] [--run-blind]
+        [--json FILE]
 
 A throw-away SQLite database: Cranfield imported (qrels code −1 judged not relevant, as trec_eval reads it), then
 
@@ -13,7 +14,8 @@ A throw-away SQLite database: Cranfield imported (qrels code −1 judged not rel
    and the dense run: those runs are ranked), the first `human-share` of the chosen topics judged by people (their
    qrels), the annotator trained on them labels the rest; machine_report ranks the eight runs by nDCG@10 with the
    full qrels, the human share alone and the filled qrels (Kendall's τ). A zero-shot fusion source fills the same
-   topics as the baseline.
+   topics as the baseline. With --run-blind the human share's annotator is trained with `train_annotator
+   --run-blind` (it reads no run's rank or score).
 
 Model choices were made on Cranfield's odd topics; report on the even ones (the default).
 """
@@ -55,6 +57,7 @@ def main():
     parser.add_argument("--topics", choices=("even", "odd", "all"), default="even")
     parser.add_argument("--human-share", type=float, default=0.2)
     parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--run-blind", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -102,7 +105,7 @@ def main():
         humans = topics[: max(3, round(args.human_share * len(topics)))]
         text, report["train_human_share"] = timed(f"train_annotator on {len(humans)} human topics", lambda: command(
             "train_annotator", "--qrels", "cranfield-qrels", "--pool", "cran-runs", "--topics", *humans,
-            "--folds", str(args.folds), "--format", "json", "--no-progress"))
+            "--folds", str(args.folds), "--format", "json", "--no-progress", *(["--run-blind"] * args.run_blind)))
         share = json.loads(text)
         command("machine_label", "--annotator", str(share["annotator"]), "--pool", "cran-runs", "--no-progress")
         command("machine_label", "--zero-shot", "fusion", "--pool", "cran-runs", "--no-progress")

@@ -66,6 +66,25 @@ def synthetic_trec_files(topics: int, noise: float, seed: int) -> tuple[Path, li
     return folder / "qrels", paths
 
 
+def add_trec_arguments(parser):
+    """The data arguments of the benchmarks that replay judging orders on TREC files (bandit_orders.py,
+    active_variants.py): --qrels and --runs, the pool's --depth, or --synthetic N topics (--noise, --seed) instead."""
+    parser.add_argument("--qrels")
+    parser.add_argument("--runs", nargs="+", default=[])
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--synthetic", type=int, default=0, help="N synthetic topics as TREC files instead.")
+    parser.add_argument("--noise", type=float, default=0.5)
+    parser.add_argument("--seed", type=int, default=12)
+
+
+def trec_paths(args) -> tuple[Path, list[Path]]:
+    """(qrels path, run paths) of the arguments add_trec_arguments added: synthetic_trec_files(--synthetic, --noise,
+    --seed) where --synthetic is given, else --qrels and --runs."""
+    if args.synthetic:
+        return synthetic_trec_files(args.synthetic, args.noise, args.seed)
+    return Path(args.qrels), [Path(p) for p in args.runs]
+
+
 def previous_fit(pool, made, order):
     """Leave `pool` as a live queue's is when `made` arrives: the active model last fitted at the refit point
     before the one `made` reaches (whose weights the next fit starts from), its ranking for `made` not kept."""

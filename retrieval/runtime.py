@@ -8,6 +8,8 @@ device through pinned memory with non-blocking copies.
 """
 
 import os
+import threading
+from contextlib import contextmanager
 
 import torch
 
@@ -58,3 +60,27 @@ def offline() -> bool:
     """True when the Hugging Face hub must not be contacted (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set)."""
     return any(os.environ.get(name, "").lower() in ("1", "true", "yes") for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
+
+_threads_lock = threading.Lock()
+_threads_held = 0  # callers inside one_torch_thread()
+_threads_before = 1
+
+
+@contextmanager
+def one_torch_thread():
+    """torch at one intra-op thread while inside (process-wide: threads started inside take it up when they first run
+    an operator); yields the count before. Callers may overlap (the count comes back when the last one leaves)."""
+    global _threads_held, _threads_before
+    with _threads_lock:
+        if not _threads_held:
+            _threads_before = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _threads_held += 1
+        before = _threads_before
+    try:
+        yield before
+    finally:
+        with _threads_lock:
+            _threads_held -= 1
+            if not _threads_held:
+                torch.set_num_threads(_threads_before)

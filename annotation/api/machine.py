@@ -1,5 +1,5 @@
 """Machine assistance (organisers): a campaign's machine label sources with their figures and jobs; start training
-an auto-annotator, labelling pools with it, or the LLM judge; follow a job.
+an auto-annotator, labelling pools with it or zero-shot, or the LLM judge; follow a job (who started it recorded).
 
 Thin over assessments.services.machine, the service manage.py train_annotator, machine_label and llm_judge and
 the console's Machine assistance page call: the same options, bounds and refusals. Everything is scoped to the
@@ -9,15 +9,16 @@ work runs in the background (202 with the job; GET the job for its progress).
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.common import visible_campaigns
+from annotation.api.parsers import JSONParser
 from annotation.api.permissions import IsOrganiser
 from annotation.services.nuggets import llm_job
+from assessments.machine.annotator import ZERO_SHOT
 from assessments.services import machine
 from config.ids import parse_id
 
@@ -52,11 +53,13 @@ class MachineJobSerializer(serializers.Serializer):
 
 
 class MachineSourceSerializer(serializers.Serializer):
-    """A machine label source (an annotator or an LLM judge) and what it is worth against people."""
+    """A machine label source (an annotator, a zero-shot source or an LLM judge) and what it is worth against
+    people."""
 
     id = serializers.IntegerField()
     name = serializers.CharField()
-    kind = serializers.CharField(help_text="classifier, llm or query_filter.")
+    kind = serializers.CharField(help_text="classifier, zero_shot (fusion or encoder: no training, no "
+                                           "cross-validation), llm, query_filter, nugget_assign or nugget_suggest.")
     kind_label = serializers.CharField()
     status = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
@@ -104,11 +107,23 @@ class TrainRequestSerializer(serializers.Serializer):
     threshold = serializers.IntegerField(min_value=0, max_value=10, default=1)
     max_examples = serializers.IntegerField(min_value=2, max_value=10_000_000, required=False, allow_null=True)
     name = serializers.CharField(required=False, allow_blank=True, max_length=TEXT)
+    run_blind = serializers.BooleanField(default=False, help_text="The feature model reads no run's rank or score: "
+                                         "for labels that fill qrels ranking those same runs.")
 
 
 class LabelRequestSerializer(serializers.Serializer):
     annotator = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="One of the campaign's annotators.")
     pools = serializers.ListField(child=serializers.CharField(max_length=TEXT), min_length=1, max_length=MANY)
+    include_judged = serializers.BooleanField(default=False)
+    batch_size = serializers.IntegerField(min_value=1, max_value=10_000, default=256)
+
+
+class ZeroShotRequestSerializer(serializers.Serializer):
+    method = serializers.ChoiceField(choices=list(ZERO_SHOT), help_text="fusion: reciprocal-rank fusion of the pools' "
+                                     "runs; encoder: the bundled encoder's cosine similarity of topic and passage.")
+    pools = serializers.ListField(child=serializers.CharField(max_length=TEXT), min_length=1, max_length=MANY,
+                                  help_text="The campaign's pools whose candidates it labels.")
+    name = serializers.CharField(required=False, allow_blank=True, max_length=TEXT, help_text="Default METHOD-ID.")
     include_judged = serializers.BooleanField(default=False)
     batch_size = serializers.IntegerField(min_value=1, max_value=10_000, default=256)
 
@@ -142,8 +157,8 @@ def _refused(exc):
     return Response({"detail": exc.message, "field": exc.field}, status=status.HTTP_400_BAD_REQUEST)
 
 
-def _started(job):
-    machine.send(job)
+def _started(job, request):
+    machine.send(job, user=request.user)
     return Response(MachineJobSerializer(machine.job_status(job)).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -187,63 +202,93 @@ class MachineJobDetail(APIView):
         return Response(MachineJobSerializer(machine.job_status(job)).data)
 
 
-class StartTraining(APIView):
+class StartJob(APIView):
+    """The machine endpoints' one shape: the campaign of the URL (a campaign token reaches its own only), the body
+    checked by `request_serializer`, the service started by `start` (a refusal: 400 naming its field), 202 with the
+    job, recorded as started by the caller. Subclasses give the serializer, `start` and their schema.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser]
+    request_serializer = None
+
+    def start(self, campaign, data):
+        raise NotImplementedError
+
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        form = self.request_serializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            job = self.start(campaign, form.validated_data)
+        except machine.MachineInvalid as exc:
+            return _refused(exc)
+        return _started(job, request)
+
+
+def _schema(summary, serializer):
+    return extend_schema_view(post=extend_schema(summary=summary, request=serializer,
+                                                 responses={202: MachineJobSerializer}))
+
+
+@_schema("Train an auto-annotator", TrainRequestSerializer)
+class StartTraining(StartJob):
     """Train an auto-annotator on the campaign's labels (or a qrel set over one of its pools): k-fold
     cross-validation first, then the classifier, in the background on the gpu queue (the CPU where none).
 
     Who: organisers; a campaign token, its campaign.
     """
 
-    permission_classes = [IsOrganiser]
-    parser_classes = [JSONParser]
+    request_serializer = TrainRequestSerializer
 
-    @extend_schema(summary="Train an auto-annotator", request=TrainRequestSerializer,
-                   responses={202: MachineJobSerializer})
-    def post(self, request, name):
-        campaign = _campaign(request, name)
-        form = TrainRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+    def start(self, campaign, data):
         from_campaign = data["learn_from"] == "campaign"
-        try:
-            job = machine.train(
-                campaign_id=campaign.pk if from_campaign else None, campaign_name=campaign.name,
-                qrels=None if from_campaign else data.get("qrels", ""), pool=data.get("pool"), topics=data["topics"],
-                model=data["model"], folds=data["folds"], epochs=data["epochs"], max_length=data["max_length"],
-                batch_size=data["batch_size"], learning_rate=data["learning_rate"], threshold=data["threshold"],
-                max_examples=data.get("max_examples"), name=data.get("name", ""), within=campaign.pk,
-            )
-        except machine.MachineInvalid as exc:
-            return _refused(exc)
-        return _started(job)
+        return machine.train(
+            campaign_id=campaign.pk if from_campaign else None, campaign_name=campaign.name,
+            qrels=None if from_campaign else data.get("qrels", ""), pool=data.get("pool"), topics=data["topics"],
+            model=data["model"], folds=data["folds"], epochs=data["epochs"], max_length=data["max_length"],
+            batch_size=data["batch_size"], learning_rate=data["learning_rate"], threshold=data["threshold"],
+            max_examples=data.get("max_examples"), name=data.get("name", ""), within=campaign.pk,
+            run_blind=data["run_blind"],
+        )
 
 
-class StartLabelling(APIView):
+@_schema("Label pools with an annotator", LabelRequestSerializer)
+class StartLabelling(StartJob):
     """Label the unjudged candidates of the campaign's pools with one of its trained annotators, in batches stored
     as they are made (a stopped job goes on where it stopped).
 
     Who: organisers; a campaign token, its campaign.
     """
 
-    permission_classes = [IsOrganiser]
-    parser_classes = [JSONParser]
+    request_serializer = LabelRequestSerializer
 
-    @extend_schema(summary="Label pools with an annotator", request=LabelRequestSerializer,
-                   responses={202: MachineJobSerializer})
-    def post(self, request, name):
-        campaign = _campaign(request, name)
-        form = LabelRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        try:
-            job = machine.label(data["annotator"], data["pools"], include_judged=data["include_judged"],
-                                batch_size=data["batch_size"], within=campaign.pk)
-        except machine.MachineInvalid as exc:
-            return _refused(exc)
-        return _started(job)
+    def start(self, campaign, data):
+        return machine.label(data["annotator"], data["pools"], include_judged=data["include_judged"],
+                             batch_size=data["batch_size"], within=campaign.pk)
 
 
-class StartJudging(APIView):
+@_schema("Label pools zero-shot", ZeroShotRequestSerializer)
+class StartZeroShot(StartJob):
+    """Make a zero-shot source (reciprocal-rank fusion of the pools' runs, or the bundled encoder's similarity: no
+    human label needed, nothing trained) and label the campaign's pools with it, in the background; the top share
+    of each topic's candidates by its score are labelled relevant. Its labels are a source of their own.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    request_serializer = ZeroShotRequestSerializer
+
+    def start(self, campaign, data):
+        return machine.zero_shot(data["method"], data["pools"], name=data.get("name", ""),
+                                 include_judged=data["include_judged"], batch_size=data["batch_size"],
+                                 within=campaign.pk)
+
+
+@_schema("Ask the LLM judge", JudgeRequestSerializer)
+class StartJudging(StartJob):
     """Ask the site's LLM judge (LLM_JUDGE_BASE_URL and LLM_JUDGE_MODEL; nothing is sent without them) to grade the
     campaign's pools 0-3 with the campaign's prompt, or to keep or drop its queries; within the spend cap, and
     never asking twice what it has an answer to.
@@ -251,27 +296,18 @@ class StartJudging(APIView):
     Who: organisers; a campaign token, its campaign.
     """
 
-    permission_classes = [IsOrganiser]
-    parser_classes = [JSONParser]
+    request_serializer = JudgeRequestSerializer
 
-    @extend_schema(summary="Ask the LLM judge", request=JudgeRequestSerializer, responses={202: MachineJobSerializer})
-    def post(self, request, name):
-        campaign = _campaign(request, name)
-        form = JudgeRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        try:
-            job = machine.judge(
-                pools=data["pools"], topics=data["topics"], campaign_settings=campaign.settings,
-                filter_queries=data["filter_queries"], limit=data.get("limit"), max_requests=data.get("max_requests"),
-                max_tokens=data.get("max_tokens"), retry_errors=data["retry_errors"], within=campaign.pk,
-            )
-        except machine.MachineInvalid as exc:
-            return _refused(exc)
-        return _started(job)
+    def start(self, campaign, data):
+        return machine.judge(
+            pools=data["pools"], topics=data["topics"], campaign_settings=campaign.settings,
+            filter_queries=data["filter_queries"], limit=data.get("limit"), max_requests=data.get("max_requests"),
+            max_tokens=data.get("max_tokens"), retry_errors=data["retry_errors"], within=campaign.pk,
+        )
 
 
-class StartNuggets(APIView):
+@_schema("Ask the LLM for nugget assignments or suggestions", NuggetsRequestSerializer)
+class StartNuggets(StartJob):
     """Ask the site's LLM (LLM_JUDGE_BASE_URL and LLM_JUDGE_MODEL; nothing is sent without them) about a nuggets
     campaign, as the AutoNuggetizer does: `assign` labels each answer's support of each nugget of its topic's bank,
     `suggest` lists each topic's atomic nuggets for the creation page. Within the spend cap, never asking twice what
@@ -280,17 +316,7 @@ class StartNuggets(APIView):
     Who: organisers; a campaign token, its campaign.
     """
 
-    permission_classes = [IsOrganiser]
-    parser_classes = [JSONParser]
+    request_serializer = NuggetsRequestSerializer
 
-    @extend_schema(summary="Ask the LLM for nugget assignments or suggestions", request=NuggetsRequestSerializer,
-                   responses={202: MachineJobSerializer})
-    def post(self, request, name):
-        campaign = _campaign(request, name)
-        form = NuggetsRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        try:
-            job = llm_job(campaign, form.validated_data)
-        except machine.MachineInvalid as exc:
-            return _refused(exc)
-        return _started(job)
+    def start(self, campaign, data):
+        return llm_job(campaign, data)

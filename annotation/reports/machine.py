@@ -7,8 +7,6 @@ the machine and filled qrels (assessments.machine.compare), the anchoring effect
 pre-labels, and a sample of disagreements to review. Nothing here is mixed into the other figures.
 """
 
-from django.db.models import Q
-
 from annotation.models import Assignment
 from annotation.services import prelabels
 from assessments.evaluation import parse_measure
@@ -23,9 +21,8 @@ AUDIT = 20
 def campaign_sources(campaign, topic_ids):
     """The machine label sources with labels on these topics, made for this campaign or for none."""
     labelled = MachineLabel.objects.filter(topic_id__in=topic_ids, passage__isnull=False).values("source_id")
-    return MachineLabelSource.objects.filter(
-        Q(campaign_id=campaign.pk) | Q(campaign_id__isnull=True),
-        pk__in=labelled, kind__in=(MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM),
+    return MachineLabelSource.objects.usable_by(campaign.pk).filter(
+        pk__in=labelled, kind__in=MachineLabelSource.PASSAGE_KINDS,
     ).order_by("pk")
 
 

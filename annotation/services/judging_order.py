@@ -16,12 +16,14 @@ The campaign's settings (checked by `settings_of`; the console's form writes the
 - ``topic_stops``: the organiser's word on a topic, {topic external id: "stop" | "go"}, over the estimate's.
 
 How the order is served. Every human plot grade of this campaign on a topic (all assessors, cleared ones left out,
-adjudicated ones and machine labels never) makes the topic's *sequence*: its candidates in the order they were
-first graded; a candidate's grade is the upper median of its assessors' grades. The order is replayed over that
-sequence (ordering.replay) and gives the next candidate nobody has graded. An assessor is served the sequence's
-candidates they have not graded yet, in sequence order (with overlap they follow the others), then the order's
-next one, unless the topic is stopped. Everything is computed on read: a GET writes nothing, and the one thing
-stored is each grade, by the save path.
+adjudicated ones, practice labels and machine labels never) makes the topic's *sequence*: its candidates in the order
+they were first graded; a candidate's grade is the upper median of its assessors' grades. The order is replayed over
+that sequence (ordering.replay) and gives the next candidate nobody has graded. An assessor is served the sequence's
+candidates they have not graded yet, in sequence order (with overlap they follow the others), then the order's next
+one, unless the topic is stopped. A qualification unit is served no order: its page shows every candidate, as its
+score counts every gold candidate of the unit (annotation.services.qualification), and its labels, practice labels
+(Judgement.objects.without_practice), are no part of the topic's sequence, estimate or stop. Everything is computed on
+read: a GET writes nothing, and the one thing stored is each grade, by the save path.
 
 A stored pool never changes once built, so each process keeps the last topics' TopicPool (with the active
 model's features and kept rankings): a page asks the database for the topic's grades only.
@@ -33,7 +35,8 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 from annotation.services.errors import ServiceError
-from assessments.models import CANDIDATE_GRADES, CandidateSource, Judgement, Layer, PoolCandidate
+from assessments.models import (CANDIDATE_GRADES, CandidateSource, Judgement, Layer, MachineLabelSource, PoolCandidate,
+                                RunEntry)
 from assessments.services import ordering
 
 SHUFFLED = "shuffled"
@@ -45,10 +48,11 @@ ORDER_LABELS = {
     "maxmean": "MaxMean bandit (Losada et al.; TREC 2017 Common Core)",
     "hedge": "Hedge (Aslam et al.): runs weighted by how well they ranked the candidates judged so far",
     "active": "Continuous active learning (a model trained on the judgements so far)",
+    "active-deep": "Continuous active learning on the runs' full rankings (their ranks below the pool's depth too)",
     "machine": "Machine scores: by a machine label source's scores (never shown to assessors)",
 }
 STOP, GO = "stop", "go"
-PRIOR_ORDERS = ("machine", "active")  # orders that read machine_source's scores: the order itself, or the prior
+PRIOR_ORDERS = ("machine", "active", "active-deep")  # orders that read machine_source's scores: the order, or the prior
 POOLS_KEPT = 64
 
 
@@ -74,7 +78,13 @@ class OrderSettings:
 def settings_of(campaign) -> OrderSettings:
     """The campaign's judging-order settings, checked (OrderSettingsInvalid names the setting)."""
     raw = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
-    return check_settings(raw)
+    settings = check_settings(raw)
+    if (settings.machine_source is not None and settings.order in PRIOR_ORDERS
+            and not MachineLabelSource.objects.usable_by(campaign.pk).filter(pk=settings.machine_source).exists()):
+        # checked where it is read too: a value stored before the check (or typed into the admin) is never used
+        raise OrderSettingsInvalid("machine_source", f"source {settings.machine_source} is not one this campaign "
+                                                     f"may use (its own, or one made for no campaign)")
+    return settings
 
 
 def check_settings(raw: dict) -> OrderSettings:
@@ -100,17 +110,20 @@ def check_settings(raw: dict) -> OrderSettings:
                          source if isinstance(source, int) and not isinstance(source, bool) else None, dict(stops))
 
 
-def order_settings(*, order=SHUFFLED, target_recall=None, budget=None, min_rel=1, machine_source=None) -> dict:
-    """The settings dict of a judging order (what the console's forms store), checked."""
+def order_settings(*, order=SHUFFLED, target_recall=None, budget=None, min_rel=1, machine_source=None,
+                   campaign_id=None) -> dict:
+    """The settings dict of a judging order (what the console's forms store), checked. `machine_source` is also the
+    source of the pre-labels the campaign's assessors may be shown (one setting), so it is refused unless it is the
+    campaign's (`campaign_id`; None: a campaign not made yet) or made for no campaign, whatever the order."""
     raw = {"judging_order": order or SHUFFLED, "target_recall": target_recall, "judging_budget": budget,
            "judging_min_rel": min_rel}
     if machine_source is not None:
         raw["machine_source"] = machine_source
-    if raw["judging_order"] in PRIOR_ORDERS and machine_source is not None:
-        from assessments.models import MachineLabelSource
-
-        if not MachineLabelSource.objects.filter(pk=machine_source).exists():
+        found = MachineLabelSource.objects.filter(pk=machine_source).values_list("campaign_id", flat=True)
+        if not found.exists():
             raise OrderSettingsInvalid("machine_source", f"no machine label source {machine_source}")
+        if not MachineLabelSource.objects.usable_by(campaign_id).filter(pk=machine_source).exists():
+            raise OrderSettingsInvalid("machine_source", f"source {machine_source} is another campaign's")
     check_settings(raw)
     return raw
 
@@ -121,10 +134,11 @@ _pools: OrderedDict = OrderedDict()
 _lock = threading.Lock()
 
 
-def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
+def topic_pool(pool, topic_id, machine_source=None, deep=False) -> ordering.TopicPool:
     """The stored pool's candidates of one topic (passage ids in the pool's order, each run's rank) as a TopicPool;
-    with `machine_source`, that source's scores as the prior (assessments.services.machine.pool_scores)."""
-    key = (pool.pk, pool.built_at, topic_id, machine_source)
+    with `machine_source`, that source's scores as the prior (assessments.services.machine.pool_scores); with
+    `deep`, each run's ranks of the candidates below the pool's depth too (its RunEntry rows, for active-deep)."""
+    key = (pool.pk, pool.built_at, topic_id, machine_source, deep)
     with _lock:
         found = _pools.get(key)
         if found is not None:
@@ -143,7 +157,14 @@ def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
         from assessments.services.machine import pool_scores
 
         prior = {pid: float(score) for (_, pid), score in pool_scores(machine_source, pool.pk, [topic_id]).items()}
-    built = ordering.TopicPool.from_rankings(dict(rankings), None, order=keys, prior=prior)
+    below = None
+    if deep and "pool" not in rankings:
+        below = defaultdict(dict)
+        for run_id, passage_id, rank in (RunEntry.objects.filter(run_id__in=list(rankings), topic_id=topic_id,
+                                                                 passage_id__in=keys, rank__gt=pool.depth)
+                                         .values_list("run_id", "passage_id", "rank")):
+            below[run_id].setdefault(passage_id, rank)
+    built = ordering.TopicPool.from_rankings(dict(rankings), None, order=keys, prior=prior, deep=below)
     with _lock:
         _pools[key] = built
         while len(_pools) > POOLS_KEPT:
@@ -153,10 +174,10 @@ def topic_pool(pool, topic_id, machine_source=None) -> ordering.TopicPool:
 
 def topic_grades(campaign_id, topic_id, passage_ids=None) -> tuple[dict, dict]:
     """The campaign's human plot grades of a topic: ({passage: grade} in the order first graded, the grade the upper
-    median of its assessors'), {assessor id: set of passages they graded}."""
+    median of its assessors'), {assessor id: set of passages they graded}. Practice labels are none of them."""
     rows = Judgement.objects.in_campaign(campaign_id).filter(
         topic_id=topic_id, layer__in=CANDIDATE_GRADES, adjudicated=False, value__isnull=False,
-    )
+    ).without_practice(campaign_id)
     if passage_ids is not None:
         rows = rows.filter(passage_id__in=passage_ids)
     grades, by = {}, defaultdict(set)
@@ -224,7 +245,8 @@ def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None,
     """The state of one topic now (reading only). Without `estimate` the model of the stopping estimate is fitted
     only when a target recall needs it (the queue's case); counts are always there."""
     settings = settings or settings_of(campaign)
-    tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order in PRIOR_ORDERS else None)
+    tpool = topic_pool(pool, topic_id, settings.machine_source if settings.order in PRIOR_ORDERS else None,
+                       deep=settings.order == "active-deep")
     grades, by = topic_grades(campaign.pk, topic_id, None)
     grades = {pid: g for pid, g in grades.items() if pid in tpool.index}
     by = {a: {pid for pid in pids if pid in tpool.index} for a, pids in by.items()}
@@ -249,10 +271,10 @@ def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None,
 def served_candidates(assignment) -> tuple[list, TopicState] | None:
     """For a plot-labels unit of a campaign with a served order: the passage ids its page shows (those the assessor
     graded, in the sequence's order, then the one to judge now, if any) and the topic's state; None when the
-    campaign shows every candidate (shuffled)."""
+    campaign shows every candidate (shuffled), and for a qualification unit (the module's docstring)."""
     campaign = assignment.campaign if assignment.campaign_id else None
     settings = settings_of(campaign)
-    if not settings.served or assignment.pool_id is None:
+    if not settings.served or assignment.pool_id is None or assignment.qualification:
         return None
     state = topic_state(campaign, assignment.pool, assignment.topic_id, settings, assignment.topic.external_id,
                         estimate=False)

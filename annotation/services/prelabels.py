@@ -80,9 +80,10 @@ def prelabels(campaign) -> Prelabels:
     source_id = settings.get("machine_source")
     if isinstance(source_id, bool) or not isinstance(source_id, int):
         raise PrelabelsInvalid("machine_source: expected the id of a machine label source")
-    grades = MachineLabelSource.objects.filter(pk=source_id).values_list("grades", flat=True).first()
-    if grades is None:
-        raise PrelabelsInvalid(f"machine_source: there is no machine label source {source_id}")
+    grades = (MachineLabelSource.objects.usable_by(campaign.pk).filter(pk=source_id).values_list("grades", flat=True)
+              .first())
+    if grades is None:  # checked where it is read too: a value stored before the check (or in the admin) is not used
+        raise PrelabelsInvalid(f"machine_source: there is no machine label source {source_id} this campaign may use")
     return Prelabels(on=True, campaign_id=campaign.pk, source_id=source_id, blind_share=float(share),
                      grades=tuple(grades or ()))
 

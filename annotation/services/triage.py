@@ -2,7 +2,7 @@
 
 - **Likely relevant get more assessors** (assign_campaign's `likely`, LikelyRelevant): the candidates of a
   campaign's pool that a machine label source scores at least `threshold` (a classifier's probability of
-  relevant, an LLM's grade) make a *triage pool* (`<pool>-likely-<source id>`, params {"triage_of": pool id}),
+  relevant, an LLM's grade; a zero-shot source's grade, 1 for its top share of each topic) make a *triage pool* (`<pool>-likely-<source id>`, params {"triage_of": pool id}),
   and each of its (topic, triage pool) units goes to `extra` assessors who do not already judge the topic. The
   topic's own assessors judge every candidate as before; these candidates get k + extra labels. Triage pools are
   not work units of their own in the ordinary assignment (annotation.services.assignment.campaign_units leaves
@@ -15,7 +15,8 @@
   the machine's label is shown to the reviewer only as why the item was sampled (ReviewItem.labels["machine"]),
   never to the assessor (their remarks show the reviewer's words only).
 
-A source used here must be the campaign's own or one made for no campaign: never another campaign's.
+A source used here must be the campaign's own or one made for no campaign: never another campaign's, and of a
+kind in TRIAGE_KINDS (the one rule: the console's pickers read it through triage_sources).
 """
 
 import math
@@ -24,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 
 from annotation.models import Assignment, Review, ReviewItem
 from annotation.services.errors import AssignmentError
@@ -36,6 +37,9 @@ from assessments.services import machine
 from retrieval.models import Passage
 
 TRIAGE_KEY = "triage_of"
+# Sources whose labels are a relevance score on a (topic, passage) with a grade: what `likely` thresholds and the
+# audit compares with the human label (the model's one rule, MachineLabelSource.PASSAGE_KINDS, says which and why).
+TRIAGE_KINDS = MachineLabelSource.PASSAGE_KINDS
 MAX_EXTRA = 20
 DEFAULT_AUDIT = 20
 
@@ -57,14 +61,17 @@ def is_triage_pool(pool) -> bool:
     return bool((pool.params or {}).get(TRIAGE_KEY))
 
 
+def triage_sources(sources) -> list:
+    """Those of `sources` (MachineLabelSource rows) triage and the audit take: of a kind in TRIAGE_KINDS."""
+    return [s for s in sources if s.kind in TRIAGE_KINDS]
+
+
 def campaign_source(campaign, source_id, field="machine_source") -> MachineLabelSource:
-    """A machine label source the campaign may use: its own, or one made for no campaign."""
+    """A machine label source the campaign may use: its own, or one made for no campaign, of a kind in
+    TRIAGE_KINDS."""
     if isinstance(source_id, bool) or not isinstance(source_id, int):
         raise TriageInvalid(field, "give the id of a machine label source")
-    source = MachineLabelSource.objects.filter(
-        Q(campaign_id=campaign.pk) | Q(campaign_id__isnull=True), pk=source_id,
-        kind__in=(MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM),
-    ).first()
+    source = MachineLabelSource.objects.usable_by(campaign.pk).filter(pk=source_id, kind__in=TRIAGE_KINDS).first()
     if source is None:
         raise TriageInvalid(field, f"no machine label source {source_id} of this campaign")
     return source
@@ -88,8 +95,12 @@ def triage_pools(campaign, likely: LikelyRelevant) -> list:
     """Make or grow the triage pool of each of the campaign's pools (candidates scored at least the threshold),
     add them to the campaign, and return them (those with no candidate are not made)."""
     made = []
+    # A zero-shot source's score is no probability (fusion of ranks scaled to 0–1 is above 0.8 for most of a depth-10
+    # pool, an encoder's cosine depends on the encoder): its grade (1 = in the topic's top share) is what is compared
+    # with the threshold, so the default 0.5 takes what it labels relevant.
+    zero_shot = MachineLabelSource.objects.filter(pk=likely.source_id, kind=MachineLabelSource.Kind.ZERO_SHOT).exists()
     for pool in [p for p in campaign.pools.order_by("pk") if not is_triage_pool(p)]:
-        scores = machine.pool_scores(likely.source_id, pool)
+        scores = machine.pool_scores(likely.source_id, pool, field="grade" if zero_shot else "score")
         likely_pairs = {pair for pair, score in scores.items() if score >= likely.threshold}
         name = f"{pool.name[:80]}-likely-{likely.source_id}"
         triage = Pool.objects.filter(name=name).first()

@@ -11,8 +11,9 @@
    MACHINE_MODEL_DIR with its checksum.
    The default model, `features` (FEATURES_MODEL), is assessments.machine.model's: logistic regression on each
    run's rank and score, how many runs brought the candidate, BM25 and the bundled encoder's cosine; it trains in
-   seconds on a CPU. `minilm`, a Hugging Face name or a folder fine-tunes that transformer as a text-pair
-   classifier (retrieval.classifier), the tool for a GPU worker with thousands of labels.
+   seconds on a CPU. `run_blind` (train_annotator --run-blind) leaves every run's column out (model.run_blind_names):
+   the annotator for filled qrels, which rank those runs. `minilm`, a Hugging Face name or a folder fine-tunes that
+   transformer as a text-pair classifier (retrieval.classifier), the tool for a GPU worker with thousands of labels.
 3. create_labelling() and label() (task gpu_machine_label) give the pools' candidates that have no label from
    this source yet, and that no human judged (unless asked), the model's label, in batches: each batch is
    committed as it is made, so a job stopped half-way goes on where it stopped and labels nothing twice.
@@ -74,6 +75,7 @@ class AnnotatorRequest:
     seed: int = 0
     name: str = ""
     owner_campaign_id: int | None = None  # the campaign it is made for (a qrel set trained from a campaign's page)
+    run_blind: bool = False  # the feature model reads no run's rank or score (model.run_blind_names)
 
 
 def model_dir() -> Path:
@@ -114,6 +116,8 @@ def create_annotator(request: AnnotatorRequest) -> MachineJob:
         raise AnnotatorInvalid("folds: cross-validation needs at least 2 folds")
     if request.epochs < 1 or request.max_length < 8 or request.batch_size < 1:
         raise AnnotatorInvalid("epochs, max_length, batch_size: too small")
+    if request.run_blind and not is_features(request.model):
+        raise AnnotatorInvalid("run_blind: only the feature model reads the runs; a fine-tuned model reads text only")
     if (request.campaign_id is None) == (request.qrel_set is None):
         raise AnnotatorInvalid("campaign: train on a campaign's labels, or on a qrel set over a pool, not both")
     if request.campaign_id is not None:
@@ -158,7 +162,7 @@ def create_annotator(request: AnnotatorRequest) -> MachineJob:
 
 def _spec(request) -> dict:
     if is_features(request.model):
-        return {"seed": request.seed}
+        return {"seed": request.seed, **({"run_blind": True} if request.run_blind else {})}
     return {"max_length": request.max_length, "epochs": request.epochs, "batch_size": request.batch_size,
             "learning_rate": request.learning_rate, "seed": request.seed}
 
@@ -208,9 +212,11 @@ def train(job_id: int, listener=None) -> dict:
         fused = known.fusion()
         parts = relevance.topic_folds(labels, groups, settings_["folds"], settings_["seed"])
         if featured:
-            x = known.matrix()
-            fit = lambda rows: relevance.RelevanceModel(seed=settings_["seed"]).fit(x[rows], labels[rows], groups[rows])  # noqa: E731
-            score = lambda model, rows: model.predict(x[rows])  # noqa: E731
+            columns = relevance.run_blind_names(known.runs) if settings_.get("run_blind") else None
+            x, context = known.matrix(columns), known.context()
+            fit = lambda rows: relevance.RelevanceModel(seed=settings_["seed"]).fit(  # noqa: E731
+                x[rows], labels[rows], groups[rows], context=context.rows(rows))
+            score = lambda model, rows: model.predict(x[rows], context.rows(rows))  # noqa: E731
         else:
             from retrieval.classifier import ClassifierSpec, TextPairClassifier
 
@@ -245,7 +251,7 @@ def train(job_id: int, listener=None) -> dict:
         model = fit(everything)
         folder = model_dir() / f"annotator-{source.pk}"
         if featured:
-            checksum = save_features_model(model, folder, known.runs)
+            checksum = save_features_model(model, folder, known.runs, columns)
             device, version = "cpu", relevance_version()
             progress(len(pairs))
         else:
@@ -287,23 +293,27 @@ def relevance_version() -> str:
     return f"scikit-learn {sklearn.__version__}"
 
 
-def save_features_model(model, folder: Path, runs) -> str:
-    """Write the feature model and the run columns it reads; returns the model file's SHA-256."""
+def save_features_model(model, folder: Path, runs, columns=None) -> str:
+    """Write the feature model, the runs and the feature columns it reads (`columns`, default every label-free
+    feature of the runs; its neighbour features after them); returns the model file's SHA-256."""
     folder.mkdir(parents=True, exist_ok=True)
     data, checksum = model.dumps()
     tmp = folder / f".{MODEL_FILE}.tmp"
     tmp.write_bytes(data)
     tmp.replace(folder / MODEL_FILE)
-    (folder / META_FILE).write_text(json.dumps({"runs": list(runs), "features": relevance.feature_names(runs),
-                                                "sha256": checksum}, indent=1), encoding="utf-8")
+    (folder / META_FILE).write_text(json.dumps({
+        "runs": list(runs), "features": list(columns or relevance.feature_names(runs))
+        + (relevance.NEIGHBOUR_NAMES if model.neighbours is not None else []),
+        "sha256": checksum}, indent=1), encoding="utf-8")
     return checksum
 
 
 def load_features_model(folder) -> tuple:
-    """(RelevanceModel, run names) of a saved feature model."""
+    """(RelevanceModel, run names, the label-free feature columns it reads) of a saved feature model."""
     folder = Path(folder)
     meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    return relevance.RelevanceModel.loads((folder / MODEL_FILE).read_bytes()), meta["runs"]
+    columns = [name for name in meta["features"] if name not in relevance.NEIGHBOUR_NAMES]
+    return relevance.RelevanceModel.loads((folder / MODEL_FILE).read_bytes()), meta["runs"], columns
 
 
 def _fmt(value):
@@ -404,13 +414,15 @@ def to_label(job: MachineJob) -> list:
 
 
 def judged_pairs(source, topic_ids) -> set:
-    """The pairs people judged for this source: its training labels, and its campaign's judgements."""
+    """The pairs people judged for this source: its training labels, and its campaign's judgements (never practice
+    labels, Judgement.objects.without_practice: a pair judged only in a qualification unit is not in the qrels, so
+    the machine labels it)."""
     pairs = {(t, p) for t, p, _ in (source.training or {}).get("keys", [])}
     if source.campaign_id is not None:
         pairs |= set(Judgement.objects.filter(
             campaign_id=source.campaign_id, topic_id__in=topic_ids, layer__in=JUDGED_LAYERS, adjudicated=False,
             passage__isnull=False,
-        ).order_by().values_list("topic_id", "passage_id"))
+        ).without_practice(source.campaign_id).order_by().values_list("topic_id", "passage_id"))
     return pairs
 
 
@@ -489,11 +501,11 @@ def batch_scorer(source, pool_ids):
         return zero_shot
     threshold = source.settings.get("probability_threshold", PROBABILITY_THRESHOLD)
     if is_features(source.model):
-        model, runs = load_features_model(source.artifact)
+        model, runs, columns = load_features_model(source.artifact)
 
         def featured(batch):
             known = pair_features.pair_features(batch, pool_ids, collection, runs=runs)
-            scores = model.predict(known.matrix())
+            scores = model.predict(known.matrix(columns), known.context())
             return scores, scores >= threshold
 
         return featured

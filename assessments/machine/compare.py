@@ -25,7 +25,7 @@ from assessments.evaluation import aggregate, evaluate
 from assessments.exporters.common import Scope
 from assessments.exporters.qrels import judgement_qrels
 from assessments.machine.metrics import cohen_kappa
-from assessments.models import CANDIDATE_GRADES, JudgementChange, Layer, MachineLabel, Run, RunEntry
+from assessments.models import CANDIDATE_GRADES, Judgement, JudgementChange, Layer, MachineLabel, Run, RunEntry
 from assessments.services.runs import run_labels
 from config.ids import parse_id
 
@@ -221,10 +221,12 @@ def stored_runs(run_ids, topic_ids=None) -> dict:
 
 def anchoring(campaign_id, machine: dict, *, binary: bool, threshold: int = 1) -> dict:
     """Agreement with the machine of the human labels whose latest change showed a machine label, and of those
-    that were blind (calibration share). Only campaigns with pre-labels on have either."""
+    that were blind (calibration share). Only campaigns with pre-labels on have either; practice labels never count
+    (Judgement.objects.without_practice)."""
     changes = JudgementChange.objects.filter(
         judgement__campaign_id=campaign_id, judgement__latest_change_id=F("pk"), machine_shown__isnull=False,
         judgement__grade__isnull=False, judgement__adjudicated=False, judgement__layer__in=GRADED_LAYERS,
+        judgement__in=Judgement.objects.in_campaign(campaign_id).without_practice(campaign_id).values("pk"),
     ).values_list("machine_shown", "judgement__topic__external_id", "judgement__passage__external_id",
                   "judgement__grade")
     groups = {True: [0, 0], False: [0, 0]}

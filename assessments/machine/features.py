@@ -30,13 +30,26 @@ class PairFeatures:
     cosine: np.ndarray | None = None
     vectors: np.ndarray | None = None
     popularity: np.ndarray | None = None
+    queries: dict | None = None  # {topic id: its query's embedding}, with text
 
-    def matrix(self) -> np.ndarray:
-        """Every feature of the model (model.feature_names(runs) names the columns)."""
-        if getattr(self, "_matrix", None) is not None:
+    def matrix(self, names=None) -> np.ndarray:
+        """Every label-free feature of the model (model.feature_names(runs) names the columns), or the columns
+        `names` (a saved model's: one trained before later features were added reads its own)."""
+        if getattr(self, "_matrix", None) is None:
+            self._matrix = relevance.candidate_features(self.ranks, self.scores, self.bm25, self.cosine, self.groups,
+                                                        self.vectors, self.popularity)
+        if names is None:
             return self._matrix
-        return relevance.candidate_features(self.ranks, self.scores, self.bm25, self.cosine, self.groups,
-                                            self.vectors, self.popularity)
+        at = {name: i for i, name in enumerate(relevance.feature_names(self.runs))}
+        missing = [name for name in names if name not in at]
+        if missing:
+            raise relevance.ModelInvalid(f"features: this version has no feature {', '.join(missing)}; train again")
+        return self._matrix[:, [at[name] for name in names]]
+
+    def context(self) -> relevance.TextContext:
+        """Each row's topic, passage and embedding, and the topics' query embeddings: the neighbour features'."""
+        return relevance.TextContext(self.groups, np.array([p for _, p in self.pairs], dtype=np.int64), self.vectors,
+                                     self.queries)
 
     def fusion(self) -> np.ndarray:
         """Reciprocal-rank fusion of the pools' runs: the zero-shot baseline."""
@@ -46,7 +59,10 @@ class PairFeatures:
         """The rows of `pairs` (their feature matrix keeps the per-topic values computed over every row)."""
         at = {pair: i for i, pair in enumerate(self.pairs)}
         rows = np.array([at[pair] for pair in pairs], dtype=np.int64)
-        out = PairFeatures(list(pairs), self.runs, self.ranks[rows], self.scores[rows], self.groups[rows])
+        out = PairFeatures(list(pairs), self.runs, self.ranks[rows], self.scores[rows], self.groups[rows],
+                           queries=self.queries)
+        if self.vectors is not None:
+            out.vectors = self.vectors[rows]
         out._matrix = self.matrix()[rows]
         return out
 
@@ -89,17 +105,36 @@ def pair_features(pairs, pool_ids, collection, *, runs=None, text=True) -> PairF
     names, ranks, scores = run_columns(context, pool_ids, runs)
     groups = np.array([t for t, _ in context], dtype=np.int64)
     whole = PairFeatures(context, names, ranks, scores, groups)
-    whole.bm25, whole.cosine = text_scores(context, collection)
     from retrieval.services import scoring
 
     passages = sorted({p for _, p in context})
     stored = scoring.passage_vectors(collection, passages)
     at = {p: i for i, p in enumerate(passages)}
     whole.vectors = stored[[at[p] for _, p in context]]
+    topic_ids = sorted({t for t, _ in context})
+    texts = {t.pk: query_text(t) for t in Topic.objects.filter(pk__in=topic_ids).prefetch_related("facets")}
+    encoded = scoring.query_vectors(collection, [texts[t] for t in topic_ids], stored.shape[1])
+    whole.queries = {t: encoded[i] for i, t in enumerate(topic_ids)}
+    whole.cosine = np.einsum("ij,ij->i", whole.vectors, np.array([whole.queries[t] for t, _ in context]))
+    whole.bm25 = lexical_scores(context, collection, texts)
     counts = dict(PoolCandidate.objects.filter(pool_id__in=list(pool_ids), passage_id__in=passages).order_by()
                   .values("passage_id").annotate(n=Count("topic_id", distinct=True)).values_list("passage_id", "n"))
     whole.popularity = np.array([counts.get(p, 0) for _, p in context], dtype=np.float64)
     return whole.subset(pairs)
+
+
+def lexical_scores(pairs, collection, texts: dict) -> np.ndarray:
+    """BM25 of each pair: the topic's text (`texts`: {topic id: query text}) against the passage."""
+    from retrieval.services import scoring
+
+    by_topic = {}
+    for i, (t, p) in enumerate(pairs):
+        by_topic.setdefault(t, []).append(i)
+    out = np.zeros(len(pairs))
+    items = [(texts[t], [pairs[i][1] for i in rows]) for t, rows in by_topic.items()]
+    for rows, scores in zip(by_topic.values(), scoring.bm25_scores(collection, items)):
+        out[rows] = scores
+    return out
 
 
 def text_scores(pairs, collection) -> tuple:

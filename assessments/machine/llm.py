@@ -5,9 +5,9 @@ feeling).
 - Nothing leaves the site unless an endpoint is configured (LLM_JUDGE_BASE_URL, or --endpoint); the key comes
   from LLM_JUDGE_API_KEY and is never stored.
 - The default prompt follows UMBRELA (Upadhyay et al., 2024, after Thomas et al., 2023) and asks for its answer
-  form, `##final score: N`; a campaign may replace it (settings["llm_prompt"], with {query} and {passage}).
-  Temperature 0. The answer is stored as it came and read strictly: exactly one `##final score: N` with N a
-  single digit 0–3; anything else is an error, counted and shown, never a 0.
+  form, `##final score: N`; a campaign may replace it (settings["llm_prompt"], with {query} and {passage} and no
+  other {name}: PROMPTS). Temperature 0. The answer is stored as it came and read strictly: exactly one
+  `##final score: N` with N a single digit 0–3; anything else is an error, counted and shown, never a 0.
 - One source per (kind, endpoint, model, prompt, temperature, campaign): running the same judge again finds it
   and asks only what it has no answer for, so a restart asks nothing twice (each answer is stored as it comes).
 - Requests are spaced by the rate limit, retried with exponential backoff on timeouts, connection errors, 429
@@ -66,6 +66,12 @@ happens), or does it only express the reader's feeling or opinion (for example "
 Answer in the format: ##plot: yes (it describes a plot) or ##plot: no (it only expresses a feeling), without \
 providing any reasoning."""
 
+# A campaign's own prompts (its settings keys): the default, the placeholders a prompt must have, those it may have.
+PROMPTS = {
+    "llm_prompt": (DEFAULT_PROMPT, ("{query}", "{passage}"), ()),
+    "llm_filter_prompt": (FILTER_PROMPT, ("{query}",), ()),
+}
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SCORE = re.compile(r"##\s*final score:[ \t]*([^\n]*)", re.IGNORECASE)
 PLOT = re.compile(r"##\s*plot:[ \t]*([^\n]*)", re.IGNORECASE)
 GRADES = (0, 1, 2, 3)
@@ -225,14 +231,25 @@ class JudgeRequest(Limits):
 
 def prompt_for(request: JudgeRequest) -> str:
     """The prompt template: the campaign's own (settings llm_prompt / llm_filter_prompt), else the default."""
-    key, default = ("llm_filter_prompt", FILTER_PROMPT) if request.filter_queries else ("llm_prompt", DEFAULT_PROMPT)
-    prompt = (request.campaign_settings or {}).get(key) or default
+    return campaign_prompt("llm_filter_prompt" if request.filter_queries else "llm_prompt", request.campaign_settings)
+
+
+def campaign_prompt(key, campaign_settings, prompts=None) -> str:
+    """The template a campaign's settings hold under `key` (one of `prompts`, default PROMPTS), else its default;
+    LLMInvalid naming `key` for a template that is not text, lacks a placeholder its job fills, or has a {name} no
+    job fills (it would reach the LLM as it is)."""
+    default, required, optional = (prompts or PROMPTS)[key]
+    prompt = (campaign_settings or {}).get(key) or default
     if not isinstance(prompt, str):
         raise LLMInvalid(f"{key}: the campaign's prompt must be text")
-    needed = ("{query}",) if request.filter_queries else ("{query}", "{passage}")
-    missing = [field for field in needed if field not in prompt]
+    missing = [field for field in required if field not in prompt]
     if missing:
         raise LLMInvalid(f"{key}: the campaign's prompt has no {' or '.join(missing)}")
+    unknown = sorted({f"{{{name}}}" for name in PLACEHOLDER.findall(prompt)} - set(required) - set(optional))
+    if unknown:
+        known = ", ".join((*required, *optional))
+        raise LLMInvalid(f"{key}: the campaign's prompt has {', '.join(unknown)[:200]}, which nothing fills "
+                         f"(its placeholders are {known})")
     return prompt
 
 

@@ -10,6 +10,10 @@ client and job life (assessments.machine.llm: rate limit, retries, spend cap, re
   passages, each vital or okay (the nuggetizer's create and score steps in one request). A topic's suggestions are one
   MachineLabel of a NUGGET_SUGGEST source keyed on the topic alone, grade 1, value [{"text", "importance"}].
 
+The prompts are the campaign's own where it has them (settings llm_nugget_assign_prompt, llm_nugget_suggest_prompt;
+PROMPTS), else the nuggetizer's; the source keeps the prompt it asks with (its settings and identity: another prompt
+is another source).
+
 Answers are read whole and strictly: a request's answer either gives every label (or nugget) it was asked for,
 each a known value, or none of them is stored as a label: each of its items is stored with grade None and the
 error (counted on the job, its first error in the job's message; `retry_errors` asks them again). Nothing here is
@@ -71,12 +75,20 @@ Return only a JSON list of objects, each {{"text": "...", "importance": "vital"}
 {{"text": "...", "importance": "okay"}}. Do not explain.
 Nuggets:"""
 
+# The campaign's own prompts (settings keys, edited on the console's Machine page as the judge's are): the default,
+# the placeholders a prompt must have, those it may have ({count}: the nuggets asked; {most}: MAX_SUGGESTIONS).
+PROMPTS = {
+    "llm_nugget_assign_prompt": (ASSIGN_PROMPT, ("{query}", "{answer}", "{nuggets}"), ("{count}",)),
+    "llm_nugget_suggest_prompt": (SUGGEST_PROMPT, ("{query}", "{context}"), ("{most}",)),
+}
+
 
 @dataclass(frozen=True)
 class NuggetRequest(llm.Limits):
     """What to ask about a nuggets campaign, where, and how much it may cost."""
 
     campaign_id: int | None = None
+    campaign_settings: dict | None = None  # its prompt (settings llm_nugget_assign_prompt / …_suggest_prompt), if own
     suggest: bool = False  # suggestions (the create step), else assignments
     topics: tuple = ()  # external ids; default every topic of the campaign
 
@@ -160,12 +172,21 @@ def _topics(request) -> list[Topic]:
     return topics
 
 
+def prompt_key(suggest: bool) -> str:
+    return "llm_nugget_suggest_prompt" if suggest else "llm_nugget_assign_prompt"
+
+
+def prompt_for(request: NuggetRequest) -> str:
+    """The prompt template: the campaign's own, else the default (LLMInvalid naming the settings key)."""
+    return llm.campaign_prompt(prompt_key(request.suggest), request.campaign_settings, PROMPTS)
+
+
 def create_job(request: NuggetRequest) -> MachineJob:
     """The source (found again when the same work ran before) and a job for what it has no answer to yet."""
     base_url, model = llm.endpoint_and_model(request)
     topics = _topics(request)
     kind = MachineLabelSource.Kind.NUGGET_SUGGEST if request.suggest else MachineLabelSource.Kind.NUGGET_ASSIGN
-    prompt = SUGGEST_PROMPT if request.suggest else ASSIGN_PROMPT
+    prompt = prompt_for(request)
     identity = {"kind": kind, "endpoint": base_url, "model": model, "prompt": prompt, "temperature": 0.0,
                 "campaign": request.campaign_id, "collection": topics[0].collection_id}
     source = llm.find_source(
@@ -271,7 +292,7 @@ class _AssignWork:
 
     def prompt(self, item) -> str:
         topic_id, answer_id, batch = item
-        return (ASSIGN_PROMPT.replace("{count}", str(len(batch)))
+        return (self.source.settings["prompt"].replace("{count}", str(len(batch)))
                 .replace("{query}", texts_of.query_text(self.topics[topic_id]))
                 .replace("{nuggets}", json.dumps([n["text"] for n in batch], ensure_ascii=False))
                 .replace("{answer}", self.answers[answer_id]))
@@ -335,7 +356,7 @@ class _SuggestWork:
 
     def prompt(self, item) -> str:
         topic_id, = item
-        return (SUGGEST_PROMPT.replace("{most}", str(MAX_SUGGESTIONS))
+        return (self.source.settings["prompt"].replace("{most}", str(MAX_SUGGESTIONS))
                 .replace("{query}", texts_of.query_text(self.topics[topic_id]))
                 .replace("{context}", self.context(topic_id)))
 

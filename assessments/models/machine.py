@@ -12,7 +12,40 @@ from django.db import models
 from django.db.models import Q
 
 from assessments.models.topics import Topic
+from config.ids import parse_id
 from retrieval.models import BackgroundJob, Collection, Passage
+
+MAX_NAMED = 10  # sources a name may find before the caller says it names several
+
+
+class MachineLabelSourceQuerySet(models.QuerySet):
+    def usable_by(self, campaign_id):
+        """The sources a campaign may use (its pre-labels, judging order, triage, audit, reports, exports): its own
+        and those made for no campaign, never another campaign's (the one rule)."""
+        return self.filter(Q(campaign_id=campaign_id) | Q(campaign_id__isnull=True))
+
+    def named(self, text) -> list:
+        """The sources among these that a person's `text` names (--source, ?source=, machine_source), by id: the
+        source of that id when `text` is ASCII digits (config.ids.parse_id), and those of that name (at most 200
+        printable characters; other text names none, and never reaches the database).
+
+        Digits are an id: a source may not be named with digits only (MachineLabelSource.name_problem), so a
+        name and an id never meet. A source named so before that rule is found beside the id's source, and the
+        caller refuses the text as naming several (several_sources) rather than pick one silently."""
+        text = str(text)
+        source_id = parse_id(text)
+        named = Q(name=text) if len(text) <= 200 and text.isprintable() else Q(pk__in=[])
+        if source_id is not None:
+            named |= Q(pk=source_id)
+        return list(self.filter(named).order_by("pk")[:MAX_NAMED])
+
+
+def several_sources(text, found) -> str:
+    """Why `text` names each of the sources `found` (two or more), and how to name one of them: by its id."""
+    ids = ", ".join(f"{s.pk} ({s.name})" for s in found)
+    if parse_id(str(text)) is not None:
+        return f"{text!r} is the id of one machine label source and the name of another: give its id ({ids})"
+    return f"several machine label sources are named {str(text)[:100]!r}: give its id ({ids})"
 
 
 class MachineLabelSource(models.Model):
@@ -31,6 +64,13 @@ class MachineLabelSource(models.Model):
         TRAINING = "training", "Training"
         READY = "ready", "Ready"
         FAILED = "failed", "Failed"
+
+    # THE rule of which kinds label a (topic, passage) pair's relevance with a score and a grade: what machine qrels,
+    # the dashboard's comparison with people, triage's `likely` threshold and the audit read. A classifier: its
+    # probability of relevant, 0/1 at its threshold. An LLM judge: its grade 0-3 as the score. A zero-shot source:
+    # its fusion score (0-1) or encoder cosine, 0/1 for the top share of each topic (trained on no human label).
+    # Not the LLM query filter (whether a query describes a plot: no passage) nor nugget sources (labels of answers).
+    PASSAGE_KINDS = (Kind.CLASSIFIER, Kind.LLM, Kind.ZERO_SHOT)
 
     name = models.CharField(max_length=200, help_text="A name for people, e.g. annotator-3 or llm-judge-gpt.")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -63,11 +103,23 @@ class MachineLabelSource(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = MachineLabelSourceQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self):
         return f"{self.name} (#{self.pk}, {self.get_kind_display()})"
+
+    @staticmethod
+    def name_problem(name) -> str | None:
+        """What is wrong with a name a person gives a new source (stripped, non-empty), else None: over 200
+        characters, or ASCII digits only, which --source, ?source= and machine_source would read as an id."""
+        if len(name) > 200:
+            return "at most 200 characters"
+        if name.isascii() and name.isdigit():
+            return "a name of digits only would be read as a source's id: add a letter (e.g. annotator-7)"
+        return None
 
 
 class MachineLabelQuerySet(models.QuerySet):

@@ -19,6 +19,7 @@ Errors are MachineInvalid(field, message): commands show the field as a flag, pa
 a JSON field.
 """
 
+import hashlib
 import math
 import re
 from pathlib import Path
@@ -32,7 +33,7 @@ from assessments.machine import examples as human
 from assessments.machine.jobs import run_here_or_send
 from assessments.machine.metrics import FIGURES
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
-from config.ids import parse_id
+from assessments.models.machine import several_sources
 from retrieval.services import background
 
 BUNDLED_MODEL = annotator.DEFAULT_MODEL
@@ -88,22 +89,27 @@ def check_model(name) -> str:
     return name
 
 
-def check_prompt(text, *, filter_queries=False) -> str:
-    """A campaign's own LLM prompt (llm_prompt, or llm_filter_prompt for the query filter), checked as the judge
-    reads it: text with {query} (and {passage} for relevance)."""
-    key = "llm_filter_prompt" if filter_queries else "llm_prompt"
+PROMPTS = {**llm.PROMPTS, **llm_nuggets.PROMPTS}  # a campaign's own LLM prompts (settings keys): one check for all
+
+
+def check_prompt(text, *, filter_queries=False, key=None) -> str:
+    """A campaign's own LLM prompt under `key` (a PROMPTS key; default llm_prompt, or llm_filter_prompt for the query
+    filter), checked as its job reads it: text with every placeholder the job needs and none it does not fill."""
+    key = key or ("llm_filter_prompt" if filter_queries else "llm_prompt")
+    if key not in PROMPTS:
+        raise MachineInvalid("which", f"{str(key)[:100]!r} is not one of {', '.join(PROMPTS)}")
     if not isinstance(text, str) or not text.strip():
         raise MachineInvalid(key, "write the prompt, or reset it to the default")
     if len(text) > 20_000:
         raise MachineInvalid(key, "at most 20,000 characters")
     try:
-        return llm.prompt_for(llm.JudgeRequest(filter_queries=filter_queries, campaign_settings={key: text}))
+        return llm.campaign_prompt(key, {key: text}, PROMPTS)
     except llm.LLMInvalid as exc:
         raise _invalid(exc, key) from None
 
 
-def default_prompt(*, filter_queries=False) -> str:
-    return llm.FILTER_PROMPT if filter_queries else llm.DEFAULT_PROMPT
+def default_prompt(*, filter_queries=False, key=None) -> str:
+    return PROMPTS[key or ("llm_filter_prompt" if filter_queries else "llm_prompt")][0]
 
 
 def llm_configured() -> dict:
@@ -133,9 +139,10 @@ def _check_pools(names, within, field="pools") -> list:
 
 def train(*, campaign_id=None, campaign_name="", qrels=None, pool=None, topics=(), model=BUNDLED_MODEL, folds=5,
           epochs=1, max_length=256, batch_size=16, learning_rate=3e-5, threshold=1, max_examples=None, seed=0,
-          name="", within=None) -> MachineJob:
+          name="", within=None, run_blind=False) -> MachineJob:
     """Store a new auto-annotator and its training job (not yet sent): from a campaign's judgements
-    (`campaign_id`), or from a qrel set over a pool (`qrels`, `pool`), `topics` (external ids) only if given."""
+    (`campaign_id`), or from a qrel set over a pool (`qrels`, `pool`), `topics` (external ids) only if given.
+    `run_blind`: the feature model reads no run's rank or score (for labels that fill qrels ranking those runs)."""
     model = check_model(model)
     if isinstance(folds, int) and not isinstance(folds, bool) and folds < 2:
         raise MachineInvalid("folds", "cross-validation needs at least 2 folds")
@@ -146,6 +153,8 @@ def train(*, campaign_id=None, campaign_name="", qrels=None, pool=None, topics=(
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) or not (
             math.isfinite(learning_rate) and 0 < learning_rate < 1):
         raise MachineInvalid("learning_rate", "expected a number between 0 and 1, e.g. 3e-5")
+    if not isinstance(run_blind, bool):
+        raise MachineInvalid("run_blind", "expected true or false")
     if (campaign_id is None) == (qrels is None):
         raise MachineInvalid("campaign", "learn from a campaign's judgements, or from a qrel set over a pool")
     if within is not None:
@@ -153,13 +162,12 @@ def train(*, campaign_id=None, campaign_name="", qrels=None, pool=None, topics=(
             raise MachineInvalid("campaign", "a campaign's page or token trains on that campaign's labels")
         if qrels is not None:
             _check_pools([pool] if pool else [], within, field="pool")
-    if name and (len(name) > 200 or not name.strip()):
-        raise MachineInvalid("name", "at most 200 characters")
+    _check_name(name)
     request = annotator.AnnotatorRequest(
         campaign_id=campaign_id, campaign_name=campaign_name, qrel_set=qrels, pool=pool, topics=tuple(topics or ()),
         model=model, folds=folds, epochs=epochs, max_length=max_length, batch_size=batch_size,
         learning_rate=float(learning_rate), grade_threshold=threshold, max_examples=max_examples, seed=seed,
-        name=(name or "").strip(), owner_campaign_id=within,
+        name=(name or "").strip(), owner_campaign_id=within, run_blind=run_blind,
     )
     try:
         return annotator.create_annotator(request)
@@ -167,6 +175,16 @@ def train(*, campaign_id=None, campaign_name="", qrels=None, pool=None, topics=(
         raise _invalid(exc) from None
     except human.ExamplesInvalid as exc:
         raise _invalid(exc, "campaign" if campaign_id is not None else "qrels") from None
+
+
+def _check_name(name):
+    """A new source's name, as given (empty: the default, e.g. annotator-7); MachineInvalid(name) when it is blank,
+    too long or digits only (MachineLabelSource.name_problem: digits are read as an id)."""
+    if not name:
+        return
+    problem = MachineLabelSource.name_problem(name.strip()) if name.strip() else "blank: give a name, or none"
+    if problem:
+        raise MachineInvalid("name", problem)
 
 
 def label(source_id, pools, *, include_judged=False, batch_size=annotator.LABEL_BATCH, within=None) -> MachineJob:
@@ -189,8 +207,7 @@ def zero_shot(method, pools, *, name="", include_judged=False, batch_size=annota
     if method not in annotator.ZERO_SHOT:
         raise MachineInvalid("method", f"expected one of {', '.join(annotator.ZERO_SHOT)}")
     names = _check_pools(pools, within)
-    if name and (len(name) > 200 or not name.strip()):
-        raise MachineInvalid("name", "at most 200 characters")
+    _check_name(name)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= 10_000:
         raise MachineInvalid("batch_size", "expected a whole number from 1 to 10,000")
     try:
@@ -244,18 +261,21 @@ def _check_limits(*, limit, max_requests, max_tokens, retries, rate, timeout):
             raise MachineInvalid(option, "expected a positive number")
 
 
-def nuggets(*, campaign_id, suggest=False, topics=(), endpoint=None, model=None, limit=None, max_requests=None,
-            max_tokens=None, per_minute=None, timeout=None, retries=None, retry_errors=False) -> MachineJob:
+def nuggets(*, campaign_id, suggest=False, topics=(), campaign_settings=None, endpoint=None, model=None, limit=None,
+            max_requests=None, max_tokens=None, per_minute=None, timeout=None, retries=None,
+            retry_errors=False) -> MachineJob:
     """A job (not yet sent) asking the LLM about a nuggets campaign (the caller checks it is one): each answer's
     support of each nugget of its topic's bank (the AutoNuggetizer's assign step), or (`suggest`) each topic's
     atomic nuggets, vital or okay (its create step); only what the source has no answer to yet. Endpoint, model and
-    limits as judge()'s."""
+    limits as judge()'s; the campaign's prompt (settings llm_nugget_assign_prompt / llm_nugget_suggest_prompt) if
+    it has one."""
     _check_limits(limit=limit, max_requests=max_requests, max_tokens=max_tokens, retries=retries, rate=per_minute,
                   timeout=timeout)
     request = llm_nuggets.NuggetRequest(
-        campaign_id=campaign_id, suggest=bool(suggest), topics=tuple(topics or ()), endpoint=endpoint, model=model,
-        limit=limit, max_requests=max_requests, max_tokens=max_tokens, per_minute=per_minute, timeout=timeout,
-        retries=retries, retry_errors=bool(retry_errors))
+        campaign_id=campaign_id, suggest=bool(suggest), topics=tuple(topics or ()),
+        campaign_settings=campaign_settings if isinstance(campaign_settings, dict) else None, endpoint=endpoint,
+        model=model, limit=limit, max_requests=max_requests, max_tokens=max_tokens, per_minute=per_minute,
+        timeout=timeout, retries=retries, retry_errors=bool(retry_errors))
     try:
         return llm_nuggets.create_job(request)
     except llm.LLMInvalid as exc:
@@ -268,25 +288,20 @@ def nugget_sources(campaign_id, kind=MachineLabelSource.Kind.NUGGET_ASSIGN):
 
 
 def nugget_source(campaign_id, name) -> MachineLabelSource:
-    """The campaign's nugget assignment source named by its id or name; MachineInvalid(source) when there is none,
-    or when several share the name (then give the id)."""
+    """The campaign's nugget assignment source named by its id or name (MachineLabelSource.objects.named: digits
+    are an id, since no source is named with digits only); MachineInvalid(source) when there is none, or when the
+    text names several (then give the id)."""
     text = str(name or "").strip()
     if not text:
         raise MachineInvalid("source", "name a machine source (its id or name)")
     rows = MachineLabelSource.objects.filter(campaign_id=campaign_id, kind=MachineLabelSource.Kind.NUGGET_ASSIGN)
-    source_id = parse_id(text)
-    if source_id is not None:
-        found = list(rows.filter(pk=source_id))
-    elif len(text) <= 200 and text.isprintable():
-        found = list(rows.filter(name=text)[:2])
-    else:
-        found = []
+    found = rows.named(text)
     if not found:
         known = ", ".join(f"{s.pk} ({s.name})" for s in rows.order_by("pk")[:10]) or "none yet"
         raise MachineInvalid("source", f"{text[:100]!r} is not a nugget assignment source of this campaign "
                                        f"(its sources: {known})")
     if len(found) > 1:
-        raise MachineInvalid("source", f"several sources are named {text[:100]!r}: give the id")
+        raise MachineInvalid("source", several_sources(text, found))
     return found[0]
 
 
@@ -416,9 +431,11 @@ def judge_summary(job) -> dict:
 
 
 def _public_settings(source) -> dict:
-    """The source's settings as shown: everything but the prompt's full text (its length and checksum stand in)."""
+    """The source's settings as shown: everything but the prompt's full text (its length and its SHA-256,
+    prompt_sha256, stand in: the same as a campaign prompt's is that prompt)."""
     shown = dict(source.settings or {})
-    if "prompt" in shown:
+    if isinstance(shown.get("prompt"), str):
+        shown["prompt_sha256"] = hashlib.sha256(shown["prompt"].encode()).hexdigest()
         shown["prompt"] = f"{len(shown['prompt']):,} characters"
     return shown
 
@@ -432,9 +449,10 @@ def campaign_human_kappa(campaign_id) -> dict:
     return human.human_kappa(campaign_id, collection)
 
 
-def pool_scores(source_id: int, pool, topic_ids=None) -> dict:
+def pool_scores(source_id: int, pool, topic_ids=None, field="score") -> dict:
     """{(topic id, passage id): score} of a source's labels on a pool's candidates (a classifier's probability of
-    relevant, an LLM's grade); candidates it has not labelled, or could not, are absent. `pool`: a Pool or its id."""
+    relevant, an LLM's grade); candidates it has not labelled, or could not, are absent. `pool`: a Pool or its id.
+    `field="grade"`: the labels' grades instead (triage of a zero-shot source, whose score is no probability)."""
     pool_id = pool.pk if isinstance(pool, Pool) else pool
     candidate = PoolCandidate.objects.filter(pool_id=pool_id, topic_id=OuterRef("topic_id"),
                                              passage_id=OuterRef("passage_id"))
@@ -442,4 +460,4 @@ def pool_scores(source_id: int, pool, topic_ids=None) -> dict:
                                        score__isnull=False)
     if topic_ids is not None:
         rows = rows.filter(topic_id__in=topic_ids)
-    return {(t, p): s for t, p, s in rows.order_by().values_list("topic_id", "passage_id", "score")}
+    return {(t, p): s for t, p, s in rows.order_by().values_list("topic_id", "passage_id", field)}

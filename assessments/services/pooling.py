@@ -29,6 +29,7 @@ from django.utils import timezone
 from assessments.models import CandidateSource, Pool, PoolCandidate, Run, RunEntry, Topic
 from retrieval import fusion, services as retrieval
 from retrieval import specs as retriever_specs
+from retrieval.bulk import insert_rows
 from retrieval.models import Job, Passage
 from retrieval.storage import config_key
 
@@ -309,11 +310,10 @@ def _save_rankings(run, rankings: dict) -> None:
             if topic_id in have:
                 continue
             ordered = sorted(ranking, key=lambda hit: (hit[1], external[hit[0]]), reverse=True)
-            entries.extend(
-                RunEntry(run=run, topic_id=topic_id, passage_id=pid, rank=rank, score=score)
-                for rank, (pid, score) in enumerate(ordered, start=1)
-            )
-        RunEntry.objects.bulk_create(entries, batch_size=2000)
+            entries.extend((run.pk, topic_id, pid, rank, None if score is None else float(score))
+                           for rank, (pid, score) in enumerate(ordered, start=1))
+        # straight rows (COPY on PostgreSQL), no model instances: a retriever's run is topics × its depth (≥ 100) rows
+        insert_rows(RunEntry, ["run_id", "topic_id", "passage_id", "rank", "score"], entries)
 
 
 def _entries(runs, topics, depth):

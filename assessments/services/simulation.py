@@ -12,6 +12,11 @@ judges it, the qrels answering (a candidate the qrels do not grade counts as not
   ranked; Kendall's τ-b against the ranking with the whole pool judged.
 - curve: relevant found, summed over topics, after n judgements a topic (n = 0 … the largest pool).
 
+A prior (optional: {topic: {doc: score}}, e.g. a machine annotator's probabilities; never read from the qrels) seeds
+the orders that take one, as the live queue's do: `active` starts from the prior's ranking and has its log-odds as a
+feature; `machine` judges by the prior alone. A topic whose candidates have no prior score at all falls back (active
+from fusion, machine in depth order) and is named in the notes.
+
 Once an order has found every relevant candidate of a topic and passed the largest budget, the rest
 of that topic is taken in depth order: nothing measured can change any more, and the simulation
 stays fast (a TREC-scale input, 100 topics × 20 runs at depth 100, in well under a minute).
@@ -24,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assessments.services.ordering import ORDERS, TopicPool, make_order, single_threaded
+from assessments.services.ordering import ORDERS, OrderError, TopicPool, make_order, single_threaded
 
 RECALLS = (0.5, 0.8, 0.9, 0.95)
 BUDGETS = (0.1, 0.2, 0.3, 0.5)
@@ -57,10 +62,12 @@ class Simulation:
     min_rel: int
     orders: dict  # {name: OrderResult}
     scores: dict = field(default_factory=dict)  # {measure: {run: score with the whole pool judged}}
+    prior: dict | None = None  # with a prior: {"topics": with a score, "fallback": [topics without], "unscored": n}
+    notes: list = field(default_factory=list)  # what the reader should know (a topic without prior scores…)
 
     def as_json(self, tau_measure: str = "AP") -> dict:
         """The shape `simulate_judging --format json` prints."""
-        return {
+        shape = {
             "pool": {"topics": self.topics, "candidates": self.candidates, "relevant": self.relevant},
             "orders": {
                 name: {
@@ -70,6 +77,11 @@ class Simulation:
                 for name, result in self.orders.items()
             },
         }
+        if self.prior is not None:
+            shape["prior"] = self.prior
+        if self.notes:
+            shape["notes"] = list(self.notes)
+        return shape
 
 
 def _round(value):
@@ -97,16 +109,38 @@ def load_features(path) -> tuple[dict, dict]:
 
 
 def topic_pools(qrels: Mapping, runs: Mapping, depth: int, features: Mapping | None = None,
-                seeds: Mapping | None = None) -> dict:
-    """{topic: TopicPool} for the qrels' topics that some run retrieved, in the qrels' topic order."""
+                seeds: Mapping | None = None, prior: Mapping | None = None) -> dict:
+    """{topic: TopicPool} for the qrels' topics that some run retrieved, in the qrels' topic order.
+
+    prior: {topic: {doc: score}}; a pool none of whose candidates has a score gets none (pool.prior is None).
+    """
     pools = {}
     for topic in qrels:
         rankings = {name: ranking.get(topic, []) for name, ranking in runs.items()}
         if any(rankings.values()):
-            pools[topic] = TopicPool.from_rankings(
+            pool = TopicPool.from_rankings(
                 rankings, depth, features=features, seed=None if seeds is None else seeds.get(topic),
+                prior=None if prior is None else prior.get(topic, {}),
             )
+            if pool.prior is not None and np.isnan(pool.prior).all():
+                pool.prior = None
+            pools[topic] = pool
     return pools
+
+
+def prior_notes(pools: Mapping) -> tuple[dict, list]:
+    """What a prior covered: ({"topics", "fallback", "unscored"}, notes) for pools built with one (topic_pools)."""
+    fallback = [topic for topic, pool in pools.items() if pool.prior is None]
+    unscored = sum(int(np.isnan(pool.prior).sum()) for pool in pools.values() if pool.prior is not None)
+    notes = []
+    if fallback:
+        shown = ", ".join(map(str, fallback[:10])) + (f" and {len(fallback) - 10} more" if len(fallback) > 10 else "")
+        notes.append(f"no prior score for any candidate of {len(fallback)} topic(s) ({shown}): there active starts "
+                     "from fusion and machine follows depth order")
+    if unscored:
+        notes.append(f"{unscored:,} candidates of topics with a prior have no score: active gives them the median "
+                     "score, machine judges them after the scored ones, in depth order")
+    return {"topics": len(pools) - len(fallback), "fallback": fallback, "unscored": unscored}, notes
 
 
 def judge_order(pool: TopicPool, grades: Mapping, order: str, min_rel: int, until: int) -> list[int]:
@@ -115,6 +149,8 @@ def judge_order(pool: TopicPool, grades: Mapping, order: str, min_rel: int, unti
     After `until` judgements and once every relevant candidate is found, the rest follow in depth order.
     """
     relevant_left = sum(1 for key in pool.keys if grades.get(key, 0) >= min_rel)
+    if order == "machine" and pool.prior is None:  # no score at all: the machine order's rule for unscored ones
+        order = "depth"
     judge = make_order(order, pool, min_rel)
     sequence = []
     while True:
@@ -186,20 +222,24 @@ class RunScorer:
 
 
 def simulate(qrels: Mapping, runs: Mapping, *, depth: int = 100, orders=ORDERS, min_rel: int = 1,
-             features: Mapping | None = None, seeds: Mapping | None = None, recalls=RECALLS, budgets=BUDGETS,
-             progress: Callable = no_progress) -> Simulation:
+             features: Mapping | None = None, seeds: Mapping | None = None, prior: Mapping | None = None,
+             recalls=RECALLS, budgets=BUDGETS, progress: Callable = no_progress) -> Simulation:
     """Replay every order over the depth-k pools of the runs with the qrels as the assessor.
 
     qrels: {topic: {doc: grade}}; runs: {name: {topic: [doc…] best first}}; features (optional):
     {doc: vector} for the active order (every pooled document needs one), and seeds {topic: vector}
-    (the topic's text encoded like the documents, CAL's seed).
+    (the topic's text encoded like the documents, CAL's seed); prior (optional): {topic: {doc: score}} for
+    `active` and `machine` (which needs it). The prior is taken as given: it must not come from these qrels.
     """
     with single_threaded():
-        return _simulate(qrels, runs, depth, orders, min_rel, features, seeds, recalls, budgets, progress)
+        return _simulate(qrels, runs, depth, orders, min_rel, features, seeds, prior, recalls, budgets, progress)
 
 
-def _simulate(qrels, runs, depth, orders, min_rel, features, seeds, recalls, budgets, progress) -> Simulation:
-    pools = topic_pools(qrels, runs, depth, features, seeds)
+def _simulate(qrels, runs, depth, orders, min_rel, features, seeds, prior, recalls, budgets, progress) -> Simulation:
+    if "machine" in orders and prior is None:
+        raise OrderError("the machine order needs a prior (a score per topic and document)")
+    pools = topic_pools(qrels, runs, depth, features, seeds, prior)
+    covered, notes = prior_notes(pools) if prior is not None else (None, [])
     grades = {topic: qrels.get(topic, {}) for topic in pools}
     relevant = {t: sum(1 for key in pool.keys if grades[t].get(key, 0) >= min_rel) for t, pool in pools.items()}
     largest = max((len(pool) for pool in pools.values()), default=0)
@@ -236,5 +276,5 @@ def _simulate(qrels, runs, depth, orders, min_rel, features, seeds, recalls, bud
     return Simulation(
         topics=len(pools), candidates=sum(len(p) for p in pools.values()), relevant=sum(relevant.values()),
         runs=list(runs), depth=depth, min_rel=min_rel, orders=results,
-        scores={m: dict(zip(scorer.runs, everything[m])) for m in TAU_MEASURES},
+        scores={m: dict(zip(scorer.runs, everything[m])) for m in TAU_MEASURES}, prior=covered, notes=notes,
     )

@@ -78,19 +78,26 @@ def passage_vectors(collection, passage_ids, spec: dict | None = None) -> np.nda
     return out
 
 
-def dense_scores(collection, items, spec: dict | None = None) -> list:
-    """The cosine of each (query text, [passage ids]): the query encoded now, the passages' stored vectors."""
+def query_vectors(collection, texts, dimension: int, spec: dict | None = None) -> np.ndarray:
+    """The query texts encoded now by the dense index's encoder; VectorsInvalid (naming the index's manifest) when
+    the encoder's dimension is not the stored vectors' `dimension`."""
     from retrieval.encoders import load_encoder
 
+    spec = spec or specs_module.parse("dense")
+    queries = load_encoder(work.encoder_spec(spec)).encode_queries(list(texts))
+    if queries.shape[1] != dimension:
+        index = index_for(collection, spec)
+        raise VectorsInvalid(f"{index.path / work.MANIFEST}: stored vectors of dimension {dimension}, the "
+                             f"encoder gives {queries.shape[1]}")
+    return queries
+
+
+def dense_scores(collection, items, spec: dict | None = None) -> list:
+    """The cosine of each (query text, [passage ids]): the query encoded now, the passages' stored vectors."""
     spec = spec or specs_module.parse("dense")
     items = list(items)
     wanted = sorted({pid for _, pids in items for pid in pids})
     vectors = passage_vectors(collection, wanted, spec)
     row = {pid: i for i, pid in enumerate(wanted)}
-    encoder = load_encoder(work.encoder_spec(spec))
-    queries = encoder.encode_queries([text for text, _ in items])
-    if queries.shape[1] != vectors.shape[1]:
-        index = index_for(collection, spec)
-        raise VectorsInvalid(f"{index.path / work.MANIFEST}: stored vectors of dimension {vectors.shape[1]}, the "
-                             f"encoder gives {queries.shape[1]}")
+    queries = query_vectors(collection, [text for text, _ in items], vectors.shape[1], spec)
     return [vectors[[row[p] for p in pids]] @ q if pids else np.zeros(0) for q, (_, pids) in zip(queries, items)]

@@ -3,38 +3,16 @@ tiny BERT on CPU), see its k-fold figures beside the human–human κ, label a p
 the LLM prompt, and be refused what the commands refuse; other campaigns' pools, annotators and jobs stay out."""
 
 import pytest
-from django.contrib.auth.models import Group
 
 from annotation.models import Campaign
-from annotation.roles import Role, ensure_groups
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool
 from assessments.machine import llm
 from tests import factories
-from tests.assessments.test_train_annotator import campaign, tiny  # noqa: F401 — the fixtures: three topics, two assessors
+from tests.assessments.machine_setup import campaign, model_dir, tiny, world  # noqa: F401 — four topics, two runs, two assessors
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "/campaigns/aero-judging/machine/"
-
-
-@pytest.fixture(autouse=True)
-def model_dir(settings, tmp_path):
-    settings.MACHINE_MODEL_DIR = tmp_path / "annotators"
-
-
-@pytest.fixture
-def organiser(client):
-    ensure_groups()
-    user = factories.user("boss", is_staff=True)
-    user.groups.add(Group.objects.get(name=Role.ORGANISER))
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
-def world(campaign):  # noqa: F811
-    campaign.pools.add(Pool.objects.get(name="aero-pool"))
-    return campaign
 
 
 def train_form(tiny, **overrides):  # noqa: F811
@@ -98,6 +76,7 @@ def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(c
     ({"model_name": "not a name!"}, "model_name", "give features, minilm, a model folder, or a Hugging Face name"),
     ({"threshold": 3}, None, "all 32 human labels are non-relevant"),
     ({"topics": "1\n2"}, None, "only 16 human labels: an annotator needs at least 20"),
+    ({"run_blind": "on"}, "run_blind", "only the feature model reads the runs"),
     ({"learn_from": "qrels"}, "qrels", "choose one to learn from a qrel set"),
 ])
 def test_the_page_refuses_what_the_command_refuses_and_starts_nothing(client, organiser, world, tiny, overrides,  # noqa: F811
@@ -142,6 +121,19 @@ def test_the_llm_prompt_is_the_campaigns_own_once_saved_and_checked_like_the_com
     client.post(PAGE, {"action": "prompt", "which": "llm_prompt", "prompt": "", "reset": "1"})
     world.refresh_from_db()
     assert "llm_prompt" not in world.settings
+    response = client.post(PAGE, {"action": "prompt", "which": "llm_prompt", "prompt": prompt + " {answer}"})
+    assert response.status_code == 400  # a {name} the judge does not fill would reach the LLM as it is
+    assert "has {answer}, which nothing fills" in " ".join(response.context["prompts"][0]["form"].errors["prompt"])
+
+
+def test_the_nugget_prompts_are_a_nuggets_campaigns_only(client, organiser, world):
+    page = client.get(PAGE).content.decode()
+    assert 'id="prompt-llm_prompt"' in page and 'id="prompt-llm_nugget_assign_prompt"' not in page
+    response = client.post(PAGE, {"action": "prompt", "which": "llm_nugget_assign_prompt",
+                                  "prompt": "{query} {answer} {nuggets}"})
+    assert response.status_code == 400
+    world.refresh_from_db()
+    assert "llm_nugget_assign_prompt" not in (world.settings or {})
 
 
 def test_the_llm_judge_sends_nothing_when_no_endpoint_is_configured(client, organiser, world, settings):
@@ -167,6 +159,31 @@ def test_the_api_refuses_too_few_labels_or_one_class_naming_the_field(client, or
         errors = response.json()
         assert message in errors["detail"] and errors["field"] == "campaign", errors
     assert not MachineLabelSource.objects.exists()
+
+
+def test_the_api_trains_a_run_blind_annotator_and_refuses_run_blind_where_it_means_nothing(client, organiser, world,
+                                                                                          tiny):  # noqa: F811
+    url = "/api/campaigns/aero-judging/machine/train/"
+    for body, field in (({"run_blind": "maybe"}, "run_blind"), ({"run_blind": True, "model": tiny}, "run_blind")):
+        response = client.post(url, body, content_type="application/json")
+        assert response.status_code == 400, response.content
+        assert field in response.content.decode(), response.content
+    assert not MachineLabelSource.objects.exists()
+    response = client.post(url, {"run_blind": True, "folds": 2}, content_type="application/json")
+    assert response.status_code == 202, response.content
+    blind = MachineLabelSource.objects.get()
+    assert blind.settings["run_blind"] is True  # what the job trains with (model.run_blind_names)
+    client.post(url, {"folds": 2}, content_type="application/json")
+    assert "run_blind" not in MachineLabelSource.objects.exclude(pk=blind.pk).get().settings
+
+
+def test_the_page_trains_a_run_blind_features_annotator_when_ticked(client, organiser, world, tiny):  # noqa: F811
+    assert 'name="run_blind"' in client.get(PAGE).content.decode()
+    for ticked in ({"run_blind": "on"}, {}):
+        response = client.post(PAGE, train_form(tiny, model_choice="features", folds=2, **ticked))
+        assert response.status_code == 302, response.content.decode()[:3000]
+    blind, default = MachineLabelSource.objects.order_by("pk")
+    assert blind.settings["run_blind"] is True and "run_blind" not in default.settings
 
 
 def test_the_page_shows_the_fusion_baseline_beside_each_annotator_and_a_red_note_where_it_does_not_beat_it(

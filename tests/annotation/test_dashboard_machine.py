@@ -144,3 +144,25 @@ def test_machine_report_gives_the_dashboards_figures_on_the_command_line(judged)
     text = StringIO()
     call_command("machine_report", "--source", "llm:judge", "--campaign", campaign.name, stdout=text)
     assert f"κ {section['agreement']['kappa']:.3f}" in text.getvalue() and "filled (4 topics): τ" in text.getvalue()
+
+
+def test_a_zero_shot_source_is_compared_with_the_people_like_any_other(judged, client):
+    """Zero-shot sources (issue 28) grade (topic, passage) pairs like a classifier: the dashboard shows them beside the
+    people; the LLM query filter, whose labels are not about passages, is never listed."""
+    campaign, made, organiser = judged
+    collection = made[0][0].collection
+    zero = MachineLabelSource.objects.create(name="fusion-1", kind="zero_shot", collection=collection, model="fusion",
+                                             grades=[0, 1], status="ready", campaign_id=campaign.pk)
+    query_filter = MachineLabelSource.objects.create(name="filter", kind="query_filter", collection=collection,
+                                                     model="judge", grades=[0, 1], status="ready")
+    for t, (topic, passages) in enumerate(made):
+        for i, passage in enumerate(passages):
+            MachineLabel.objects.create(source=zero, topic=topic, passage=passage, grade=int(i < 2), score=1 / (i + 1))
+            MachineLabel.objects.create(source=query_filter, topic=topic, passage=passage, grade=1, score=1.0)
+
+    [section] = dashboard(campaign)["machine"]["sources"]
+
+    assert section["source"] == zero.pk and section["agreement"]["items"] == 16
+    client.force_login(organiser)
+    html = client.get(reverse("annotation:dashboard", args=[campaign.name])).content.decode()
+    assert f'id="machine-source-{zero.pk}"' in html and f'id="machine-source-{query_filter.pk}"' not in html

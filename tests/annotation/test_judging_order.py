@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.roles import Role, ensure_groups
 from annotation.services import judging_order
-from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, PoolCandidate
+from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, PoolCandidate, Run, RunEntry
 from assessments.services import ordering
 from tests import factories
 from tests.annotation import plot_setup as ps
@@ -77,7 +77,7 @@ def test_move_to_front_is_served_as_worked_out_by_hand(client, world):
     assert state["total"] == 6 and state["waiting"] and not state["stopped"]
 
 
-@pytest.mark.parametrize("order", ["depth", "maxmean", "active"])
+@pytest.mark.parametrize("order", ["depth", "maxmean", "active", "active-deep"])
 def test_every_order_serves_what_the_simulator_would_choose(client, world, order):
     _, _, p, runs = world
     a = make(world, order)
@@ -90,6 +90,22 @@ def test_every_order_serves_what_the_simulator_would_choose(client, world, order
         grade(client, a, passage, value)
         made.append((passage, value))
     assert served(client, a)[0][:-1] == [x.pk for x, _ in made]
+
+
+def test_active_deep_reads_each_runs_ranks_below_the_pools_depth(client, world):
+    topic, pool, p, runs = world
+    run_a, run_b = (Run.objects.get(collection=topic.collection, name=name) for name in ("A", "B"))
+    # Run A ranked run B's p1 at 25, below the pool's depth (20); a passage outside the pool is not a candidate.
+    RunEntry.objects.create(run=run_a, topic=topic, passage=p[1], rank=pool.depth + 5)
+    outside = [x for x in type(p[0]).objects.filter(book=p[0].book) if x not in p][0]
+    RunEntry.objects.create(run=run_b, topic=topic, passage=outside, rank=pool.depth + 1)
+    deep = judging_order.topic_pool(pool, topic.pk, deep=True)
+    assert deep.keys == [x.pk for x in p]
+    assert deep.deep_ranks[deep.index[p[1].pk], deep.runs.index(run_a.pk)] == pool.depth + 5
+    assert (deep.deep_ranks != deep.ranks).sum() == 1
+    assert judging_order.topic_pool(pool, topic.pk).deep_ranks is judging_order.topic_pool(pool, topic.pk).ranks
+    a = make(world, "active-deep")
+    assert served(client, a)[0] == [ordering.next_candidate(deep, {}, "active-deep")]
 
 
 def test_with_overlap_the_second_assessor_follows_the_sequence_then_the_order(client, world):
@@ -148,6 +164,9 @@ def test_the_active_order_starts_from_the_campaigns_annotator_as_its_prior(clien
     assert served(client, with_prior)[0] == [p[5].pk]  # the prior's best, where fusion would serve p0 first
     without = make(world, "active", "other", camp=ps.campaign(name="no-prior", judging_order="active"))
     assert served(client, without)[0] == [p[0].pk]
+    deep = make(world, "active-deep", "third", camp=ps.campaign(name="deep-prior", judging_order="active-deep",
+                                                                  machine_source=source.pk))
+    assert served(client, deep)[0] == [p[5].pk]  # active-deep starts from the prior too
 
 
 def test_a_target_recall_stops_once_the_pessimistic_estimate_reaches_it(client, world):
@@ -255,3 +274,29 @@ def test_the_dashboard_and_results_page_show_the_pools_leave_one_run_out(client,
     for name in ("dashboard", "console_results"):
         html = client.get(reverse(f"annotation:{name}", args=[a.campaign.name])).content.decode()
         assert 'id="reusability-table"' in html and "loo-a" in html, name
+
+
+def test_a_zero_shot_source_orders_the_queue_before_the_first_judgement(client, world):
+    """Issue 28, item 3: a campaign with no human label yet orders its queue by a zero-shot source (encoder
+    similarity of the query with each chunk), made by the command every page and the API call."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    topic, pool, p, _ = world
+    camp = ps.campaign(name="zero-shot-first")
+    camp.pools.add(pool)
+    call_command("machine_label", "--zero-shot", "encoder", "--pool", pool.name, "--campaign", camp.name,
+                 "--no-progress", stdout=StringIO(), stderr=StringIO())
+    source = MachineLabelSource.objects.get(kind="zero_shot")
+    scores = dict(MachineLabel.objects.filter(source=source).values_list("passage_id", "score"))
+    assert len(scores) == 6  # every candidate scored, none judged
+    camp.settings = {"judging_order": "machine", "machine_source": source.pk}
+    camp.save()
+    a = make(world, "machine", camp=camp)
+    best = max(scores, key=scores.get)
+    assert best != p[0].pk  # the pool's (depth) order would serve p0 first: the source, not depth, decides
+    assert served(client, a)[0] == [best]
+    client.force_login(a.assessor)
+    html = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    assert all(f"{score:.4f}" not in html for score in scores.values())  # the scores order, never show

@@ -120,3 +120,34 @@ def test_a_bad_setting_is_named_on_the_page_and_refuses_saves(client, setup, pos
     assert refused.status_code == 400 and message in refused.json()["message"]
     with pytest.raises(plot.SettingsInvalid):
         plot.plot_page(assignment)
+
+
+@pytest.mark.parametrize("values", [
+    {"show_machine_labels": True, "blind_share": 0},  # pre-labels
+    {"judging_order": "machine"},  # the order its scores give
+])
+def test_another_campaigns_source_stored_behind_the_checks_is_never_used(client, setup, post, values):
+    """The settings' writers refuse another campaign's machine_source (usable_by); one stored before that check, or
+    through the admin's raw settings, is refused where it is read: the page says so, nothing of it is shown."""
+    from annotation.models import Campaign
+    from annotation.services import judging_order
+
+    assignment, picked, source = setup
+    source.campaign_id = Campaign.objects.create(name="other-campaign").pk
+    source.save()
+    assignment.campaign.settings = {**values, "machine_source": source.pk}
+    assignment.campaign.save()
+    client.force_login(assignment.assessor)
+    page = client.get(reverse("annotation:outline", args=[assignment.token]))
+    assert page.status_code == 409 and "machine_source" in page.content.decode()
+    if "judging_order" in values:  # the order only serves: a label saved meanwhile is the assessor's own
+        with pytest.raises(judging_order.OrderSettingsInvalid, match="machine_source"):
+            judging_order.settings_of(assignment.campaign)
+    else:  # a change records whether a pre-label was shown: refused while that cannot be told
+        refused = post(assignment, layer="plot_grade", passage=picked[0].pk, value=1)
+        assert refused.status_code == 400 and "machine_source" in refused.json()["message"]
+        with pytest.raises(prelabels.PrelabelsInvalid, match="this campaign may use"):
+            prelabels.prelabels(assignment.campaign)
+    source.campaign_id = None  # a source made for no campaign is usable by any
+    source.save()
+    assert client.get(reverse("annotation:outline", args=[assignment.token])).status_code == 200

@@ -227,3 +227,42 @@ def test_the_machine_page_sends_an_audit_sample_to_review(judged, boss, client):
     response = client.post("/campaigns/tri/machine/", {"action": "audit", "machine_source": source.pk, "size": 0,
                                                         "seed": 0})
     assert response.status_code == 400 and "size" in response.context["forms"]["audit"].errors
+
+
+def _audit_form(html):
+    form = html[html.index('id="audit-form"'):]
+    return form[:form.index("</form>")]
+
+
+def test_a_zero_shot_source_is_offered_audited_and_triaged_like_an_annotator(judged, boss, client):
+    camp, pool, source, topics, reviewer = judged
+    MachineLabelSource.objects.filter(pk=source.pk).update(kind="zero_shot", model="fusion", name="fusion-x")
+    assert f"fusion-x (#{source.pk})" in _audit_form(client.get("/campaigns/tri/machine/").content.decode())
+    assert f"fusion-x (#{source.pk})" in client.get("/campaigns/tri/work/").content.decode()
+
+    response = client.post("/campaigns/tri/machine/", {"action": "audit", "machine_source": source.pk, "size": 4,
+                                                        "seed": 0})
+    assert response.status_code == 302
+    items = [i for r in Review.objects.all() for i in r.items.all()]
+    assert len(items) == 4 and {i.passage.external_id.split("-")[1] for i in items} == {"d2", "d3"}
+    assert all(i.labels["machine"]["name"] == "fusion-x" and i.labels["machine"]["score"] is not None for i in items)
+    assert all(i.labels["machine"]["text"] in ("likely relevant", "likely not relevant") for i in items)
+
+    # Its scores are no probabilities: triage compares its grade (its top share of each topic) with the threshold,
+    # so a score of 0.9 on a candidate it grades 0 does not make it likely relevant.
+    MachineLabel.objects.filter(source=source, passage__external_id__endswith="-d2").update(score=0.95, grade=0)
+    MachineLabel.objects.filter(source=source, passage__external_id__endswith="-d3").update(score=0.3, grade=1)
+    assign_campaign(camp, NAMES, overlap=1, likely=LikelyRelevant(source.pk, 0.5, 1))
+    assert sorted(Pool.objects.get(name=f"tri-pool-likely-{source.pk}").candidates.values_list(
+        "passage__external_id", flat=True)) == ["t1-d1", "t1-d3", "t2-d1", "t2-d3"]
+
+
+def test_a_query_filter_is_neither_offered_nor_audited(judged, boss, client):
+    camp, pool, source, topics, reviewer = judged
+    MachineLabelSource.objects.filter(pk=source.pk).update(kind="query_filter")
+    assert "No machine labels of this campaign yet." in _audit_form(client.get("/campaigns/tri/machine/").content.decode())
+    with pytest.raises(TriageInvalid, match="no machine label source"):
+        audit_review(camp, source.pk)
+    response = client.post("/campaigns/tri/machine/", {"action": "audit", "machine_source": source.pk, "size": 2,
+                                                        "seed": 0})
+    assert response.status_code == 400 and not Review.objects.exists()

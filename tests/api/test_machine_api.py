@@ -6,40 +6,13 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Campaign
-from annotation.roles import Role, ensure_groups
 from annotation.services.tokens import issue_token
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool
-from tests import factories
+from tests.api.machine_setup import BASE, boss, campaign, client, model_dir, others, world  # noqa: F401
+from tests.assessments.machine_setup import tiny  # noqa: F401 — a tiny BERT to train
 from tests.assessments.test_llm_judge import server  # noqa: F401 — the loopback OpenAI-compatible server
-from tests.assessments.test_train_annotator import campaign, tiny  # noqa: F401 — three topics, two assessors
 
 pytestmark = pytest.mark.django_db
-
-BASE = "/api/campaigns/aero-judging/machine/"
-
-
-@pytest.fixture(autouse=True)
-def model_dir(settings, tmp_path):
-    settings.MACHINE_MODEL_DIR = tmp_path / "annotators"
-
-
-@pytest.fixture
-def world(campaign):  # noqa: F811
-    campaign.pools.add(Pool.objects.get(name="aero-pool"))
-    Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
-    factories.user("boss").groups.add(ensure_groups()[Role.ORGANISER])
-    return campaign
-
-
-def client(key):
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    return c
-
-
-@pytest.fixture
-def boss(world):
-    return client(issue_token(username="boss", role="organiser")[1])
 
 
 def test_an_organiser_trains_labels_and_reads_the_figures_through_the_api(boss, tiny,  # noqa: F811

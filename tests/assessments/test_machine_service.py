@@ -47,7 +47,7 @@ def test_the_base_model_is_the_bundled_one_a_hub_name_or_a_folder_holding_a_mode
 @pytest.mark.parametrize("kwargs, field", [
     ({"folds": 1}, "folds"), ({"folds": 21}, "folds"), ({"epochs": 0}, "epochs"), ({"max_length": 4}, "max_length"),
     ({"learning_rate": float("inf")}, "learning_rate"), ({"learning_rate": 0}, "learning_rate"),
-    ({"max_examples": 1}, "max_examples"), ({"campaign_id": None}, "campaign"),
+    ({"max_examples": 1}, "max_examples"), ({"campaign_id": None}, "campaign"), ({"run_blind": "yes"}, "run_blind"),
 ])
 def test_training_options_out_of_bounds_are_refused_before_anything_is_stored(kwargs, field):
     with pytest.raises(machine.MachineInvalid) as caught:
@@ -63,3 +63,11 @@ def test_a_campaign_prompt_needs_its_fields():
     with pytest.raises(machine.MachineInvalid) as caught:
         machine.check_prompt("  ")
     assert caught.value.field == "llm_prompt"
+    for key in machine.PROMPTS:  # every default passes its own check
+        assert machine.check_prompt(machine.default_prompt(key=key), key=key) == machine.default_prompt(key=key)
+    with pytest.raises(machine.MachineInvalid) as caught:
+        machine.check_prompt("{query} {context} {count}", key="llm_nugget_suggest_prompt")
+    assert caught.value.field == "llm_nugget_suggest_prompt" and "{count}, which nothing fills" in caught.value.message
+    with pytest.raises(machine.MachineInvalid) as caught:
+        machine.check_prompt("{query}", key="llm_nope")
+    assert caught.value.field == "which"

@@ -42,7 +42,7 @@ def test_the_json_has_exactly_the_documented_shape_and_the_hand_counted_figures(
     # Topic 1 pools doc1_1..3 (doc1_2 relevant; doc1_7 is relevant but pooled by no run), topic 2 doc2_1, doc2_3,
     # doc2_2 (doc2_1 and doc2_2 relevant), topic 3 six documents, none relevant (doc3_9 is not pooled).
     assert result["pool"] == {"topics": 3, "candidates": 12, "relevant": 3}
-    assert list(result["orders"]) == ["depth", "mtf", "maxmean", "active", "hedge"]
+    assert list(result["orders"]) == ["depth", "mtf", "maxmean", "active", "hedge", "active-deep"]
     for order in result["orders"].values():
         assert set(order) == {"judgements_to_recall", "tau_at_budget"}
         # 50%: ⌈0.5⌉ = 1 of topic 1 (2nd judged) + ⌈1.0⌉ = 1 of topic 2 (1st) = 3; 80…95%: 2 + 3 = 5.

@@ -10,62 +10,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Campaign
 from assessments.machine import annotator
-from assessments.models import (
-    CandidateSource, Layer, MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Qrel, QrelSet, Run, Topic,
-)
-from assessments.services.judging import record_judgement
+from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Qrel, QrelSet
 from retrieval.classifier import checksum
-from tests import factories
-from tests.retrieval.tiny_models import tiny_bert
+from tests.assessments.machine_setup import campaign, model_dir, tiny  # noqa: F401 — four topics, two runs, two assessors
 
 pytestmark = pytest.mark.django_db
-
-RELEVANT = "the wing flutter of the model at supersonic speed was measured in the tunnel"
-OTHER = "heat transfer in the laminar boundary layer of a flat plate with suction"
-QUERIES = ["wing flutter at supersonic speed", "flutter of a wing in the tunnel", "supersonic wing flutter model",
-           "wing flutter measured in a wind tunnel"]
-
-
-@pytest.fixture(autouse=True)
-def model_dir(settings, tmp_path):
-    settings.MACHINE_MODEL_DIR = tmp_path / "annotators"
-    return settings.MACHINE_MODEL_DIR
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """A tiny BERT (2 layers, 32 units) built from a config: a base model that trains in a second."""
-    return tiny_bert(tmp_path_factory.mktemp("tiny") / "bert")
-
-
-@pytest.fixture
-def campaign():
-    """Four ad hoc topics of ten candidates each in a pool of two runs; alice and bob grade the first eight of each
-    (32 labels, the same items, so their κ exists), the last two are nobody's: what the annotator labels."""
-    coll = factories.collection("aero")
-    camp = Campaign.objects.create(name="aero-judging", task=Campaign.Task.ADHOC)
-    alice, bob = factories.user("alice"), factories.user("bob")
-    topics = [factories.topic(coll, str(n), kind=Topic.Kind.ADHOC, text=q) for n, q in enumerate(QUERIES, start=1)]
-    pool = Pool.objects.create(name="aero-pool", collection=coll, status=Pool.Status.READY)
-    pool.topics.set(topics)
-    runs = [Run.objects.create(collection=coll, name=name) for name in ("lexical", "dense")]
-    for topic in topics:
-        for rank in range(1, 11):
-            relevant = rank % 2 == 1
-            doc = factories.passage(coll, f"{topic.external_id}-d{rank}", text=f"{RELEVANT if relevant else OTHER} {rank}")
-            candidate = PoolCandidate.objects.create(pool=pool, topic=topic, passage=doc, rank=rank)
-            CandidateSource.objects.create(candidate=candidate, run=runs[0], rank=rank, score=20.0 - rank)
-            CandidateSource.objects.create(candidate=candidate, run=runs[1], rank=11 - rank, score=0.1 * rank)
-            if rank <= 8:
-                for who in (alice, bob):
-                    grade = 2 if relevant else 0
-                    if who is bob and rank == 5:
-                        grade = 0  # one disagreement a topic (the majority of a tie is the higher grade)
-                    record_judgement(assessor=who, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=doc,
-                                     campaign_id=camp.pk)
-    return camp
 
 
 def train(*args):
@@ -279,3 +229,66 @@ def test_the_feature_model_labels_the_unjudged_candidates(campaign):
     labels = MachineLabel.objects.filter(source_id=figures["annotator"])
     assert labels.count() == 8 and all(0 <= l.score <= 1 and l.grade in (0, 1) for l in labels)
     assert qrels("--campaign", "aero-judging") == human_before
+
+
+def test_the_feature_model_keeps_its_neighbour_topics_and_an_older_saved_model_still_labels(campaign):
+    from assessments.machine import features, model
+
+    figures = json.loads(train("--campaign", "aero-judging", "--folds", "2", "--format", "json"))
+    source = MachineLabelSource.objects.get(pk=figures["annotator"])
+    meta = json.loads((Path(source.artifact) / annotator.META_FILE).read_text())
+    assert meta["features"][-3:] == model.NEIGHBOUR_NAMES and "cluster" in meta["features"]
+    saved, runs, columns = annotator.load_features_model(source.artifact)
+    assert saved.neighbours is not None and len(saved.neighbours.topics) == 4  # every labelled topic has a relevant
+    assert model.NEIGHBOUR_NAMES[0] not in columns
+
+    # a model saved before the cluster and neighbour features: fourteen columns, no neighbours; it labels with those
+    old_names = [name for name in model.feature_names(runs) if name not in ("cluster", "agreement")]
+    pairs = [(t, p) for t, p, _ in source.training["keys"]]
+    labels = [label for _, _, label in source.training["keys"]]
+    known = features.pair_features(pairs, source.settings["pools"], source.collection, runs=runs)
+    old = model.RelevanceModel().fit(known.matrix(old_names), labels, tune_threshold=False)
+    data, checksum_ = old.dumps()
+    (Path(source.artifact) / annotator.MODEL_FILE).write_bytes(data)
+    (Path(source.artifact) / annotator.META_FILE).write_text(json.dumps({"runs": runs, "features": old_names}))
+    call_command("machine_label", "--annotator", str(source.pk), "--pool", "aero-pool", "--no-progress",
+                 stdout=StringIO(), stderr=StringIO())
+    assert MachineLabel.objects.filter(source=source).count() == 8
+
+
+def label_scores(source_id):
+    MachineLabel.objects.filter(source_id=source_id).delete()
+    call_command("machine_label", "--annotator", str(source_id), "--pool", "aero-pool", "--no-progress",
+                 stdout=StringIO(), stderr=StringIO())
+    return dict(((l.topic_id, l.passage_id), l.score) for l in MachineLabel.objects.filter(source_id=source_id))
+
+
+def test_a_run_blind_annotator_reads_no_run_so_reordering_the_runs_leaves_its_labels_as_they_were(campaign):
+    from assessments.machine import model
+    from assessments.models import CandidateSource
+
+    blind = json.loads(train("--campaign", "aero-judging", "--folds", "2", "--run-blind", "--format", "json"))
+    default = json.loads(train("--campaign", "aero-judging", "--folds", "2", "--format", "json"))
+    source = MachineLabelSource.objects.get(pk=blind["annotator"])
+    assert source.settings["run_blind"] is True
+    assert "run_blind" not in MachineLabelSource.objects.get(pk=default["annotator"]).settings
+    meta = json.loads((Path(source.artifact) / annotator.META_FILE).read_text())
+    assert meta["features"] == model.run_blind_names(meta["runs"]) + model.NEIGHBOUR_NAMES
+    assert not [n for n in meta["features"] if n.startswith(("rank:", "score:")) or n in ("share", "rrf")]
+    before = {pk: label_scores(pk) for pk in (blind["annotator"], default["annotator"])}
+    assert len(before[blind["annotator"]]) == 8
+
+    for entry in CandidateSource.objects.filter(run__name="lexical"):  # the lexical run now ranks the other way
+        entry.rank = 11 - entry.rank
+        entry.score = 20.0 - entry.rank
+        entry.save(update_fields=["rank", "score"])
+
+    after = {pk: label_scores(pk) for pk in before}
+    assert after[blind["annotator"]] == pytest.approx(before[blind["annotator"]], abs=1e-12)
+    assert after[default["annotator"]] != pytest.approx(before[default["annotator"]], abs=1e-6)  # it reads the runs
+
+
+def test_run_blind_is_refused_for_a_fine_tuned_model_which_reads_no_run_anyway(campaign, tiny):
+    with pytest.raises(CommandError, match="--run-blind: only the feature model reads the runs"):
+        train("--campaign", "aero-judging", "--model", tiny, "--run-blind")
+    assert not MachineLabelSource.objects.exists()

@@ -13,7 +13,8 @@ from annotation.models import Campaign
 from assessments.models import Judgement, MachineLabel, MachineLabelSource, Pool
 from retrieval import specs
 from retrieval.services import index_for, scoring
-from tests.assessments.test_train_annotator import campaign, model_dir, qrels  # noqa: F401 — four topics, two runs
+from tests.assessments.machine_setup import campaign, model_dir  # noqa: F401 — four topics, two runs
+from tests.assessments.test_train_annotator import qrels
 
 pytestmark = pytest.mark.django_db
 

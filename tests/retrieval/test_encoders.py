@@ -126,3 +126,72 @@ def test_a_process_loads_each_encoder_once(tiny_encoder):
     assert load_encoder(EncoderSpec(tiny_encoder), device="cpu") is first
     assert runtime.models.loads == loads
     assert load_encoder(EncoderSpec(tiny_encoder, pooling="cls"), device="cpu") is not first
+
+
+@pytest.fixture
+def two_torch_threads():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_cpu_batches_run_side_by_side_with_the_same_vectors_and_torch_threads_restored(minilm_fp32, two_torch_threads):
+    """Batches on a pool of threads (one torch thread each) give the one-at-a-time vectors, rows in input order;
+    progress is called in the calling thread, batch by batch; torch's thread count is back after."""
+    import threading
+
+    encoder = Encoder(EncoderSpec(minilm_fp32.spec.model), device="cpu", batch_size=3)
+    assert encoder.batch_workers(10) == 2 and encoder.batch_workers(1) == 1  # torch's thread count by default
+    in_worker = []
+    original = encoder._forward
+
+    def forward(rows, ids, types):
+        in_worker.append((threading.current_thread().name, torch.get_num_threads()))
+        return original(rows, ids, types)
+
+    encoder._forward = forward
+    calls = []
+    side_by_side = encoder.encode(TEXTS, progress=lambda n: calls.append((threading.current_thread().name, n)))
+    assert torch.get_num_threads() == 2
+    assert {name.startswith("encode") for name, _ in in_worker} == {True}
+    assert {threads for _, threads in in_worker} == {1}
+    assert [name for name, _ in calls] == [threading.current_thread().name] * 3 and sum(n for _, n in calls) == 8
+    encoder.workers = 1
+    one_at_a_time = encoder.encode(TEXTS)
+    np.testing.assert_allclose(side_by_side, one_at_a_time, atol=1e-6)
+    np.testing.assert_allclose(side_by_side, minilm_fp32.encode(TEXTS), atol=1e-6)
+
+
+def test_a_failed_progress_call_stops_the_side_by_side_batches_and_restores_torch_threads(tiny_encoder, two_torch_threads):
+    encoder = Encoder(EncoderSpec(tiny_encoder), device="cpu", batch_size=1, workers=2)
+    ran = []
+    original = encoder._forward
+    encoder._forward = lambda rows, ids, types: ran.append(rows) or original(rows, ids, types)
+
+    def progress(_):
+        raise RuntimeError("job cancelled")
+
+    with pytest.raises(RuntimeError, match="job cancelled"):
+        encoder.encode(TEXTS * 20, progress=progress)
+    assert torch.get_num_threads() == 2
+    assert len(ran) < len(TEXTS * 20)  # the batches not yet started were cancelled
+
+
+def test_a_gpu_runs_one_batch_at_a_time():
+    encoder = Encoder.__new__(Encoder)
+    encoder.device, encoder.workers = torch.device("cuda"), 4
+    assert encoder.batch_workers(100) == 1
+
+
+def test_overlapping_single_thread_sections_give_torch_its_thread_count_back_when_the_last_one_leaves(two_torch_threads):
+    """Two encodes at once in one process (the in-process job runner's threads): the first to finish must not
+    restore the count while the other still runs, nor the second 'restore' the first's 1."""
+    first = runtime.one_torch_thread()
+    second = runtime.one_torch_thread()
+    assert first.__enter__() == 2 and torch.get_num_threads() == 1
+    assert second.__enter__() == 2
+    first.__exit__(None, None, None)
+    assert torch.get_num_threads() == 1
+    second.__exit__(None, None, None)
+    assert torch.get_num_threads() == 2

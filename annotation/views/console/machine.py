@@ -1,5 +1,6 @@
 """Machine assistance (/campaigns/<name>/machine/): train an auto-annotator on the campaign's labels and see its
-k-fold figures beside the human–human κ, label chosen pools with it, run the LLM judge (the site's endpoint, the
+k-fold figures beside the human–human κ, label chosen pools with it or with a zero-shot source (fusion of the pools'
+runs, encoder similarity: no human label needed), run the LLM judge (the site's endpoint, the
 campaign's prompt, a spend cap), and follow every job (jobs.js polls the one progress endpoint, /jobs/machine/<id>/).
 
 Thin over assessments.services.machine, the service manage.py train_annotator, machine_label and llm_judge call:
@@ -13,14 +14,32 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.views.console.common import campaign_of, organisers_only
-from annotation.services.triage import TriageInvalid, audit_review
+from annotation.services.triage import TriageInvalid, audit_review, triage_sources
 from annotation.services.nuggets import llm_job
 from annotation.views.console.forms import (AuditForm, LlmJudgeForm, LlmNuggetsForm, LlmPromptForm, MachineLabelForm,
-                                            TrainAnnotatorForm)
-from assessments.models import MachineLabelSource, QrelSet
+                                            TrainAnnotatorForm, ZeroShotForm)
+from assessments.machine.annotator import ZERO_SHOT_SHARE
+from assessments.models import MachineLabelSource, Pool, QrelSet
 from assessments.services import machine
 
-PROMPTS = (("llm_prompt", "Relevance prompt", False), ("llm_filter_prompt", "Query filter prompt", True))
+NUGGETS_IDS = "nuggets-%s"  # its inputs' ids: the training form has a `topics` (and the judge's a `limit`) too
+PROMPTS = (("llm_prompt", "Relevance prompt", False), ("llm_filter_prompt", "Query filter prompt", False),
+           ("llm_nugget_assign_prompt", "Nugget assignment prompt", True),
+           ("llm_nugget_suggest_prompt", "Nugget suggestion prompt", True))  # (key, title, nuggets campaigns only)
+PROMPT_HELP = {
+    "llm_nugget_assign_prompt": "{query}, {answer} and {nuggets} are replaced by the topic, the answer and a JSON "
+                                "list of nugget texts ({count}, if used, by how many); the answer must be a JSON "
+                                "list of support, partial_support or not_support, one a nugget, in their order.",
+    "llm_nugget_suggest_prompt": "{query} and {context} are replaced by the topic and its numbered answers and cited "
+                                 "passages ({most}, if used, by the most nuggets taken); the answer must be a JSON "
+                                 "list of {\"text\", \"importance\": vital or okay}.",
+}
+
+
+def _prompts(campaign):
+    """The prompts the campaign's page edits: the nugget steps' on a nuggets campaign only."""
+    nuggets = campaign.task == campaign.Task.NUGGETS
+    return [(key, title) for key, title, for_nuggets in PROMPTS if nuggets or not for_nuggets]
 
 
 def _choices(campaign):
@@ -32,28 +51,27 @@ def _choices(campaign):
         qrel_sets = qrel_sets | QrelSet.objects.filter(collection=track.collection)
     annotators = [s for s in machine.campaign_sources(campaign.pk)
                   if s.kind == MachineLabelSource.Kind.CLASSIFIER and s.status == MachineLabelSource.Status.READY]
-    labelled = [s for s in machine.campaign_sources(campaign.pk)
-                if s.kind in (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM) and s.label_count]
+    labelled = [s for s in triage_sources(machine.campaign_sources(campaign.pk)) if s.label_count]  # the audit's
     return {"pools": pools, "qrel_sets": sorted(set(qrel_sets.values_list("name", flat=True))),
             "annotators": annotators, "labelled": labelled}
 
 
 def _forms(campaign, choices, bound=None):
-    """The page's four kinds of form, unbound except the one posted (`bound`: (action, form))."""
+    """The page's forms, unbound except the one posted (`bound`: (action, form))."""
     settings = campaign.settings if isinstance(campaign.settings, dict) else {}
     forms = {
         "train": TrainAnnotatorForm(qrel_sets=choices["qrel_sets"], pools=choices["pools"]),
         "label": MachineLabelForm(annotators=choices["annotators"], pools=choices["pools"]),
+        "zero_shot": ZeroShotForm(pools=choices["pools"]),
         "judge": LlmJudgeForm(pools=choices["pools"]),
-        "nuggets": LlmNuggetsForm(),
+        "nuggets": LlmNuggetsForm(auto_id=NUGGETS_IDS),
         "audit": AuditForm(sources=choices["labelled"]),
     }
     prompts = []
-    for key, title, filtering in PROMPTS:
+    for key, title in _prompts(campaign):
         own = settings.get(key)
         form = LlmPromptForm(auto_id=f"{key}-%s", initial={
-            "which": key, "prompt": own if isinstance(own, str) and own else machine.default_prompt(
-                filter_queries=filtering)})
+            "which": key, "prompt": own if isinstance(own, str) and own else machine.default_prompt(key=key)})
         prompts.append({"key": key, "title": title, "own": bool(own), "form": form})
     if bound is not None:
         action, form = bound
@@ -63,6 +81,9 @@ def _forms(campaign, choices, bound=None):
                     entry["form"] = form
         else:
             forms[action] = form
+    for entry in prompts:
+        if entry["key"] in PROMPT_HELP:
+            entry["form"].fields["prompt"].help_text = PROMPT_HELP[entry["key"]]
     return forms, prompts
 
 
@@ -70,11 +91,18 @@ def _render(request, campaign, *, bound=None, status=200, choices=None):
     choices = choices or _choices(campaign)
     forms, prompts = _forms(campaign, choices, bound)
     sources = [machine.source_summary(s) for s in machine.campaign_sources(campaign.pk)]
+    zero_shot = [s for s in sources if s["kind"] == MachineLabelSource.Kind.ZERO_SHOT]
+    names = dict(Pool.objects.filter(pk__in={p for s in zero_shot for p in s["settings"].get("pools", [])})
+                 .values_list("pk", "name"))
+    for s in zero_shot:  # the pools it labels, by name
+        s["pool_names"] = [names[p] for p in s["settings"].get("pools", []) if p in names]
     jobs = [machine.job_status(j) for j in machine.campaign_jobs(campaign.pk)[:20]]
     return render(request, "annotation/console/machine.html", {
         "campaign": campaign, "tab": "machine", "forms": forms, "prompts": prompts, "llm": machine.llm_configured(),
         "annotators": [s for s in sources if s["kind"] == MachineLabelSource.Kind.CLASSIFIER],
-        "judges": [s for s in sources if s["kind"] != MachineLabelSource.Kind.CLASSIFIER],
+        "zero_shot": zero_shot, "zero_shot_share": f"{ZERO_SHOT_SHARE:.0%}",
+        "judges": [s for s in sources if s["kind"] not in (MachineLabelSource.Kind.CLASSIFIER,
+                                                              MachineLabelSource.Kind.ZERO_SHOT)],
         "jobs": jobs, "human": machine.campaign_human_kappa(campaign.pk), "pools": choices["pools"],
         "nuggets": campaign.task == campaign.Task.NUGGETS,
     }, status=status)
@@ -95,18 +123,21 @@ def machine_page(request, name):
     elif action == "label":
         form = MachineLabelForm(request.POST, annotators=choices["annotators"], pools=choices["pools"])
         start = _label
+    elif action == "zero_shot":
+        form = ZeroShotForm(request.POST, pools=choices["pools"])
+        start = _zero_shot
     elif action == "judge":
         form = LlmJudgeForm(request.POST, pools=choices["pools"])
         start = _judge
     elif action == "nuggets" and campaign.task == campaign.Task.NUGGETS:
-        form = LlmNuggetsForm(request.POST)
+        form = LlmNuggetsForm(request.POST, auto_id=NUGGETS_IDS)
         start = llm_job
     elif action == "audit":
         form = AuditForm(request.POST, sources=choices["labelled"])
         return _audit(request, campaign, form, choices)
     elif action == "prompt":
         which = request.POST.get("which", "")
-        if which not in {key for key, _, _ in PROMPTS}:
+        if which not in {key for key, _ in _prompts(campaign)}:
             return _render(request, campaign, status=400)
         form = LlmPromptForm(request.POST, auto_id=f"{which}-%s")
         return _prompt(request, campaign, form, choices)
@@ -133,11 +164,17 @@ def _train(campaign, data):
         topics=data["topic_ids"], model=data["model"], folds=data["folds"], epochs=data["epochs"],
         max_length=data["max_length"], batch_size=data["batch_size"], learning_rate=data["learning_rate"],
         threshold=data["threshold"], max_examples=data["max_examples"], name=data["name"], within=campaign.pk,
+        run_blind=data["run_blind"],
     )
 
 
 def _label(campaign, data):
     return machine.label(data["annotator"], data["pools"], include_judged=data["include_judged"], within=campaign.pk)
+
+
+def _zero_shot(campaign, data):
+    return machine.zero_shot(data["method"], data["pools"], name=data["name"], include_judged=data["include_judged"],
+                             within=campaign.pk)
 
 
 def _judge(campaign, data):
@@ -176,12 +213,11 @@ def _prompt(request, campaign, form, choices):
         note = "The default prompt is used again."
     else:
         try:
-            settings[key] = machine.check_prompt(form.cleaned_data["prompt"],
-                                                 filter_queries=key == "llm_filter_prompt")
+            settings[key] = machine.check_prompt(form.cleaned_data["prompt"], key=key)
         except machine.MachineInvalid as exc:
             form.add_error("prompt", exc.message)
             return _render(request, campaign, bound=("prompt", form), status=400, choices=choices)
-        note = "The campaign's prompt is saved: the next LLM run uses it (as a new judge: its answers are its own)."
+        note = "The campaign's prompt is saved: the next LLM run uses it (as a new source: its answers are its own)."
     campaign.settings = settings
     campaign.save(update_fields=["settings"])
     messages.success(request, note)

@@ -134,15 +134,20 @@ class Command(BaseCommand):
                 self.handler = logging.StreamHandler(command.stderr)
                 self.handler.setFormatter(logging.Formatter("  %(message)s"))
                 self.logger = logging.getLogger("retrieval.jobs")
-                self.saved = self.logger.propagate
+                self.saved = self.logger.propagate, self.logger.level, self.logger.disabled
                 if enabled:
                     self.logger.addHandler(self.handler)
                     self.logger.propagate = False
+                    # shown whatever the site's LOG_LEVEL made of INFO, or a logging set-up in this process (a Celery
+                    # worker's, a dictConfig disabling the loggers it found) made of the logger
+                    self.logger.setLevel(logging.INFO)
+                    self.logger.disabled = False
 
             def __exit__(self, *exc):
                 if enabled:
                     self.logger.removeHandler(self.handler)
-                    self.logger.propagate = self.saved
+                    self.logger.propagate, level, self.logger.disabled = self.saved
+                    self.logger.setLevel(level)
 
         return Shown()
 

@@ -11,7 +11,7 @@ from assessments.evaluation.sources import stored_qrels
 from assessments.machine import compare
 from assessments.machine.commands import number
 from assessments.models import MachineLabelSource, Pool, QrelSet, Topic
-from config.ids import parse_id
+from assessments.models.machine import several_sources
 
 
 class Command(BaseCommand):
@@ -38,12 +38,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         text = options["source"]
-        source_id = parse_id(text)
-        source = MachineLabelSource.objects.filter(
-            **{"pk": source_id} if source_id is not None else {"name": text}
-        ).first()
-        if source is None:
-            raise CommandError(f"--source: no machine label source {text!r}")
+        found = MachineLabelSource.objects.named(text)  # digits are an id (no source is named with digits only)
+        if not found:
+            raise CommandError(f"--source: no machine label source {text[:100]!r}")
+        if len(found) > 1:
+            raise CommandError(f"--source: {several_sources(text, found)}")
+        source = found[0]
         if bool(options["campaign"]) == bool(options["qrels"]):
             raise CommandError("give --campaign NAME or --qrels NAME: whose labels are the people's")
         pool = None

@@ -1,5 +1,5 @@
 """manage.py simulate_judging --qrels FILE|NAME --runs FILE|NAME… [--depth 100] [--orders …] [--min-rel 1]
-[--format text|json] [--plot OUT] [--features FILE.npz]"""
+[--format text|json] [--plot OUT] [--features FILE.npz] [--prior FILE|SOURCE]"""
 
 import json
 import time
@@ -8,9 +8,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.exporters.common import ExportFailed
-from assessments.evaluation.sources import read_qrels_file, read_run_file, stored_qrels, stored_ranking
-from assessments.models import QrelSet, Run
-from assessments.services.ordering import ORDERS, OrderError
+from assessments.evaluation.sources import (
+    read_prior_file, read_qrels_file, read_run_file, stored_prior, stored_qrels, stored_ranking,
+)
+from assessments.models import MachineLabelSource, QrelSet, Run, Topic
+from assessments.models.machine import several_sources
+from assessments.services.ordering import LIVE_ORDERS, ORDERS, OrderError
 from assessments.services.runs import RunLookupError, find_run, matching
 from assessments.services.simulation import BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate
 from assessments.services.simulation_plot import write_plot
@@ -24,7 +27,8 @@ class Command(BaseCommand):
         "needed to find 50/80/90/95% of the relevant documents in the depth-k pool (⌈p × a topic's relevant "
         "documents in its pool⌉, summed over topics) and Kendall's τ between the runs ranked by MAP and nDCG@10 "
         "with each topic judged to 10/20/30/50% of its pool and with the whole pool judged. Runs and qrels are "
-        "TREC files (gzipped or not) or the names of stored runs and qrel sets."
+        "TREC files (gzipped or not) or the names of stored runs and qrel sets. With --prior (a score per topic and "
+        "document), active starts from it as the live order does, and machine judges by it alone."
     )
 
     def add_arguments(self, parser):
@@ -34,8 +38,8 @@ class Command(BaseCommand):
                             help="TREC run files or stored runs.")
         parser.add_argument("--collection", help="Collection of the stored runs (when run names are ambiguous).")
         parser.add_argument("--depth", type=int, default=100, metavar="K", help="Pool depth (default 100).")
-        parser.add_argument("--orders", nargs="+", default=list(ORDERS), choices=ORDERS, metavar="ORDER",
-                            help=f"Orders to replay (default: all of {', '.join(ORDERS)}).")
+        parser.add_argument("--orders", nargs="+", choices=LIVE_ORDERS, metavar="ORDER",
+                            help=f"Orders to replay (default: all of {', '.join(ORDERS)}, and machine with --prior).")
         parser.add_argument("--min-rel", type=int, default=1, metavar="N",
                             help="Relevant means grade ≥ N (trec_eval -l; default 1).")
         parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -45,6 +49,12 @@ class Command(BaseCommand):
             "--features", metavar="FILE.npz",
             help="Embeddings for the active order: arrays ids and vectors (one row per document), and optionally "
             "topics and topic_vectors (each topic's text encoded alike, the model's seed).",
+        )
+        parser.add_argument(
+            "--prior", metavar="FILE|SOURCE",
+            help="A prior score per (topic, document) for active (its start and one more feature) and machine (by "
+            "the prior alone): a TREC run file's score column (gzipped or not), or a stored machine label source "
+            "(id or name) whose scores are taken, the pairs it was trained on left out.",
         )
         parser.add_argument("--plot", metavar="OUT",
                             help="Draw relevant found against judgements (.svg, or .png with matplotlib).")
@@ -64,15 +74,20 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read the input:\n{exc.report()}") from exc
         except (OSError, ValueError) as exc:
             raise CommandError(f"--features: {exc}") from exc
+        prior, prior_notes = self.prior(opts["prior"], opts["collection"], qrels) if opts["prior"] else (None, [])
+        orders = opts["orders"] or [*ORDERS, *(["machine"] if prior is not None else [])]
+        if "machine" in orders and prior is None:
+            raise CommandError("--orders: machine judges by a prior score: give --prior FILE|SOURCE")
         read = time.perf_counter() - started
         try:
             result = simulate(
-                qrels, runs, depth=opts["depth"], orders=list(dict.fromkeys(opts["orders"])),
-                min_rel=opts["min_rel"], features=features, seeds=seeds,
+                qrels, runs, depth=opts["depth"], orders=list(dict.fromkeys(orders)),
+                min_rel=opts["min_rel"], features=features, seeds=seeds, prior=prior,
                 progress=lambda items, **kw: progress(items, enabled=not opts["no_progress"], **kw),
             )
         except OrderError as exc:
             raise CommandError(f"--features: {exc}") from exc
+        result.notes[:0] = prior_notes
         if not result.topics:
             raise CommandError("no topic of the qrels was retrieved by any run: nothing to simulate")
         if opts["plot"]:
@@ -105,6 +120,11 @@ class Command(BaseCommand):
             w(f"  {'order':<9}" + "".join(f"{b:>8.0%}" for b in BUDGETS))
             for name, order in result.orders.items():
                 w(f"  {name:<9}" + "".join(_tau(order.tau_at_budget[measure][b]) for b in BUDGETS))
+        if result.prior is not None:
+            w(f"Prior: scores for {result.prior['topics']} of {result.topics} topics (active starts from them and "
+              "weighs them as a feature; machine judges by them alone)")
+        for note in result.notes:
+            w(f"Note: {note}.")
         times = ", ".join(f"{name} {order.seconds:.1f} s" for name, order in result.orders.items())
         w(f"Time: reading {read_seconds:.1f} s; {times}. Candidates the qrels do not grade count as not relevant.")
 
@@ -116,6 +136,42 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"--qrels: {given!r} is neither a file nor a stored qrel set")
         return stored_qrels(found)
+
+    def prior(self, given, collection, qrels) -> tuple[dict, list]:
+        """({topic: {doc: score}}, notes) from a run-format file or a stored machine label source (id or name)."""
+        path = Path(given)
+        if path.is_file():
+            try:
+                return read_prior_file(path), []
+            except ImportFailed as exc:
+                raise CommandError(f"--prior: cannot read the prior file:\n{exc.report()}") from exc
+            except OSError as exc:
+                raise CommandError(f"--prior: {exc}") from exc
+        sources = MachineLabelSource.objects.all()
+        if collection:
+            sources = sources.filter(collection__name=collection)
+        found = sources.named(given)  # digits are an id (no source is named with digits only)
+        if not found:
+            raise CommandError(f"--prior: {given[:100]!r} is neither a file nor a stored machine label source (id or "
+                               "name)")
+        if len(found) > 1:
+            raise CommandError(f"--prior: {several_sources(given, found)}")
+        source = found[0]
+        prior, left_out = stored_prior(source)
+        if not prior:
+            raise CommandError(f"--prior: machine label source {source.pk} ({source.name}) has no scores on passages")
+        notes = []
+        if left_out:
+            notes.append(f"prior: {left_out:,} scores of source {source.pk} ({source.name}) on pairs it was trained "
+                         "on are left out (they learnt the human label)")
+        trained = {t for t, _, _ in (source.training or {}).get("keys", [])}
+        if trained:
+            names = set(Topic.objects.filter(pk__in=trained).values_list("external_id", flat=True))
+            overlap = sorted(names & set(qrels))
+            if overlap:
+                notes.append(f"prior: source {source.pk} ({source.name}) was trained on human labels of "
+                             f"{len(overlap)} of these topics; its other scores there are not held out by topic")
+        return prior, notes
 
     def runs(self, given, collection):
         runs = {}

@@ -1,5 +1,5 @@
 """manage.py train_annotator (--campaign NAME | --qrels NAME --pool NAME) [--model features|minilm|ORG/MODEL]
-[--folds K] [--format json]: train an annotator on human labels, cross-validated by topic beside the fusion of the
+[--folds K] [--run-blind] [--format json]: train an annotator on human labels, cross-validated by topic beside the fusion of the
 pool's runs first (seed 000 step 5)."""
 
 import json
@@ -40,6 +40,10 @@ class Command(BaseCommand):
         parser.add_argument("--threshold", type=int, default=1, help="A human grade at least this is relevant (default 1).")
         parser.add_argument("--max-examples", type=int, help="Train on a sample of this many labels (a quick run).")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--run-blind", action="store_true",
+                            help="The feature model reads no run's rank or score, only the text and the labelled "
+                            "topics: for labels that fill qrels ranking those same runs (export_qrels --source "
+                            "filled).")
         parser.add_argument("--name", help="A name for the annotator (default annotator-ID).")
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
@@ -55,6 +59,7 @@ class Command(BaseCommand):
                 max_length=options["max_length"], batch_size=options["batch_size"],
                 learning_rate=options["learning_rate"], threshold=options["threshold"],
                 max_examples=options["max_examples"], seed=options["seed"], name=options["name"] or "",
+                run_blind=options["run_blind"],
             )
         except machine.MachineInvalid as exc:
             raise CommandError(f"nothing was trained: {flag(exc)}") from exc
