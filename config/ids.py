@@ -16,3 +16,16 @@ def parse_id(text, *, minimum: int = 1, maximum: int = ID_MAX) -> int | None:
         return None
     value = int(text)
     return value if minimum <= value <= maximum else None
+
+
+def past_any_id(text) -> bool:
+    """Whether `text` spells a whole number, or several with commas between (an admin `__in` lookup), one of which
+    lies past any id (beyond a signed 64-bit integer): the database cannot compare a column with it (SQLite raises
+    OverflowError, PostgreSQL an out-of-range error)."""
+    for part in str(text).split(","):
+        digits = part.strip().removeprefix("-").removeprefix("+")
+        if digits.isascii() and digits.isdigit():
+            digits = digits.lstrip("0")
+            if len(digits) > len(str(ID_MAX)) or (digits and int(digits) > ID_MAX):
+                return True
+    return False

@@ -8,18 +8,23 @@ or MS MARCO documents' `id<TAB>url<TAB>title<TAB>text`; the first line fixes the
 - SGML: the id from DOCNO; the title from the first of HEADLINE, TITLE, HEAD, HL, TI (FBIS puts it in <H3><TI>);
   the text from TEXT (every TEXT element), its paragraphs (<P> elements, or blank lines) kept as blank lines
   between them and the hard-wrapped lines of each joined; every other element without child elements kept in
-  the passage's metadata under its lower-cased name (a list when it repeats), comments dropped.
-- JSON lines: the id from `id`, `docid`, `doc_id` or `_id`; `title`; the text from `contents`, `text` or
-  `body`; every other key in metadata (BEIR's nested `metadata` object merged in).
+  the passage's metadata under its lower-cased name (a list when it repeats), comments dropped; character
+  references (`AT&amp;T`, `&#233;`) decoded in all but DOCNO, as the page shows the text and not its markup.
+  A <TEXT> never closed ends at </DOC>; a web page (GOV2, WT10g: <DOCHDR>, no <TEXT>) is the text after
+  </DOCHDR>; a second DOCNO in a DOC is refused (see _sgml_document).
+- JSON lines: the id from `id`, `docid`, `doc_id` or `_id`; `title`; the text from `contents`, `text`, `body` or
+  `segment` (MS MARCO V2.1 segmented, TREC RAG); every other key in metadata (BEIR's nested `metadata` merged in).
 
 Writing: import_documents writes every file inside one transaction, so a file that fails rolls all back: nothing
 is stored. Into a collection without passages the rows go in one streamed COPY (executemany on SQLite), and a
 DOCNO seen twice is the unique constraint's error, then located by reading the files again; into a collection
 that has passages, a batch at a time: ids already there are filled in when they are placeholders (runs and qrels
-imported with --create-missing make passages without text), else refused unless `update`. Memory stays bounded by
+imported with --create-missing make passages without text), else refused unless `update`; even then a document
+whose text would change is refused while assessors' evidence spans (offsets into that text) mark it. Memory stays bounded by
 a batch (and one document), whatever the file's size.
 """
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -39,13 +44,21 @@ MAX_PROBLEMS = 50  # reading stops after this many problems
 BATCH = 10_000  # documents a batch, into a collection that has passages
 TITLE_TAGS = ("HEADLINE", "TITLE", "HEAD", "HL", "TI")
 JSON_ID = ("id", "docid", "doc_id", "_id")
-JSON_TEXT = ("contents", "text", "body")
+JSON_TEXT = ("contents", "text", "body", "segment")  # segment: MS MARCO V2.1 segmented (TREC RAG 2024)
 COLUMNS = ["collection", "external_id", "title", "text", "metadata"]  # what a document's row gives
 _SPACE = re.compile(r"\s")
 TSV_COLUMNS = {2: ("id", "text"), 3: ("id", "title", "text"), 4: ("id", "url", "title", "text")}
-_DOC_MARK = re.compile(r"<(/?)DOC(?:\s[^>]*)?>", re.IGNORECASE)
+# a TSV header line's column names (pandas' to_csv, hand-made files), compared lowercased: every column a name
+TSV_HEADER = {"id": {"id", "docid", "doc_id", "doc-id", "_id", "docno", "pid", "passage_id"},
+              "text": {"text", "contents", "body", "passage", "segment"}, "title": {"title", "headline"},
+              "url": {"url"}}
+_DOC_MARK = re.compile(r"<(/?)DOC(?:\s[^<>]*)?>", re.IGNORECASE)  # [^<>]: each try stops at the next tag (linear)
 _TAG = re.compile(r"<(/?)([A-Za-z][\w.-]*)([^<>]*)>")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_DOCNO_OPEN = re.compile(r"<DOCNO(?:\s[^<>]*)?>", re.IGNORECASE)
+_TEXT_OPEN = re.compile(r"<TEXT(?![\w.-])[^<>]*>", re.IGNORECASE)  # as _TAG reads an opening <TEXT>
+# what a web page's text leaves out: its <head> (the <title> is the title), scripts and styles
+_WEB_NOT_TEXT = re.compile(r"<(head|script|style)\b[^<>]*>", re.IGNORECASE)
+_WEB_END = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in ("head", "script", "style")}
 _PARAGRAPH = re.compile(r"</?P(?:\s[^<>]*)?>|\n[ \t]*\n", re.IGNORECASE)
 
 
@@ -60,8 +73,11 @@ class Document:
     fields: dict = field(default_factory=dict)
 
 
-def _lines(path):
-    for first, block in file_batches(path):
+BAD_BYTES = ("refuse", "replace")  # what a byte the files' encoding cannot read does (read_documents)
+
+
+def _lines(path, encoding="utf-8", warn=None):
+    for first, block in file_batches(path, encoding=encoding, warn=warn):
         yield from enumerate(block.split("\n"), start=first)
 
 
@@ -79,12 +95,20 @@ def detect_format(head: str) -> str:
     return "tsv"
 
 
-def read_documents(path, problems: Problems, fmt="auto"):
+def read_documents(path, problems: Problems, fmt="auto", *, encoding="utf-8", bad_bytes="refuse"):
     """Yield the Documents of a file in order; every problem is added to `problems` (reading stops after
-    MAX_PROBLEMS). Ids are checked one by one (empty, too long, spaces); a repeated id is left to the writer."""
+    MAX_PROBLEMS). Ids are checked one by one (empty, too long, spaces); a repeated id is left to the writer.
+    `encoding`: the files' (ingest.check_encoding); `bad_bytes` "replace": a byte it cannot read becomes U+FFFD,
+    with a warning naming the place (web crawls mix encodings), "refuse" (the default): the file is refused."""
     if fmt not in FORMATS:
         problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
-    lines = _lines(path)
+    if bad_bytes not in BAD_BYTES:
+        problems.fail(f"{bad_bytes!r} is not one of {', '.join(BAD_BYTES)}", field="bad_bytes")
+    try:
+        encoding = ingest.check_encoding(encoding)
+    except ValueError as exc:
+        problems.fail(str(exc), field="encoding")
+    lines = _lines(path, encoding, problems.warn if bad_bytes == "replace" else None)
     for number, line in lines:
         if line.strip():
             break
@@ -125,6 +149,10 @@ def _tsv(lines, problems):
             if columns is None:
                 problems.fail(f"{len(parts)} columns: a TSV documents file has 2 (id, text), 3 (id, title, text) or 4 "
                               "(id, url, title, text) separated by tabs", line=number)
+            if all(part.strip().lower() in TSV_HEADER[name] for part, name in zip(parts, columns)):
+                problems.warn(f"a header line ({', '.join(p.strip() for p in parts)}), not a document: skipped",
+                              line=number)
+                continue
         if len(parts) != len(columns):
             if line.isspace():
                 continue
@@ -193,7 +221,10 @@ def _sgml(lines, problems):
         if not marks:
             if start is None:
                 if line.strip():
-                    problems.add("text outside <DOC> … </DOC>", line=number)
+                    topics = not problems.total and re.match(r"\s*<top\s*>", line, re.IGNORECASE)
+                    problems.add("text outside <DOC> … </DOC>" + (
+                        ": this looks like TREC topics, not documents (import_topics reads them)" if topics else ""),
+                        line=number)
                     _stopping(problems)
                 continue
             body.append(line)
@@ -236,8 +267,13 @@ def _sgml(lines, problems):
         problems.add("<DOC> is never closed: the file ends before </DOC>", line=start, field="DOC")
 
 
-def _plain(raw: str) -> str:
-    return " ".join(_TAG.sub(" ", raw).split())
+def _plain(raw: str, *, entities=True) -> str:
+    """The text of SGML without its tags, white space collapsed, character references (&amp;, &#233;, &eacute;)
+    decoded unless `entities` is False (a DOCNO is kept as written, as runs and qrels write it)."""
+    text = _TAG.sub(" ", raw)
+    if entities and "&" in text:
+        text = html.unescape(text)
+    return " ".join(text.split())
 
 
 def _paragraphs(raw: str) -> str:
@@ -245,10 +281,27 @@ def _paragraphs(raw: str) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def _without_comments(raw: str) -> str:
+    """`raw` less its <!-- … --> comments; a comment never closed is left as it is. By find, not a regular
+    expression: `<!--.*?-->` tried every unclosed `<!--` to the end, time quadratic in their number."""
+    parts, at = [], 0
+    while (start := raw.find("<!--", at)) >= 0 and (end := raw.find("-->", start + 4)) >= 0:
+        parts.append(raw[at:start])
+        at = end + 3
+    return "".join(parts) + raw[at:] if parts else raw
+
+
 def _sgml_document(raw: str, line: int, problems) -> Document | None:
-    """One <DOC>'s content: DOCNO, title, text and the other elements."""
-    raw = _COMMENT.sub("", raw)
-    stack, elements = [], []  # stack: [name, content start, has child elements]; elements: (name, content, leaf)
+    """One <DOC>'s content: DOCNO, title, text and the other elements.
+
+    An element left open at </DOC> ends there, as SGML lets an end tag be left out where the enclosing element's
+    end implies it (a tag never closed inside an element is that element's text): so a <TEXT> with no </TEXT>
+    is the text up to </DOC>. A web page (GOV2, WT10g: a <DOCHDR> of URL and HTTP headers, then the page, no
+    <TEXT>) has what follows </DOCHDR> for its text, the page's <title> for its title, and only the elements
+    before the page in its metadata (with "url", the DOCHDR's first word). A second <DOCNO> is refused."""
+    original, raw = raw, _without_comments(raw)
+    stack, elements = [], []  # stack: [name, content start, has child elements]; elements: (name, content, leaf, end)
+    open_at = {}  # name -> the depths in the stack where it is open: a closing tag finds its element at once
     for match in _TAG.finditer(raw):
         name = match.group(2).upper()
         if name == "P":
@@ -256,36 +309,105 @@ def _sgml_document(raw: str, line: int, problems) -> Document | None:
         if not match.group(1):
             if stack:
                 stack[-1][2] = True
+            open_at.setdefault(name, []).append(len(stack))
             stack.append([name, match.end(), False])
             continue
-        for depth in range(len(stack) - 1, -1, -1):  # an inner tag never closed is text of the element
-            if stack[depth][0] == name:
-                _, begin, parent = stack[depth]
-                del stack[depth:]
-                elements.append((name, raw[begin : match.start()], not parent))
-                break
-    docnos = [content for name, content, _ in elements if name == "DOCNO"]
+        depths = open_at.get(name)
+        if not depths:  # a closing tag nothing opened (HTML's </td> after <br>s): not searched for down the stack
+            continue
+        depth = depths[-1]
+        _, begin, parent = stack[depth]
+        for inner, _, _ in stack[depth:]:  # an inner tag never closed is text of the element
+            open_at[inner].pop()
+        del stack[depth:]
+        elements.append((name, raw[begin : match.start()], not parent, match.end()))
+    unclosed_text = None  # the offset in `raw` of a <TEXT> never closed
+    if open_at.get("TEXT"):  # a <TEXT> never closed: up to </DOC>
+        _, begin, parent = stack[open_at["TEXT"][0]]
+        elements.append(("TEXT", raw[begin:], not parent, len(raw)))
+        unclosed_text = begin
+    docnos = [content for name, content, _, _ in elements if name == "DOCNO"]
     if not docnos:
         problems.add("the document has no <DOCNO>", line=line, field="DOCNO")
         _stopping(problems)
         return None
-    docid = _plain(docnos[0])
+    docid = _plain(docnos[0], entities=False)
+    if len(docnos) > 1:
+        problems.add(f"a second <DOCNO> in the document (the first is {docid[:60]!r})",
+                     line=line + _second_docno_line(original), field="DOCNO")
+        _stopping(problems)
+        return None
     if not _valid_id(docid, line, problems, "DOCNO"):
         return None
-    names = {name for name, _, _ in elements}
-    title_tag = next((t for t in TITLE_TAGS if t in names), None)
-    title = " ".join(_plain(c) for n, c, _ in elements if n == title_tag) if title_tag else ""
-    text = "\n\n".join(p for p in (_paragraphs(c) for n, c, _ in elements if n == "TEXT") if p)
+    if unclosed_text is not None:  # repaired, and said: the text may run on over what was meant to follow it
+        nth = len(_TEXT_OPEN.findall(raw, 0, unclosed_text))
+        problems.warn(f"document {docid[:60]!r}: <TEXT> is never closed; its text was taken up to </DOC>",
+                      line=line + _tag_line(original, _TEXT_OPEN, nth), field="TEXT")
+    names = {element[0] for element in elements}
+    page_at = None  # where a web page (after </DOCHDR>) begins
+    if "TEXT" not in names and "DOCHDR" in names:
+        page_at = next(end for name, _, _, end in elements if name == "DOCHDR")
+        page = _web_text(raw[page_at:])
+        text = _paragraphs(page)
+        titles = [c for n, c, _, end in elements if n == "TITLE" and end > page_at]
+        title = _plain(titles[0]) if titles else ""
+        title_tag = None
+    else:
+        title_tag = next((t for t in TITLE_TAGS if t in names), None)
+        title = " ".join(_plain(c) for n, c, _, _ in elements if n == title_tag) if title_tag else ""
+        text = "\n\n".join(p for p in (_paragraphs(c) for n, c, _, _ in elements if n == "TEXT") if p)
     fields = {}
-    for name, content, leaf in elements:
-        if not leaf or name in ("DOCNO", "TEXT", title_tag):
+    for name, content, leaf, end in elements:
+        if not leaf or name in ("DOCNO", "TEXT", title_tag) or (page_at is not None and end > page_at):
             continue
         key, value = name.lower(), _paragraphs(content)
         if key in fields:
             fields[key] = [*fields[key], value] if isinstance(fields[key], list) else [fields[key], value]
         else:
             fields[key] = value
+    if page_at is not None and "url" not in fields:
+        first = fields.get("dochdr", "")
+        first = (first[0] if isinstance(first, list) else first).split(maxsplit=1)
+        if first and "://" in first[0]:
+            fields["url"] = first[0]
     return Document(docid, line, title, text, fields)
+
+
+def _web_text(page: str) -> str:
+    """A web page less its <head>, <script> and <style> elements (one never closed is left as it is). By search from
+    each opener, not one pattern with `.*?`, which tried every unclosed opener to the page's end (quadratic)."""
+    parts, at, unclosed = [], 0, set()
+    for match in _WEB_NOT_TEXT.finditer(page):
+        name = match.group(1).lower()
+        if match.start() < at or name in unclosed:
+            continue
+        end = _WEB_END[name].search(page, match.end())
+        if end is None:  # nothing after this one closes it, nor any later one
+            unclosed.add(name)
+            continue
+        parts.append(page[at : match.start()])
+        parts.append(" ")
+        at = end.end()
+    return "".join(parts) + page[at:] if parts else page
+
+
+def _second_docno_line(raw: str) -> int:
+    """How many lines into `raw` (a DOC's content, comments in it) its second <DOCNO> outside a comment is."""
+    return _tag_line(raw, _DOCNO_OPEN, 2)
+
+
+def _tag_line(raw: str, pattern, nth: int) -> int:
+    """How many lines into `raw` (a DOC's content, comments in it) the `nth` match of `pattern` outside a comment is
+    (0 when there is none)."""
+    found = 0
+    for match in pattern.finditer(raw):
+        before = raw.rfind("<!--", 0, match.start())
+        if before >= 0 and raw.find("-->", before + 4, match.start()) < 0:  # inside a comment
+            continue
+        found += 1
+        if found == nth:
+            return raw.count("\n", 0, match.start())
+    return 0
 
 
 # --- writing -------------------------------------------------------------------------------------------------
@@ -300,6 +422,8 @@ class DocumentsResult:
     updated: int = 0
     skipped: int = 0  # not needed (only_needed)
     missing: int = 0  # needed and not in the files (only_needed)
+    warnings: list = field(default_factory=list)  # what the reading repaired (Problems.warn), with its place
+    warning_total: int = 0
 
     def summary(self) -> str:
         parts = [f"Imported {self.created:,} documents into {self.collection.name}"]
@@ -311,7 +435,13 @@ class DocumentsResult:
             parts.append(f"; updated {self.updated:,}")
         if self.skipped or self.missing:
             parts.append(f"; skipped {self.skipped:,} not needed, {self.missing:,} needed ones not in the files")
-        return "".join(parts) + "."
+        lines = ["".join(parts) + "."]
+        if self.warning_total:
+            lines[0] += f" {self.warning_total:,} warning{'s' if self.warning_total > 1 else ''}:"
+            lines.extend(f"warning: {w}" for w in self.warnings)
+            if self.warning_total > len(self.warnings):
+                lines.append(f"... and {self.warning_total - len(self.warnings):,} more warnings")
+        return "\n".join(lines)
 
 
 def _row(collection_id, document: Document):
@@ -332,9 +462,12 @@ def _copy_rows(collection_id, documents):
     return ((c, copy_escaped(i), copy_escaped(t), copy_escaped(x), copy_escaped(m)) for c, i, t, x, m in rows), True
 
 
-def import_documents(paths, collection_name, *, fmt="auto", **options) -> DocumentsResult:
-    """Import documents from files into a collection (made if new), inside one transaction (see write_documents)."""
-    sources = [(str(path), lambda problems, path=Path(path): read_documents(path, problems, fmt)) for path in paths]
+def import_documents(paths, collection_name, *, fmt="auto", encoding="utf-8", bad_bytes="refuse",
+                     **options) -> DocumentsResult:
+    """Import documents from files into a collection (made if new), inside one transaction (see write_documents);
+    `encoding` and `bad_bytes` as read_documents takes them."""
+    sources = [(str(path), lambda problems, path=Path(path): read_documents(
+        path, problems, fmt, encoding=encoding, bad_bytes=bad_bytes)) for path in paths]
     return write_documents(sources, collection_name, **options)
 
 
@@ -372,6 +505,8 @@ def write_documents(sources, collection_name, *, update=False, needed=None, prog
                 else:
                     _write_batches(collection, documents, problems, result, update, last_pk, sources)
                 problems.raise_if_any()
+                result.warnings.extend(problems.warnings[: ingest.MAX_REPORTED - len(result.warnings)])
+                result.warning_total += problems.warning_total
             if needed is not None:
                 result.missing = len(needed) - result.filled - result.updated - result.created
     except Exception as exc:  # a document id twice (the unique constraint; COPY's psycopg error is not wrapped)
@@ -416,7 +551,7 @@ def _write_batches(collection, documents, problems, result, update, last_pk, sou
 
 
 def _write_batch(collection, batch, problems, result, update, last_pk, sources):
-    found = {}
+    found, retexted = {}, {}  # retexted: pk -> docid of documents already there whose text the files change
     ids = list(batch)
     step = 10_000 if connection.vendor == "postgresql" else 500
     for start in range(0, len(ids), step):
@@ -424,6 +559,9 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
             "external_id", "pk", "title", "text", "metadata")
         for docid, pk, title, text, metadata in rows:
             found[docid] = (pk, not title and not text and not metadata)
+            if update and text and text != batch[docid].text:
+                retexted[pk] = docid
+    marked = _with_evidence(retexted)
     changed = []
     for docid, (pk, placeholder) in found.items():
         document = batch[docid]
@@ -434,6 +572,10 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
         elif not placeholder and not update:
             problems.add(f"document {docid!r} is already in {collection.name} (--update replaces it)",
                          line=document.line, field="id")
+        elif pk in marked:
+            problems.add(f"document {docid!r}: its text would change, but {marked[pk]} label(s) mark evidence in it "
+                         f"by character offsets, which would then point at other words; keep its text, or import "
+                         f"the new text under a new id", line=document.line, field="text")
         else:
             changed.append((pk, placeholder, document))
         _stopping(problems)
@@ -456,6 +598,24 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
     if new:
         rows, escaped = _copy_rows(collection.pk, new)
         result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
+
+
+def _with_evidence(passages: dict) -> dict:
+    """{pk: how many evidence labels mark spans in it} for those of these passages that have any: a label's spans are
+    offsets into the text (assessments.services.judging._evidence), so that text cannot change under them."""
+    if not passages:
+        return {}
+    from django.apps import apps  # read by name: retrieval imports nothing from assessments
+
+    judgement = apps.get_model("assessments", "Judgement")
+    marked = {}
+    ids = list(passages)
+    for start in range(0, len(ids), 500):
+        for pk, value in judgement.objects.filter(passage_id__in=ids[start:start + 500], layer="evidence").values_list(
+                "passage_id", "value"):
+            if value:  # a cleared mark is null or []
+                marked[pk] = marked.get(pk, 0) + 1
+    return marked
 
 
 def _first_line(sources, docid):

@@ -71,6 +71,8 @@ class Problems:
         self.cap = cap
         self.items: list[Problem] = []
         self.total = 0
+        self.warnings: list[Problem] = []  # what was read but repaired (warn): reported, never a failure
+        self.warning_total = 0
 
     def add(self, message, *, line=None, field=None):
         self.total += 1
@@ -79,6 +81,12 @@ class Problems:
 
     def __bool__(self):
         return self.total > 0
+
+    def warn(self, message, *, line=None, field=None):
+        """Note something the reading repaired (the import goes on; its report says so, with the place)."""
+        self.warning_total += 1
+        if len(self.warnings) < self.cap:
+            self.warnings.append(Problem(self.source, line, field, message))
 
     def fail(self, message, *, line=None, field=None):
         """Add a problem and stop at once."""
@@ -206,7 +214,7 @@ def _packing(first: bytes, problems: "Problems") -> str | None:
 
 
 def text_batches(
-    stream: BinaryIO, source: str, *, size=None, max_bytes=None, max_ratio=None
+    stream: BinaryIO, source: str, *, size=None, max_bytes=None, max_ratio=None, encoding="utf-8", warn=None
 ) -> Iterator[tuple[int, str]]:
     """Read a file as decode_text does, as a stream: yield (number of the first line, text) for successive
     blocks of whole lines, so that no more than about BATCH_BYTES of text is held at a time.
@@ -219,6 +227,10 @@ def text_batches(
     gzip that unpacks to more than `max_bytes`, or to more than `max_ratio` times its `size` (the file's bytes;
     the bytes read so far when that is more), counted past the first RATIO_FLOOR unpacked bytes (a small file of
     repeated lines may pack very tightly and still be harmless).
+
+    `encoding`: the text's encoding (check_encoding: UTF-8 or an 8-bit one, e.g. latin-1 for old TREC disks).
+    `warn(message, line=)`: given, a byte the encoding cannot read is replaced by U+FFFD and warned about (once per
+    block of lines) instead of refused.
     """
     problems = Problems(source)
     packed_read = 0
@@ -273,18 +285,19 @@ def text_batches(
                 problems.fail(f"a line longer than {MAX_LINE_BYTES:,} bytes", line=newlines + 1)
             continue
         block, carry = carry[:cut], carry[cut:]
-        text, content = _decode_block(block, offset, newlines, content, problems)
+        text, content = _decode_block(block, offset, newlines, content, problems, encoding=encoding, warn=warn)
         yield number, text
         number += text.count("\n") + 1
         offset += len(block)
         newlines += block.count(b"\n")
-    text, content = _decode_block(carry, offset, newlines, content, problems, last=True)
+    text, content = _decode_block(carry, offset, newlines, content, problems, last=True, encoding=encoding, warn=warn)
     if not content:
         problems.fail("the file is empty")
     yield number, text
 
 
-def _decode_block(block: bytes, offset: int, newlines: int, content: bool, problems, last=False):
+def _decode_block(block: bytes, offset: int, newlines: int, content: bool, problems, last=False, encoding="utf-8",
+                  warn=None):
     """(text, whether any non-blank byte was seen so far) of a block of whole lines starting at byte `offset`;
     the block's last line end is dropped unless it is the file's last block."""
     content = content or bool(block.strip())
@@ -292,13 +305,17 @@ def _decode_block(block: bytes, offset: int, newlines: int, content: bool, probl
         at = block.index(b"\x00")
         problems.fail(f"not a text file: NUL byte at offset {offset + at}", line=newlines + block[:at].count(b"\n") + 1)
     try:
-        text = block.decode("utf-8")
+        text = block.decode(encoding)
     except UnicodeDecodeError as exc:
         at = exc.start
-        problems.fail(
-            f"not UTF-8 text: byte 0x{block[at]:02x} at offset {offset + at}",
-            line=newlines + block[:at].count(b"\n") + 1,
-        )
+        named = "UTF-8" if encoding == "utf-8" else encoding
+        where = f"byte 0x{block[at]:02x} at offset {offset + at}"
+        line = newlines + block[:at].count(b"\n") + 1
+        if warn is None:
+            problems.fail(f"not {named} text: {where}", line=line)
+        text = block.decode(encoding, errors="replace")
+        warn(f"not {named} text: {where} replaced by U+FFFD, as is any other such byte in the next "
+             f"{len(block) // 1024 or 1:,} KiB", line=line)
     if offset == 0 and text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:
@@ -308,7 +325,26 @@ def _decode_block(block: bytes, offset: int, newlines: int, content: bool, probl
     return text, content
 
 
-def file_batches(path, *, max_bytes=None, max_ratio=None) -> Iterator[tuple[int, str]]:
+def check_encoding(name: str) -> str:
+    """The codec name of `name` if files are read in it here (text_batches cuts lines at the byte \\n, so it must
+    write ASCII as ASCII: UTF-8 or an 8-bit encoding such as latin-1 or cp1252, not UTF-16); else ValueError."""
+    import codecs
+
+    try:
+        codec = codecs.lookup(name).name
+    except (LookupError, TypeError):
+        raise ValueError(f"{name!r} is not an encoding Python knows (e.g. utf-8, latin-1, cp1252)") from None
+    sample = "<DOC>\n\t0 Az"
+    try:
+        same = sample.encode(codec) == sample.encode("ascii") and b"\n".decode(codec) == "\n"
+    except (UnicodeError, LookupError):
+        same = False
+    if not same or codec in ("utf-7", "utf_7"):
+        raise ValueError(f"{name!r} does not write ASCII as ASCII: give UTF-8 or an 8-bit encoding (latin-1, cp1252)")
+    return "utf-8" if codec in ("utf-8", "utf_8") else codec
+
+
+def file_batches(path, *, max_bytes=None, max_ratio=None, encoding="utf-8", warn=None) -> Iterator[tuple[int, str]]:
     """text_batches of a file; a missing or unreadable file is an ImportFailed too."""
     path = Path(path)
     try:
@@ -317,7 +353,8 @@ def file_batches(path, *, max_bytes=None, max_ratio=None) -> Iterator[tuple[int,
         raise ImportFailed([Problem(str(path), None, None, f"cannot read: {exc.strerror or exc}")]) from None
     with handle:
         size = path.stat().st_size if path.is_file() else None
-        yield from text_batches(handle, str(path), size=size, max_bytes=max_bytes, max_ratio=max_ratio)
+        yield from text_batches(handle, str(path), size=size, max_bytes=max_bytes, max_ratio=max_ratio,
+                                encoding=encoding, warn=warn)
 
 
 def read_text(path) -> str:
@@ -380,12 +417,46 @@ class InvalidJSON(ValueError):
         super().__init__(f"line {line}: {self.message}")
 
 
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_HIGH_SURROGATE = re.compile(r"[dD][89abAB][0-9a-fA-F]{2}\Z")
+_LOW_SURROGATE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _unstorable_escape(text: str) -> int | None:
+    """Where (an offset) a string of valid JSON `text` has an escape of text no database stores: \\u0000 (NUL,
+    which PostgreSQL refuses in text and jsonb) or a surrogate without its pair (\\ud800 alone: not UTF-8); None
+    when it has none. Raw NUL bytes and surrogates never get this far (decode_text refuses them)."""
+    for match in _UNSTORABLE_ESCAPE.finditer(text):
+        start = match.start()
+        if _escaped(text, start):  # "\\\\u0000": an escaped backslash, then the letters u0000
+            continue
+        code = match.group()[2:]
+        if code == "0000":
+            return start
+        if _HIGH_SURROGATE.match(code):
+            if not _LOW_SURROGATE.match(text, match.end()):
+                return start
+        elif (start < 6 or text[start - 6:start - 4] != "\\u" or _escaped(text, start - 6)
+              or not _HIGH_SURROGATE.match(text[start - 4:start])):
+            return start  # a low surrogate not after a high one
+    return None
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the backslash at `at` is itself escaped (an odd number of backslashes just before it)."""
+    before = at
+    while before and text[before - 1] == "\\":
+        before -= 1
+    return (at - before) % 2 == 1
+
+
 def load_json(text: str, *, first_line: int = 1):
     """json.loads(text) of untrusted text; InvalidJSON for anything it cannot read: broken JSON, an integer of
     more digits than Python converts (sys.get_int_max_str_digits, a plain ValueError from json), nesting deeper
-    than the parser recurses. The one reader of uploaded JSON: every importer's JSON goes through it."""
+    than the parser recurses, and a string no database stores (an escaped NUL or a lone surrogate). The one reader
+    of uploaded JSON: every importer's JSON goes through it."""
     try:
-        return json.loads(text)
+        obj = json.loads(text)
     except json.JSONDecodeError as exc:
         what = _JSON_WORDS.get(exc.msg, exc.msg)
         raise _invalid(text, exc.pos, first_line, what) from None
@@ -410,6 +481,12 @@ def load_json(text: str, *, first_line: int = 1):
                 depth -= 1
         what = f"lists and objects nested too deeply (level {deepest} starts here)"
         raise _invalid(text, place, first_line, what) from None
+    at = _unstorable_escape(text) if "\\u" in text else None
+    if at is not None:
+        what = ("a NUL character (\\u0000), which no database stores" if text[at + 2:at + 6] == "0000"
+                else f"a lone surrogate ({text[at:at + 6]}), which is not text")
+        raise _invalid(text, at, first_line, what)
+    return obj
 
 
 def _int_digits():

@@ -6,12 +6,15 @@ topics (assessments.importers.topics' fields: a TrecQuery's title, description a
 metadata), qrels a qrel set named after the dataset (unknown documents made as placeholders, as
 `import_qrels --create-missing` does), documents passages (retrieval.documents: title, text or body, every other
 field in metadata). With only_needed the documents are looked up in the docs store by the ids the collection's
-runs, pools and qrels name, not read whole. Each part is one transaction: a part that fails stores nothing.
+runs, pools, qrels and answers name, not read whole. The parts asked for go in one transaction: a part that fails
+stores nothing, not even the parts before it (a run again then would find them there, half an import).
 """
 
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
+from django.db import transaction
 from django.utils.text import slugify
 
 from assessments.importers import trec
@@ -21,6 +24,7 @@ from retrieval.documents import Document, _valid_id, write_documents
 from retrieval.ingest import Problems
 
 SKIPPED_FIELDS = {"marked_up_doc"}  # TrecDoc's raw SGML: its text and fields are kept already
+TEXT_FIELDS = ("text", "body", "contents", "passage", "segment")  # segment: msmarco-segment-v2.1 (TREC RAG 2024)
 
 
 def load(dataset_id):
@@ -31,6 +35,29 @@ def load(dataset_id):
         return ir_datasets.load(dataset_id)
     except KeyError:
         Problems("dataset").fail(f"ir_datasets knows no dataset {dataset_id!r}", field="dataset")
+
+
+@contextmanager
+def reading(source):
+    """ir_datasets failing to get a part's files (a source file missing from its cache, a download that failed:
+    FileNotFoundError, requests' errors, RuntimeError 'All download sources failed') as ImportFailed naming the
+    file or the addresses tried, not a traceback."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        missing = exc.filename or (exc.args[0] if exc.args else "a file")
+        Problems(source).fail(f"ir_datasets has no file {str(missing)!r} (IR_DATASETS_HOME): put it there, or copy in "
+                              "a cache that holds the dataset", field="dataset")
+    except RuntimeError as exc:
+        if exc.args[:1] != ("All download sources failed",):
+            raise
+        tried = [getattr(mirror, "url", None) or str(mirror) for mirror, _ in (exc.args[1] if len(exc.args) > 1 else [])]
+        why = str(exc.args[1][0][1]) if len(exc.args) > 1 and exc.args[1] else ""
+        Problems(source).fail(f"the dataset's files are not in ir_datasets' cache (IR_DATASETS_HOME) and the download "
+                              f"failed from {', '.join(tried) or 'every source'}" + (f" ({why[:300]})" if why else ""),
+                              field="dataset")
+    except OSError as exc:  # requests' ConnectionError and HTTPError are OSErrors: one source, and it failed
+        Problems(source).fail(f"ir_datasets could not get the dataset's files: {str(exc)[:300]}", field="dataset")
 
 
 def collection_name(dataset_id) -> str:
@@ -59,46 +86,55 @@ def query_records(dataset, problems) -> list[TopicRecord]:
     records, seen = [], {}
     for number, query in enumerate(dataset.queries_iter(), start=1):
         values = query._asdict()
-        qid = str(values.get("query_id", "")).strip()
-        if not _check_id(qid, number, seen, problems, "query_id"):
+        written = str(values.get("query_id", "")).strip()
+        qid = _check_id(written, number, seen, problems, "query_id")
+        if qid is None:
             continue
         text = " ".join(str(values.get("text") or values.get("title") or values.get("query") or "").split())
         title = " ".join(str(values.get("title") or text).split())
         metadata = _fields(query, {"query_id", "text", "title", "query"})
+        if written != qid:
+            metadata["id_as_written"] = written
         for name in ("description", "narrative"):
             if isinstance(metadata.get(name), str):
                 metadata[name] = _paragraphs(metadata[name])
         if not text:
             problems.add("the query has no text", line=number, field="text")
             continue
-        records.append(TopicRecord(qid, number, title=title, text=text, metadata=metadata))
+        records.append(TopicRecord(qid, number, title=title, text=text, metadata=metadata, id_field="query_id"))
     return records
 
 
 def _document(number, doc) -> Document:
     values = doc._asdict()
-    text = next((values[k] for k in ("text", "body", "contents", "passage") if isinstance(values.get(k), str)), "")
+    text = next((values[k] for k in TEXT_FIELDS if isinstance(values.get(k), str)), "")
     title = values.get("title") if isinstance(values.get("title"), str) else ""
-    fields = _fields(doc, {"doc_id", "title", "text", "body", "contents", "passage"})
+    fields = _fields(doc, {"doc_id", "title", *TEXT_FIELDS})
     return Document(str(doc.doc_id).strip(), number, " ".join(title.split()), text.strip(), fields)
 
 
 def import_dataset(dataset_id, *, collection=None, docs=True, queries=True, qrels=True, only_needed=False,
                    update=False, progress=trec.no_progress) -> list[str]:
-    """Import the parts asked for of an ir_datasets dataset into `collection` (default: the id as a slug); the
-    summary line of each part."""
+    """Import the parts asked for of an ir_datasets dataset into `collection` (default: the id as a slug), in one
+    transaction; the summary line of each part."""
     dataset = load(dataset_id)
+    with transaction.atomic():
+        return _import_parts(dataset, dataset_id, collection, docs, queries, qrels, only_needed, update, progress)
+
+
+def _import_parts(dataset, dataset_id, collection, docs, queries, qrels, only_needed, update, progress) -> list[str]:
     collection = collection or collection_name(dataset_id)
     source = f"ir_datasets:{dataset_id}"
     done = []
     if queries and dataset.has_queries():
         problems = Problems(f"{source} queries")
-        records = query_records(dataset, problems)
+        with reading(problems.source):
+            records = query_records(dataset, problems)
         done.append(write_topics(records, problems, collection, update=update, progress=progress).summary())
     if qrels and dataset.has_qrels():
         with tempfile.TemporaryDirectory(prefix="pooljudge-irds-") as folder:
             path = Path(folder) / "qrels.txt"
-            with path.open("w", encoding="utf-8") as out:
+            with reading(f"{source} qrels"), path.open("w", encoding="utf-8") as out:
                 for qrel in dataset.qrels_iter():
                     out.write(f"{qrel.query_id} {getattr(qrel, 'iteration', '0') or '0'} {qrel.doc_id} "
                               f"{qrel.relevance}\n")
@@ -125,8 +161,9 @@ def import_dataset(dataset_id, *, collection=None, docs=True, queries=True, qrel
                     if _valid_id(document.docid, number, problems, "doc_id"):
                         yield document
             needed = None
-        result = write_documents([(name, reader)], collection, update=update, needed=needed, progress=progress,
-                                 check_slug=lambda n, p: trec.check_slug(n, "collection name", p, field="collection"))
+        with reading(name):
+            result = write_documents([(name, reader)], collection, update=update, needed=needed, progress=progress,
+                                     check_slug=lambda n, p: trec.check_slug(n, "collection name", p, field="collection"))
         done.append(result.summary())
     return done
 

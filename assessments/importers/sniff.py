@@ -20,6 +20,10 @@ JSON_KINDS = [  # (names, keys or values, only one kind of JSON file has; its na
 def looks_like(text: str) -> str | None:
     """The kind of file `text` (its start will do) seems to be, in words ("a TREC run"), or None if unknown."""
     head = text[:HEAD].lstrip("\ufeff")
+    if re.match(r"\s*<DOC[\s>]", head, re.IGNORECASE) and re.search(r"<DOCNO[\s>]", head, re.IGNORECASE):
+        return "TREC SGML documents"
+    if re.match(r"\s*<top\s*>", head, re.IGNORECASE):
+        return "TREC topics"
     if head.lstrip().startswith(("{", "[")):
         for keys, name in JSON_KINDS:
             if any(f'"{key}"' in head for key in keys):

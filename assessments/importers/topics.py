@@ -20,12 +20,15 @@ from xml.parsers import expat
 
 from django.db import transaction
 
-from assessments.importers.trec import check_slug, no_progress, raise_if_any
+from assessments.importers.sniff import but_looks_like
+from assessments.importers.topic_ids import topic_id
+from assessments.importers.trec import check_slug, no_progress, raise_if_any, topics_by_id
 from assessments.models import Topic
 from retrieval.ingest import Problems, file_batches, json_type, parse_json_lines
 from retrieval.models import Collection
 
 FORMATS = ("auto", "trec", "xml", "tsv", "jsonl")
+TOPICS = "a topics file"  # what a wrong file is said not to be (sniff.but_looks_like)
 MAX_EXTERNAL_ID = 200  # Topic.external_id
 MAX_TITLE = 500  # Topic.title
 MAX_TOPIC_BYTES = 64 * 1024 * 1024  # a topics file is read whole (its unpacked text)
@@ -43,6 +46,11 @@ _TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)\s*>")
 _PLAIN_TAG = re.compile(r"[A-Za-z][\w-]*\Z")
 JSON_ID = ("query_id", "qid", "id", "_id")
 JSON_TEXT = ("text", "query", "title")
+# a TSV header line's two columns (MS MARCO, ir_datasets exports, BEIR-style files), compared lowercased
+TSV_HEADER_IDS = {"qid", "query_id", "query-id", "queryid", "id", "_id", "topic_id", "topic-id", "topicid", "topic",
+                  "number", "num"}
+TSV_HEADER_TEXTS = {"text", "query", "title", "query_text", "query-text", "querytext", "question", "topic",
+                    "keywords"}
 
 
 @dataclass
@@ -54,6 +62,7 @@ class TopicRecord:
     title: str = ""
     text: str = ""
     metadata: dict = field(default_factory=dict)
+    id_field: str = "id"  # the field its id came from (num, number, qid, query_id…), for problems
 
 
 @dataclass
@@ -63,18 +72,24 @@ class TopicsResult:
     created: int
     updated: int
     topic_ids: list
+    notes: list = field(default_factory=list)  # what the reading passed over (a TSV header line)
+    filled: int = 0  # placeholders (topics a run or qrels named, made by --create-missing) filled in
 
     def summary(self) -> str:
         made = " (created the collection)" if self.created_collection else ""
         updated = f", updated {self.updated:,}" if self.updated else ""
-        return f"Imported {self.created:,} topics{updated} into {self.collection.name}{made}."
+        if self.filled:
+            updated += f", filled in {self.filled:,} that runs or qrels had named"
+        notes = "".join(f"; {note}" for note in self.notes)
+        return f"Imported {self.created:,} topics{updated} into {self.collection.name}{made}{notes}."
 
 
 def _label_stripped(value: str, label: str) -> str:
     value = value.strip()
     if label:
         stem = re.escape(label.rstrip(":")).replace(r"\(s\)", r"(?:\(s\)|s)?")
-        value = re.sub(rf"\A{stem}\s*:?\s*", "", value, flags=re.IGNORECASE)
+        # the label as a word: "Topical steroids" begins with no "Topic" label
+        value = re.sub(rf"\A{stem}(?!\w)\s*:?\s*", "", value, flags=re.IGNORECASE)
     return value
 
 
@@ -99,23 +114,43 @@ class _Lines:
         return self.line
 
 
-def _check_id(qid, line, seen, problems, field_name):
-    if not qid:
+def _check_id(raw, line, seen, problems, field_name) -> str | None:
+    """The id a topic is stored under (topic_ids.topic_id: `051` is topic 51), or None when `raw` is no id or one
+    the file already has (a problem each); `seen` holds {id: (line, id as written)} of the file's topics so far."""
+    if not raw:
         problems.add("the topic has no number", line=line, field=field_name)
-        return False
-    if len(qid) > MAX_EXTERNAL_ID or any(c.isspace() for c in qid):
-        problems.add(f"{qid[:60]!r} is not a topic id (no spaces, at most {MAX_EXTERNAL_ID} characters)",
+        return None
+    if len(raw) > MAX_EXTERNAL_ID or any(c.isspace() for c in raw):
+        problems.add(f"{raw[:60]!r} is not a topic id (no spaces, at most {MAX_EXTERNAL_ID} characters)",
                      line=line, field=field_name)
-        return False
+        return None
+    qid = topic_id(raw)
     if qid in seen:
-        problems.add(f"topic {qid!r} is in the file twice (first on line {seen[qid]})", line=line, field=field_name)
-        return False
-    seen[qid] = line
-    return True
+        first_line, first_raw = seen[qid]
+        if raw == first_raw:
+            problems.add(f"topic {raw!r} is in the file twice (first on line {first_line})", line=line,
+                         field=field_name)
+        else:
+            problems.add(f"topic {raw!r} is in the file twice: line {first_line} numbers it {first_raw!r} (leading "
+                         "zeros do not count)", line=line, field=field_name)
+        return None
+    seen[qid] = (line, raw)
+    return qid
+
+
+def _as_written(qid, raw) -> dict:
+    """The metadata that keeps a topic's id as the file wrote it, when topic_id changed it (`051`)."""
+    return {"id_as_written": raw} if raw != qid else {}
+
+
+def _starts_line(text, offset) -> bool:
+    """Whether only blanks stand before `offset` on its line."""
+    return not text[text.rfind("\n", 0, offset) + 1 : offset].strip()
 
 
 def parse_classic(text, problems) -> list[TopicRecord]:
-    """Classic TREC topics: `<top>` … `</top>`, each field from its tag to the next tag (a closing tag ends it)."""
+    """Classic TREC topics: `<top>` … `</top>`, each field from its tag to the next tag (a closing tag ends it); a
+    tag that is not NIST's and does not begin its line is text of the field it stands in."""
     lines = _Lines(text)
     topics, seen = [], {}
     top = None  # (line, {tag: (line, raw value)}) of the open topic
@@ -139,6 +174,9 @@ def parse_classic(text, problems) -> list[TopicRecord]:
 
     for match in _TAG.finditer(text):
         closing, tag = match.group(1) == "/", match.group(2).lower()
+        if (current is not None and tag not in CLASSIC and tag != "top" and not (closing and tag == current[0])
+                and not _starts_line(text, match.start())):
+            continue  # a tag NIST does not use, inside a field's line (<b>, <script> in a title): the field's text
         line = lines.at(match.start())
         between = text[last_end : match.start()]
         last_end = match.end()
@@ -181,10 +219,11 @@ def _classic_record(line, fields, problems, seen) -> TopicRecord | None:
         problems.add("the topic has no <num>", line=line, field="num")
         return None
     num_line, raw = fields.pop("num")
-    qid = _label_stripped(raw, "Number:")
-    if not _check_id(qid, num_line, seen, problems, "num"):
+    written = _label_stripped(raw, "Number:")
+    qid = _check_id(written, num_line, seen, problems, "num")
+    if qid is None:
         return None
-    record = TopicRecord(qid, num_line)
+    record = TopicRecord(qid, num_line, metadata=_as_written(qid, written), id_field="num")
     for tag, (_, raw) in fields.items():
         key, label = CLASSIC.get(tag, (tag, ""))
         value = _label_stripped(raw, label)
@@ -192,8 +231,12 @@ def _classic_record(line, fields, problems, seen) -> TopicRecord | None:
             record.title = " ".join(value.split())
         elif _paragraphs(value):  # an empty field (<fac> Factor(s): around <nat>) holds nothing to keep
             record.metadata[key] = _paragraphs(value)
+    if "title" not in fields and record.metadata.get("description"):
+        # TREC-4's topics (201-250) have no <title>: their description is the query systems searched with
+        record.title = " ".join(record.metadata["description"].split())
     if not record.title:
-        problems.add("the topic has no <title>", line=line, field="title")
+        problems.add("the topic has no <title>" + ("" if "title" in fields else " (nor a <desc> to take the query "
+                                                   "from)"), line=line, field="title")
     record.text = record.title
     return record
 
@@ -215,12 +258,15 @@ def parse_xml(text, problems) -> list[TopicRecord]:
         if name == "topic":
             if state["topic"] is not None:
                 problems.add("a <topic> inside another topic", line=line, field="topic")
-            qid = (attrs.get("number") or attrs.get("id") or "").strip()
-            record = TopicRecord(qid, line, metadata={k: v for k, v in attrs.items() if k not in ("number", "id")})
+            written = (attrs.get("number") or attrs.get("id") or "").strip()
+            record = TopicRecord(written, line, metadata={k: v for k, v in attrs.items() if k not in ("number", "id")},
+                                 id_field="number")
             state["topic"] = record
-            if not qid:
+            if not written:
                 problems.add("the topic has no number (<topic number=…>)", line=line, field="number")
-            elif _check_id(qid, line, seen, problems, "number"):
+            elif (qid := _check_id(written, line, seen, problems, "number")) is not None:
+                record.qid = qid
+                record.metadata.update(_as_written(qid, written))
                 topics.append(record)
         elif state["topic"] is not None and state["child"] is None:
             state["child"], state["chars"], state["attrs"], state["depth"] = name, [], attrs, len(stack)
@@ -255,26 +301,46 @@ def parse_xml(text, problems) -> list[TopicRecord]:
         problems.add(f"not well-formed XML: {expat.errors.messages[exc.code]} (column {exc.offset + 1})",
                      line=exc.lineno)
     if not topics and not problems:
-        problems.add("no <topic number=…> elements in the file")
+        problems.add("no <topic number=…> elements in the file" + but_looks_like(text, TOPICS))
     return topics
 
 
-def parse_tsv(text, problems) -> list[TopicRecord]:
+def _tsv_header(lines) -> str | None:
+    """The first column of line 1 when it is a header line: both its columns are column names, an id's
+    (`qid`, `query_id`, `id`, `topic`…) then a text's (`query`, `text`, `title`…), as `qid<TAB>query`. Told by the
+    names alone: a one-topic file `id<TAB>identity documents` is a topic called "id", not a header."""
+    if not lines:
+        return None
+    parts = [part.strip() for part in lines[0].split("\t")]
+    if len(parts) != 2 or parts[0].lower() not in TSV_HEADER_IDS or parts[1].lower() not in TSV_HEADER_TEXTS:
+        return None
+    return parts[0]
+
+
+def parse_tsv(text, problems, notes=None) -> list[TopicRecord]:
+    """`qid<TAB>text` lines; a header line first (`qid<TAB>query`…) is skipped, and `notes` says so."""
     topics, seen = [], {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    lines = text.split("\n")
+    header = _tsv_header(lines)
+    if header is not None and notes is not None:
+        notes.append(f"line 1 is a header ({header}…): skipped")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or (number == 1 and header is not None):
             continue
         parts = line.split("\t")
         if len(parts) != 2:
-            problems.add(f"expected 2 columns (qid, text) separated by a tab, got {len(parts)}", line=number)
+            problems.add(f"expected 2 columns (qid, text) separated by a tab, got {len(parts)}"
+                         f"{'' if problems.total else but_looks_like(text, TOPICS)}", line=number)
             continue
-        qid, query = parts[0].strip(), " ".join(parts[1].split())
-        if not _check_id(qid, number, seen, problems, "qid"):
+        written, query = parts[0].strip(), " ".join(parts[1].split())
+        qid = _check_id(written, number, seen, problems, "qid")
+        if qid is None:
             continue
         if not query:
             problems.add("the query text is empty", line=number, field="text")
             continue
-        topics.append(TopicRecord(qid, number, title=query, text=query))
+        topics.append(TopicRecord(qid, number, title=query, text=query, metadata=_as_written(qid, written),
+                                  id_field="qid"))
     return topics
 
 
@@ -289,7 +355,9 @@ def parse_jsonl(text, problems) -> list[TopicRecord]:
         if not isinstance(raw, (str, int)) or isinstance(raw, bool):
             problems.add(f"expected a string or an integer, got {json_type(raw)}", line=number, field=key)
             continue
-        if not _check_id(str(raw).strip(), number, seen, problems, key):
+        written = str(raw).strip()
+        qid = _check_id(written, number, seen, problems, key)
+        if qid is None:
             continue
         values = {}
         for name in ("title", "text", "query", "description", "narrative"):
@@ -303,8 +371,8 @@ def parse_jsonl(text, problems) -> list[TopicRecord]:
         if not query:
             problems.add("the record has no query text (text, query or title)", line=number, field="text")
             continue
-        record = TopicRecord(str(raw).strip(), number, title=" ".join(values.get("title", "").split()) or query,
-                             text=query)
+        record = TopicRecord(qid, number, title=" ".join(values.get("title", "").split()) or query, text=query,
+                             metadata=_as_written(qid, written), id_field=key)
         for name in ("description", "narrative"):
             if values.get(name, "").strip():
                 record.metadata[name] = _paragraphs(values[name])
@@ -332,8 +400,9 @@ def detect_format(text) -> str:
     return "tsv"
 
 
-def read_topics(path, problems, fmt="auto") -> list[TopicRecord]:
-    """The topics of a file (plain or gzip/bzip2/xz); every problem is added to `problems`."""
+def read_topics(path, problems, fmt="auto", notes=None) -> list[TopicRecord]:
+    """The topics of a file (plain or gzip/bzip2/xz); every problem is added to `problems`, what was passed over (a
+    TSV header line) to `notes` when given."""
     if fmt not in FORMATS:
         problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
     parts, size = [], 0
@@ -344,6 +413,8 @@ def read_topics(path, problems, fmt="auto") -> list[TopicRecord]:
             problems.fail(f"more than {MAX_TOPIC_BYTES:,} characters: not a topics file")
     text = "\n".join(parts)
     fmt = detect_format(text) if fmt == "auto" else fmt
+    if fmt == "tsv":
+        return parse_tsv(text, problems, notes)
     return PARSERS[fmt](text, problems)
 
 
@@ -353,37 +424,40 @@ def import_topics(path, collection_name, *, fmt="auto", update=False, progress=n
     A topic already in the collection is a problem unless `update` (then its title, text and metadata are
     replaced). Raises ImportFailed with every problem; nothing is written then.
     """
-    problems = Problems(path)
-    return write_topics(read_topics(path, problems, fmt), problems, collection_name, update=update,
-                        progress=progress)
+    problems, notes = Problems(path), []
+    return write_topics(read_topics(path, problems, fmt, notes), problems, collection_name, update=update,
+                        progress=progress, notes=notes)
 
 
-def write_topics(records, problems, collection_name, *, update=False, progress=no_progress) -> TopicsResult:
-    """Write checked TopicRecords (the problems so far in `problems`) as import_topics does."""
+def write_topics(records, problems, collection_name, *, update=False, progress=no_progress,
+                 notes=()) -> TopicsResult:
+    """Write checked TopicRecords (the problems so far in `problems`) as import_topics does; `notes` (read_topics')
+    end the summary."""
     options = Problems("options")
     collection = Collection.objects.filter(name=collection_name).first()
     if collection is None:
         check_slug(collection_name, "collection name", options, field="collection")
     existing = {}
-    if collection is not None:
-        found = Topic.objects.filter(collection=collection, external_id__in=[r.qid for r in records])
-        existing = {t.external_id: t for t in found}
+    if collection is not None:  # by topic_ids' rule: a topic stored as `051` is the file's 51
+        pks = topics_by_id(Topic.objects.filter(collection=collection), [r.qid for r in records])
+        by_pk = Topic.objects.in_bulk(list(pks.values()))
+        existing = {qid: by_pk[pk] for qid, pk in pks.items()}
     for record in records:
         topic = existing.get(record.qid)
         if topic is None:
             continue
         if topic.kind != Topic.Kind.ADHOC:
             problems.add(f"topic {record.qid!r} is already in {collection_name} as a {topic.get_kind_display()} topic",
-                         line=record.line, field="id")
-        elif not update:
+                         line=record.line, field=record.id_field)
+        elif not update and not _placeholder(topic):
             problems.add(f"topic {record.qid!r} is already in {collection_name} (--update replaces it)",
-                         line=record.line, field="id")
+                         line=record.line, field=record.id_field)
     raise_if_any(problems, options)
     created_collection = collection is None
     with transaction.atomic():
         if collection is None:
             collection = Collection.objects.create(name=collection_name, kind=Collection.Kind.DOCUMENTS)
-        new, changed = [], []
+        new, changed, filled = [], [], 0
         for record in progress(records, desc="topics", unit="topic"):
             title = record.title if len(record.title) <= MAX_TITLE else record.title[: MAX_TITLE - 1] + "…"
             topic = existing.get(record.qid)
@@ -391,13 +465,19 @@ def write_topics(records, problems, collection_name, *, update=False, progress=n
                 new.append(Topic(collection=collection, external_id=record.qid, kind=Topic.Kind.ADHOC, title=title,
                                  text=record.text, metadata=record.metadata))
             else:
+                filled += _placeholder(topic)
                 topic.title, topic.text, topic.metadata = title, record.text, record.metadata
                 changed.append(topic)
         Topic.objects.bulk_create(new, batch_size=1000)
         Topic.objects.bulk_update(changed, ["title", "text", "metadata"], batch_size=1000)
-    ids = list(Topic.objects.filter(collection=collection, external_id__in=[r.qid for r in records])
-               .values_list("pk", flat=True))
-    return TopicsResult(collection, created_collection, len(new), len(changed), ids)
+    ids = list(topics_by_id(Topic.objects.filter(collection=collection), [r.qid for r in records]).values())
+    return TopicsResult(collection, created_collection, len(new), len(changed) - filled, ids, list(notes), filled)
+
+
+def _placeholder(topic) -> bool:
+    """A topic with nothing but its id: made for a run or qrels line (--create-missing), for its topic file to fill
+    in (as documents fill in theirs)."""
+    return topic.kind == Topic.Kind.ADHOC and not topic.title and not topic.text and not topic.metadata
 
 
 # --- writing back --------------------------------------------------------------------------------------------
@@ -408,14 +488,16 @@ def trec_topic(topic) -> str:
     (under its classic tag, or its own name), which import_topics reads back to the same topic."""
     meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     title = " ".join((topic.title or topic.text).split())
-    fields = {"num": f"Number: {topic.external_id}", "title": title}
+    written = meta.get("id_as_written")  # the file's `051`, read back as the same topic (topic_ids)
+    number = written if isinstance(written, str) and topic_id(written) == topic.external_id else topic.external_id
+    fields = {"num": f"Number: {number}", "title": title}
     description = meta.get("description") if isinstance(meta.get("description"), str) else ""
     if not description and topic.text.strip() and " ".join(topic.text.split()) != title:
         description = topic.text.strip()
     if description:
         fields["desc"] = f"Description:\n{description}"
     for key, value in meta.items():
-        if key == "description" or not isinstance(value, str) or not value.strip():
+        if key in ("description", "id_as_written") or not isinstance(value, str) or not value.strip():
             continue
         tag = TAG_OF_KEY.get(key, key)
         if tag in ("num", "title", "top") or not _PLAIN_TAG.match(tag) or tag in fields:

@@ -34,6 +34,7 @@ from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_s
     RunReader,
     parse_score,
 )
+from assessments.importers.topic_ids import topic_id
 from assessments.models import Qrel, QrelSet, Run, RunEntry, Topic
 from assessments.services.runs import name_taken_message, taken_names
 from retrieval.bulk import has_copy_specials, insert_rows, no_progress  # noqa: F401  (imported from here too)
@@ -75,6 +76,19 @@ def ids_by_external_id(queryset, external_ids) -> dict[str, int]:
     for start in range(0, len(ids), chunk_size):
         chunk = ids[start : start + chunk_size]
         found.update(queryset.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    return found
+
+
+def topics_by_id(queryset, qids) -> dict[str, int]:
+    """topic id (as topic_ids.topic_id reads it) → primary key, for the ids of `qids` that `queryset` holds: stored
+    under that id, or (topics stored before ids were read so) under a zero-padded spelling of it (`051` for 51)."""
+    found = ids_by_external_id(queryset, qids)
+    missing = {q for q in qids if q not in found and q.isascii() and q.isdigit()}
+    if missing:
+        for external_id, pk in queryset.filter(external_id__startswith="0").values_list("external_id", "pk"):
+            canonical = topic_id(external_id)
+            if canonical in missing and canonical not in found:
+                found[canonical] = pk
     return found
 
 
@@ -132,7 +146,7 @@ def resolve_references(collection, topic_lines, doc_lines, create_missing, probl
     if collection is None:
         topics, passages = {}, {}
     else:
-        topics = ids_by_external_id(Topic.objects.filter(collection=collection), topic_lines)
+        topics = topics_by_id(Topic.objects.filter(collection=collection), topic_lines)
         passages = ids_by_external_id(Passage.objects.filter(collection=collection), doc_lines)
     new_topics = sorted((t for t in topic_lines if t not in topics), key=topic_lines.__getitem__)
     new_passages = sorted((d for d in doc_lines if d not in passages), key=doc_lines.__getitem__)
@@ -160,7 +174,7 @@ def create_collection_and_references(collection, collection_name, refs, progress
             [Topic(collection=collection, external_id=qid, kind=Topic.Kind.ADHOC) for qid in refs.new_topics],
             progress, "topics",
         )
-        refs.topics.update(ids_by_external_id(Topic.objects.filter(collection=collection), refs.new_topics))
+        refs.topics.update(topics_by_id(Topic.objects.filter(collection=collection), refs.new_topics))
     if refs.new_passages:
         insert_rows(
             Passage, ["collection", "external_id", "text"],
@@ -363,6 +377,14 @@ def read_qrels(path, problems, *, progress=no_progress):
     return parsed
 
 
+def default_set_name(source) -> str:
+    """A qrel set's name from its file's name, less a packing suffix: qrels.txt and qrels.txt.gz are both `qrels`."""
+    path = Path(source)
+    if path.suffix.lower() in (".gz", ".bz2", ".xz"):
+        path = path.with_suffix("")
+    return slugify(path.stem)
+
+
 @dataclass
 class QrelsImport:
     qrel_set: QrelSet
@@ -385,7 +407,7 @@ def import_qrels(path, collection_name, *, name=None, create_missing=False, prog
     if not len(parsed) and not problems:
         problems.add("no qrels lines in the file")
 
-    set_name = name if name is not None else slugify(Path(source).stem)
+    set_name = name if name is not None else default_set_name(source)
     if name is None and not set_name:
         problems.add(f"cannot make a qrel set name from the file name {Path(source).name!r}; give --name", field="name")
     else:

@@ -8,6 +8,8 @@ joined column; duplicates by one set per topic. Any block the fast path cannot v
 line (`_slow_block`), which adds each problem with its line and field in file order, exactly as before. So the
 fast path changes only the speed: both give the same columns and the same problems.
 
+Topic ids are read by topic_ids.topic_id (`051` is topic 51), on both paths.
+
 No Django here: the importers (assessments.importers.trec) and the evaluation of files use these readers.
 """
 
@@ -19,6 +21,7 @@ from itertools import chain, compress, repeat
 from operator import ne
 
 from assessments.importers.sniff import but_looks_like
+from assessments.importers.topic_ids import topic_id, topic_id_column
 
 MAX_EXTERNAL_ID = 200  # Topic.external_id and Passage.external_id
 MAX_SUBTOPIC = 300  # Qrel.subtopic
@@ -49,6 +52,11 @@ def parse_score(text):
     if not math.isfinite(value):
         return None, f"{text!r} is not a finite number"
     return None, f"{text!r} is not a plain decimal number"
+
+
+def _topic(qid, written):
+    """A topic named in a message: its id, and the line's spelling where topic_id read it otherwise (`051`)."""
+    return f"{qid!r}" + (f" (written {written!r})" if written != qid else "")
 
 
 def _id_too_long(value, problems, number, field):
@@ -185,6 +193,7 @@ class RunReader(_Reader):
 
     def _fast_block(self, first, columns, count):
         qids, _, docids, ranks, scores, tags = columns
+        qids = topic_id_column(qids)  # `051` is topic 51 (topic_ids)
         if max(map(len, qids)) > MAX_EXTERNAL_ID or max(map(len, docids)) > MAX_EXTERNAL_ID:
             return False
         if not INTEGERS.fullmatch(" ".join(ranks)) or not NUMBERS.fullmatch(" ".join(scores)):
@@ -248,7 +257,8 @@ class RunReader(_Reader):
                 problems.add(f"expected 6 columns (qid Q0 docid rank score tag), got {len(cols)}"
                              f"{'' if problems.total else but_looks_like(text, 'a TREC run')}", line=number)
                 continue
-            qid, _iteration, docid, rank_text, score_text, tag = cols
+            written, _iteration, docid, rank_text, score_text, tag = cols
+            qid = topic_id(written)
             ok = not _id_too_long(qid, problems, number, "qid")
             ok &= not _id_too_long(docid, problems, number, "docid")
             if not INTEGER.match(rank_text):
@@ -263,8 +273,8 @@ class RunReader(_Reader):
             known = seen.setdefault(qid, set())
             if docid in known:
                 problems.add(
-                    f"{docid!r} appears twice for topic {qid!r} (first on line {self._first_line(qid, docid)})",
-                    line=number, field="docid",
+                    f"{docid!r} appears twice for topic {_topic(qid, written)} (first on line "
+                    f"{self._first_line(qid, docid)})", line=number, field="docid",
                 )
                 continue
             known.add(docid)
@@ -322,6 +332,7 @@ class QrelsReader(_Reader):
 
     def _fast_block(self, first, columns, count):
         qids, iterations, docids, grades = columns
+        qids = topic_id_column(qids)
         if not set(iterations) <= NO_SUBTOPIC:
             return False  # subtopics: line by line
         if max(map(len, qids)) > MAX_EXTERNAL_ID or max(map(len, docids)) > MAX_EXTERNAL_ID:
@@ -366,7 +377,8 @@ class QrelsReader(_Reader):
                 problems.add(f"expected 4 columns (topic iteration docid grade), got {len(cols)}"
                              f"{'' if problems.total else but_looks_like(text, 'TREC qrels')}", line=number)
                 continue
-            qid, iteration, docid, grade_text = cols
+            written, iteration, docid, grade_text = cols
+            qid = topic_id(written)
             ok = not _id_too_long(qid, problems, number, "topic")
             ok &= not _id_too_long(docid, problems, number, "docid")
             subtopic = "" if iteration in NO_SUBTOPIC else iteration
@@ -381,7 +393,7 @@ class QrelsReader(_Reader):
                 ok = False
             known = seen.setdefault((qid, subtopic), set())
             if docid in known:
-                where = f"topic {qid!r}" + (f" subtopic {subtopic!r}" if subtopic else "")
+                where = f"topic {_topic(qid, written)}" + (f" subtopic {subtopic!r}" if subtopic else "")
                 problems.add(
                     f"{docid!r} is graded twice for {where} (first on line {self._first_line(qid, subtopic, docid)})",
                     line=number, field="docid",

@@ -120,7 +120,10 @@ def test_a_trec_topics_file_joins_the_campaign(client, organiser, campaign, name
 
     again = post(client, "/campaigns/adhoc/data/", "topics", (name, content))
     assert again.status_code == 400
-    assert (name, 2, "id", "topic '301' is already in robust (--update replaces it)") in problems(again)
+    # the importers' hint names the command's flag; the console names its own checkbox (the flag meant nothing here)
+    assert (name, 2, "num", "topic '301' is already in robust (“Replace what the collection has” replaces it)") in (
+        problems(again))
+    assert "--update" not in client.get(f"/data/imports/{DataImport.objects.first().pk}/").content.decode()
     updated = post(client, "/campaigns/adhoc/data/", "topics", (name, content), update="on")
     assert updated.status_code == 302
     assert DataImport.objects.first().summary.startswith("Imported 0 topics, updated 2 into robust.")
@@ -222,3 +225,15 @@ def test_the_preview_is_for_organisers_only(client):
     doc = factories.passage(factories.collection("web"), "d1")
     client.force_login(factories.user("someone"))
     assert client.get(f"/data/documents/?passage={doc.pk}").status_code == 404
+
+
+def test_a_runs_problems_name_the_forms_options_not_the_commands_flags(client, organiser, campaign):
+    run = b"300 Q0 D-1 1 2.0 bm25\n999 Q0 D-2 2 1.0 bm25\n"
+    factories.passage(Collection.objects.get(name="robust"), "D-1")
+    assert post(client, "/campaigns/adhoc/data/", "trec-run", ("run.txt", b"300 Q0 D-1 1 2.0 bm25\n")).status_code == 302
+    listed = problems(post(client, "/campaigns/adhoc/data/", "trec-run", ("run2.txt", run)))
+    assert ("run2.txt", None, "name", "collection 'robust' already has a run named 'bm25' (give another “Run or qrel "
+            "set name”)") in listed, listed
+    assert ("run2.txt", 2, "qid", "unknown topic '999' in collection 'robust' (“Create missing topics and documents” "
+            "creates it)") in listed, listed
+    assert not any("--" in message for *_, message in listed), listed

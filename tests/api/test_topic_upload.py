@@ -60,6 +60,39 @@ def test_a_bad_topics_file_lists_its_problems_and_stores_nothing(organiser, adho
     assert Topic.objects.count() == before
 
 
+def test_json_topics_with_a_lone_surrogate_are_a_400_naming_the_line_not_a_500(organiser, adhoc):
+    """JSON's "\\ud800" decodes to text that cannot be encoded: it was stored as is, a UnicodeEncodeError and a 500."""
+    organiser.raise_request_exception = False
+    response = upload(organiser, b'{"qid": "901", "text": "ok"}\n{"qid": "902", "text": "a\\ud800b"}\n', "t.jsonl")
+    assert response.status_code == 400, response.content
+    assert response.json()["problems"] == [
+        {"line": 2, "field": None, "message": "invalid JSON: a lone surrogate (\\ud800), which is not text at column 26"}]
+    assert not Topic.objects.filter(external_id__in=["901", "902"]).exists()
+
+
+def test_a_token_for_one_campaign_updates_no_topic_of_another(organiser, adhoc, web):
+    """A token made with --campaign acts on that campaign only; with update=true its topic upload rewrote (and took
+    into its campaign) a topic of the collection that only another campaign judges."""
+    from rest_framework.test import APIClient
+
+    from annotation.models import Campaign
+    from annotation.services.campaigns import create_campaign
+    from annotation.services.tokens import issue_token
+
+    create_campaign(name="other", task="adhoc", topics=["303"])
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser', campaign='adhoc')[1]}")
+    response = upload(scoped, b"301\tnew 301 title\n303\tnew 303 title\n", "t.tsv", update="true")
+    assert response.status_code == 400, response.content
+    assert response.json()["problems"] == [{"line": 2, "field": "id", "message": (
+        "topic '303' is not a topic of campaign 'adhoc': a token for it changes no topic outside it")}]
+    assert Topic.objects.get(external_id="303").title == "Topic 303"
+    assert not Campaign.objects.get(name="adhoc").track.topics.filter(external_id="303").exists()
+    assert upload(scoped, b"301\tnew 301 title\n", "t.tsv", update="true").status_code == 201
+    assert Topic.objects.get(external_id="301").title == "new 301 title"
+    assert upload(organiser, b"303\tnew 303 title\n", "t.tsv", update="true").status_code == 201  # unscoped may
+
+
 def test_a_participant_may_not_upload_topics(team_a, adhoc):
     assert upload(team_a, ROBUST).status_code == 403
     assert not Topic.objects.filter(external_id="401").exists()

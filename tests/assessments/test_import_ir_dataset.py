@@ -91,3 +91,61 @@ def test_only_needed_takes_the_documents_the_qrels_name_from_the_docs_store(data
 def test_an_unknown_dataset_is_an_error():
     with pytest.raises(CommandError, match="ir_datasets knows no dataset 'no-such/dataset'"):
         run("no-such/dataset")
+
+
+def _register(queries_download):
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecQueries
+
+    dataset_id = f"pooljudge-tiny/{next(_names)}"
+    ir_datasets.registry.register(dataset_id, Dataset(TrecQueries(queries_download, namespace="tiny", lang="en")))
+    return dataset_id
+
+
+def test_a_source_file_missing_from_the_cache_is_an_error_naming_it(tmp_path, monkeypatch):
+    """ir_datasets' FileNotFoundError (a file it cannot download, e.g. TREC disks 4 and 5) was a traceback."""
+    from ir_datasets.util import LocalDownload
+
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
+    dataset_id = _register(LocalDownload(tmp_path / "home" / "topics.301-450.txt"))
+    with pytest.raises(CommandError) as error:
+        run(dataset_id, "--collection", "tiny")
+    assert f"ir_datasets:{dataset_id} queries: dataset: ir_datasets has no file '{tmp_path}/home/topics.301-450.txt'" \
+        in str(error.value)
+    assert not Topic.objects.exists()
+
+
+def test_a_failed_download_is_an_error_naming_where_it_was_tried(tmp_path, monkeypatch):
+    """Offline, ir_datasets raised RuntimeError('All download sources failed', …): a traceback."""
+    from ir_datasets.util import Download, RequestsDownload
+
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "home"))
+    urls = ["http://127.0.0.1:9/topics.txt", "http://127.0.0.1:9/mirror/topics.txt"]
+    dataset_id = _register(Download([RequestsDownload(url, tries=1) for url in urls],
+                                    cache_path=str(tmp_path / "home" / "topics.txt")))
+    with pytest.raises(CommandError) as error:
+        run(dataset_id, "--queries")
+    assert (f"ir_datasets:{dataset_id} queries: dataset: the dataset's files are not in ir_datasets' cache "
+            f"(IR_DATASETS_HOME) and the download failed from {urls[0]}, {urls[1]}") in str(error.value)
+    assert not Topic.objects.exists()
+
+
+def test_a_segmented_msmarco_v21_document_keeps_its_segment_as_the_text():
+    """ir_datasets' msmarco-segment-v2.1 (the TREC RAG 2024 corpus) names its text `segment`: it went to metadata."""
+    from typing import NamedTuple
+
+    from assessments.importers.ir_datasets import _document
+
+    class MsMarcoV21SegmentedDoc(NamedTuple):  # the fields of ir_datasets' class of that name
+        doc_id: str
+        url: str
+        title: str
+        headings: str
+        segment: str
+        start_char: int
+        end_char: int
+
+    doc = _document(1, MsMarcoV21SegmentedDoc("msmarco_v2.1_doc_00_0#0_0", "http://a.example/", "Trauma", "Signs",
+                                              "Vicarious trauma is the residue.", 0, 32))
+    assert (doc.docid, doc.title, doc.text) == ("msmarco_v2.1_doc_00_0#0_0", "Trauma", "Vicarious trauma is the residue.")
+    assert doc.fields == {"url": "http://a.example/", "headings": "Signs", "start_char": 0, "end_char": 32}

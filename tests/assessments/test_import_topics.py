@@ -132,13 +132,53 @@ def test_classic_trec_topics_keep_every_field_and_make_the_collection(tmp_path):
 
 def test_tipster_topics_keep_their_older_fields_under_long_names(tmp_path):
     run(write(tmp_path, TIPSTER), collection="trec1")
-    topic = Topic.objects.get(external_id="051")
+    topic = Topic.objects.get(external_id="51")  # as NIST's qrels and runs number it (topic_ids)
+    assert topic.metadata["id_as_written"] == "051"
     assert topic.title == "Airbus Subsidies"
     assert topic.metadata["domain"] == "International Economics"
     assert topic.metadata["summary"].startswith("Document will discuss")
     assert topic.metadata["concepts"] == "1. Airbus Industrie 2. European aircraft consortium"
     assert topic.metadata["nationality"] == "NOT U.S."
     assert topic.metadata["head"] == "Tipster Topic Description"
+
+
+def test_a_field_that_only_begins_like_its_label_keeps_its_words(tmp_path):
+    """NIST's labels (Topic:, Description:, Narrative:, Concept(s):) are taken off a field's start; a field without
+    one whose first word merely began like it lost those letters: "Topical steroids" became "al steroids"."""
+    run(write(tmp_path, "<top>\n<num> Number: 901\n<title> Topical steroid withdrawal\n<desc> Descriptive "
+                        "accounts of withdrawal.\n<narr> Narratives of patients are relevant.\n<con> Concepts: skin\n"
+                        "</top>\n<top>\n<num> Number: 902\n<title> Topic: Numbers in trials\n<desc> Description:\n"
+                        "Trial sizes.\n</top>\n"))
+    first, second = Topic.objects.get(external_id="901"), Topic.objects.get(external_id="902")
+    assert first.title == "Topical steroid withdrawal"
+    assert first.metadata == {"description": "Descriptive accounts of withdrawal.",
+                              "narrative": "Narratives of patients are relevant.", "concepts": "skin"}
+    assert second.title == "Numbers in trials" and second.metadata == {"description": "Trial sizes."}
+
+
+def test_markup_inside_a_field_is_its_text_and_reads_back(tmp_path):
+    """A tag NIST does not use, inside a field's line (<b>, <script> in a title), is the field's text: it cut the
+    title at the tag, made fields "script" and "b", and lost what followed its closing tag ("& wings"), silently."""
+    run(write(tmp_path, "<top>\n<num> Number: 404\n<title> flutter <script>alert(1)</script> & \"wings\"\n\n"
+                        "<desc> Description:\nwhat is known about <b>panel flutter</b> at speed?\n</top>\n"))
+    topic = Topic.objects.get(external_id="404")
+    assert topic.title == topic.text == 'flutter <script>alert(1)</script> & "wings"'
+    assert topic.metadata == {"description": "what is known about <b>panel flutter</b> at speed?"}
+    exported = trec_topics(Topic.objects.all())
+    Topic.objects.all().delete()
+    run(write(tmp_path, exported, "exported.txt"))
+    assert Topic.objects.get(external_id="404").title == topic.title
+
+
+def test_a_field_of_its_own_closed_on_its_line_ends_there(tmp_path):
+    """Tags NIST does not use that open their line are fields, and their own closing tag ends them wherever it
+    stands (TREC Microblog: `<query> … </query>`)."""
+    run(write(tmp_path, "<top>\n<num> Number: MB001 </num>\n<title> BBC World Service staff cuts </title>\n"
+                        "<querytime> Tue Feb 08 12:30:27 +0000 2011 </querytime>\n"
+                        "<querytweettime> 34952194402811904 </querytweettime>\n</top>\n"))
+    topic = Topic.objects.get(external_id="MB001")
+    assert topic.title == "BBC World Service staff cuts"
+    assert topic.metadata == {"querytime": "Tue Feb 08 12:30:27 +0000 2011", "querytweettime": "34952194402811904"}
 
 
 @pytest.mark.parametrize("pack,suffix", [(gzip.compress, ".gz"), (bz2.compress, ".bz2"), (lzma.compress, ".xz")])
@@ -179,7 +219,7 @@ def test_tsv_and_json_lines(tmp_path):
 def test_a_topic_already_there_is_an_error_unless_update(tmp_path):
     path = write(tmp_path, ROBUST)
     run(path)
-    with pytest.raises(CommandError, match=r"topics.txt:2: id: topic '301' is already in robust04 \(--update"):
+    with pytest.raises(CommandError, match=r"topics.txt:2: num: topic '301' is already in robust04 \(--update"):
         run(path)
     changed = write(tmp_path, ROBUST.replace("International Organized Crime", "Organized Crime"), "new.txt")
     assert "updated 2" in run(changed, "--update")
@@ -242,3 +282,31 @@ def test_an_outline_topic_of_the_same_id_is_not_replaced(tmp_path):
     factories.topic(collection, "301", kind=Topic.Kind.OUTLINE)
     with pytest.raises(CommandError, match="'301' is already in robust04 as a CAR outline topic"):
         run(write(tmp_path, ROBUST), "--update")
+
+
+HEADED = {  # the header lines of MS MARCO / ir_datasets exports / BEIR-style TSV queries
+    "qid\tquery\n": "qid", "query_id\ttext\n": "query_id", "id\ttitle\n": "id", "Topic_ID\tQuery\n": "Topic_ID",
+    "query-id\ttext\n": "query-id",
+}
+
+
+@pytest.mark.parametrize("header", list(HEADED))
+@pytest.mark.parametrize("pack,suffix", [(lambda b: b, ".tsv"), (gzip.compress, ".tsv.gz")])
+def test_a_tsv_header_line_is_skipped_and_the_report_says_so(tmp_path, header, pack, suffix):
+    """A header line (`qid<TAB>query`…) was taken for a topic called "qid"."""
+    body = "1048585\twhat is paula deen's brother\n2\tandrogen receptor define\n"
+    out = run(write(tmp_path, pack((header + body).encode()), "queries" + suffix), collection="msmarco")
+    assert sorted(Topic.objects.values_list("external_id", flat=True)) == ["1048585", "2"]
+    assert f"Imported 2 topics into msmarco (created the collection); line 1 is a header ({HEADED[header]}…): " \
+           "skipped." in out
+
+
+def test_a_tsv_header_line_counts_as_line_one_in_errors(tmp_path):
+    assert "t.tsv:3: expected 2 columns" in failure(write(tmp_path, "qid\tquery\n1\tone\n2 two\n", "t.tsv"))
+
+
+def test_topics_named_like_header_words_are_topics_when_the_data_has_them_too(tmp_path):
+    """Line 1 is a header only if no data row looks like it: a file whose ids are such words is all data."""
+    out = run(write(tmp_path, "topic\tthe word topic\nid\tidentity documents\n", "t.tsv"), collection="words")
+    assert sorted(Topic.objects.values_list("external_id", flat=True)) == ["id", "topic"]
+    assert "header" not in out

@@ -1,10 +1,11 @@
-"""config.ids.parse_id: ASCII digits within a range, or None (issue 31, finding 5)."""
+"""config.ids.parse_id: ASCII digits within a range, or None (issue 31, finding 5); past_any_id: a number no id
+column holds."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.ids import ID_MAX, parse_id
+from config.ids import ID_MAX, parse_id, past_any_id
 
 
 @pytest.mark.parametrize("text, value", [("1", 1), ("42", 42), ("007", 7), (str(ID_MAX), ID_MAX), (12, 12)])
@@ -33,3 +34,12 @@ def test_every_unicode_digit_is_refused_or_read_as_int_reads_it(text):
         assert text.isascii() and value == int(text) and 1 <= value <= ID_MAX
     else:
         assert not text.isascii() or not text.isdigit() or not 1 <= int(text) <= ID_MAX
+
+
+@pytest.mark.parametrize("text, past", [
+    (str(2**63 - 1), False), (str(2**63), True), ("-" + str(2**63), True), ("0" * 40 + "7", False),
+    ("1," + "9" * 20, True), ("9" * 5000, True), ("abc", False), ("9" * 20 + "x", False), ("", False),
+    ("²" * 30, False),
+])
+def test_past_any_id(text, past):
+    assert past_any_id(text) is past

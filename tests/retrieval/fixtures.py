@@ -1,6 +1,8 @@
 """Fixtures for tests that run retrievers; import the ones a module needs (tests/retrieval/conftest.py imports all)."""
 
+import logging
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -47,3 +49,20 @@ def eager_celery():
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
     yield app
     app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@contextmanager
+def thread_worker_of(app, **options):
+    """celery.contrib.testing.worker.start_worker(app, pool="threads", **options), and the root logger's level and
+    handlers as they were afterwards: the worker's set-up sets them (loglevel), which later tests in this process
+    would otherwise inherit (a command's INFO progress lines went missing)."""
+    from celery.contrib.testing.worker import start_worker
+
+    root = logging.getLogger()
+    level, handlers = root.level, root.handlers[:]
+    try:
+        with start_worker(app, pool="threads", **options):
+            yield app
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers

@@ -5,6 +5,7 @@ import gzip
 import io
 import json
 import lzma
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -122,10 +123,82 @@ def test_trec_sgml_title_text_paragraphs_and_other_fields(tmp_path):
                            "byline": "By Richard Eder"}
 
 
+def test_sgml_character_references_are_decoded_except_in_the_docno(tmp_path):
+    """TREC newswire writes `AT&amp;T` and `&lt;`: they were stored as written, so the assessor's page (which escapes
+    the text) showed "AT&amp;T", and the text differed from the same document imported through ir_datasets."""
+    run(write(tmp_path, "<DOC>\n<DOCNO> WSJ870324-0001&amp;2 </DOCNO>\n<HL> AT&amp;T Posts Gain </HL>\n"
+                        "<DATELINE> NEW YORK&nbsp;&#8212; </DATELINE>\n<TEXT>\nProfit rose 5&#37; &lt; 6% &amp; "
+                        "Caf&eacute; &hyph;\n</TEXT>\n</DOC>\n"))
+    doc = Passage.objects.get()
+    assert doc.external_id == "WSJ870324-0001&amp;2"
+    assert doc.title == "AT&T Posts Gain"
+    assert doc.text == "Profit rose 5% < 6% & Caf\u00e9 &hyph;"
+    assert doc.metadata == {"dateline": "NEW YORK \u2014"}
+
+
 @pytest.mark.parametrize("pack,suffix", [(gzip.compress, ".gz"), (bz2.compress, ".bz2"), (lzma.compress, ".xz")])
 def test_packed_files(tmp_path, pack, suffix):
     run(write(tmp_path, pack((FBIS + LATIMES).encode()), "la" + suffix))
     assert Passage.objects.count() == 2
+
+
+def _in_text(text):
+    return lambda n: f"<TEXT>{text(n)}\n</TEXT>"
+
+
+# Hostile SGML whose reading took time quadratic in n: a DOC's body (after DOCNO) of n, and what the one document's
+# text then is.
+QUADRATIC_BEFORE = {
+    # a closing tag searched the whole stack of open elements for its opener (HTML in a <DOC>: <br>s, then </td>s);
+    # 16,000 of each took 10 s
+    "closing tags nothing opened": (_in_text(lambda n: "<br>word " * n + "</td>" * n),
+                                    lambda n: " ".join(["word"] * n)),
+    # `<DOC ` never closed by `>`: each tried to the line's end (20,000 in 100 KB: 34 s)
+    "<DOC marks never closed": (_in_text(lambda n: "a " + "<DOC x=1 " * n), None),
+    # `<!--` never closed: the comment pattern tried each to the document's end (20,000 in 100 KB: 18 s); a closed
+    # comment is still dropped, one never closed is text
+    "comments never closed": (_in_text(lambda n: "a <!-- gone --> b\n" + "<!-- " * n),
+                              lambda n: "a b " + " ".join(["<!--"] * n)),
+    # a web page's `<script>` never closed: a pattern trying each to the page's end would be quadratic; a closed
+    # style is still dropped, a script never closed is text
+    "web page scripts never closed": (lambda n: "<DOCHDR>\nhttp://w/\n</DOCHDR>\na <style>b</style> c\n"
+                                      + "<script>x " * n, lambda n: "a c " + " ".join(["x"] * n)),
+}
+
+
+@pytest.mark.parametrize("case", QUADRATIC_BEFORE)
+def test_hostile_sgml_is_read_in_time_linear_in_its_size(tmp_path, case):
+    """A 16 MiB line's worth of each took hours: the import hung. CPU time of n against a hundredth of n: linear is
+    about 100x, quadratic 10,000x; 1,000x allowed, and a second, for a loaded machine."""
+    from retrieval.documents import read_documents
+
+    text, expected = QUADRATIC_BEFORE[case]
+
+    def read(n):
+        path = write(tmp_path, f"<DOC>\n<DOCNO> X </DOCNO>\n{text(n)}\n</DOC>\n", f"hostile-{n}.txt")
+        started = time.process_time()
+        (document,) = read_documents(path, ingest.Problems(path))
+        return time.process_time() - started, document
+
+    n = 20_000
+    hundredth = min(read(n // 100)[0] for _ in range(5))
+    spent, document = read(n)
+    assert spent < 1000 * hundredth + 1.0, f"{spent:.2f} s for n = {n:,}, {hundredth:.4f} s for a hundredth"
+    assert document.docid == "X" and (expected is None or document.text == expected(n))
+
+
+def test_the_trec_rag_segmented_corpus_keeps_its_segment_as_the_text(tmp_path):
+    """MS MARCO V2.1 segmented (TREC RAG 2024: the passages answers cite) gives its text as `segment`: it was stored
+    in metadata and the passage's text left empty, so the support pages showed assessors empty cited passages."""
+    line = {"docid": "msmarco_v2.1_doc_00_0#0_0", "url": "http://a.example/", "title": "Vicarious trauma",
+            "headings": "Vicarious trauma\nSigns", "segment": "Vicarious trauma is the emotional residue.",
+            "start_char": 0, "end_char": 42}
+    run(write(tmp_path, json.dumps(line) + "\n", "msmarco_v2.1_doc_segmented_00.json"))
+    doc = Passage.objects.get()
+    assert (doc.external_id, doc.title, doc.text) == (
+        "msmarco_v2.1_doc_00_0#0_0", "Vicarious trauma", "Vicarious trauma is the emotional residue.")
+    assert doc.metadata == {"url": "http://a.example/", "headings": "Vicarious trauma\nSigns", "start_char": 0,
+                            "end_char": 42}
 
 
 def test_json_lines_pyserini_and_beir(tmp_path):
@@ -172,6 +245,35 @@ def test_a_document_already_there_is_an_error_unless_update(tmp_path):
     out = run(write(tmp_path, FBIS.replace("MARCH REPORTS", "APRIL"), "new.txt"), args=["--update"])
     assert "updated 1" in out
     assert Passage.objects.get().title == "FORMER YUGOSLAVIA: APRIL"
+
+
+def test_update_keeps_the_text_under_evidence_spans_and_changes_only_the_rest(tmp_path):
+    """Evidence marks are offsets into a document's text: --update may change a marked document's title or metadata,
+    or its text when no mark is in it (a cleared one counts as none), but not the text under a mark: refused,
+    naming the file, line and field, and nothing of the import is written."""
+    from assessments.models import Layer
+    from assessments.services.judging import record_judgement
+
+    run(write(tmp_path, FBIS + LATIMES))
+    fbis, latimes = Passage.objects.get(external_id="FBIS3-1"), Passage.objects.get(external_id="LA010189-0001")
+    topic = factories.topic(fbis.collection, "301", kind=Topic.Kind.ADHOC)
+    record_judgement(assessor=factories.user("amy"), layer=Layer.EVIDENCE, topic=topic, passage=fbis, value=[[0, 8]])
+    ben = factories.user("ben")
+    record_judgement(assessor=ben, layer=Layer.EVIDENCE, topic=topic, passage=latimes, value=[[0, 4]])
+    record_judgement(assessor=ben, layer=Layer.EVIDENCE, topic=topic, passage=latimes, value=None)  # cleared
+
+    changed = FBIS.replace("Croatian radio", "Slovenian radio") + LATIMES.replace("POETIC", "PROSAIC")
+    with pytest.raises(CommandError, match=r"new.txt:1: text: document 'FBIS3-1': its text would change, but 1 "
+                                           r"label\(s\) mark evidence"):
+        run(write(tmp_path, changed, "new.txt"), args=["--update"])
+    assert Passage.objects.get(pk=fbis.pk).text == fbis.text
+    assert Passage.objects.get(pk=latimes.pk).title == latimes.title  # nothing written
+
+    retitled = FBIS.replace("MARCH REPORTS", "APRIL") + LATIMES.replace("second paragraph", "last paragraph")
+    assert "updated 2" in run(write(tmp_path, retitled, "titles.txt"), args=["--update"])
+    assert Passage.objects.get(pk=fbis.pk).title == "FORMER YUGOSLAVIA: APRIL"
+    assert Passage.objects.get(pk=fbis.pk).text == fbis.text
+    assert "last paragraph" in Passage.objects.get(pk=latimes.pk).text  # its only mark was cleared
 
 
 def test_a_duplicate_docno_stores_nothing_and_says_both_lines(tmp_path):
@@ -227,3 +329,120 @@ def test_many_documents_stream_in_one_copy(tmp_path):
     run(write(tmp_path, gzip.compress(text.encode()), "many.tsv.gz"), collection="big")
     assert Passage.objects.filter(collection__name="big").count() == 60_000
     assert Passage.objects.get(external_id="doc59999").text.endswith("backslash \\ and tab-free words 59999")
+
+
+def test_a_text_never_closed_ends_at_the_doc_end(tmp_path):
+    """`<TEXT>` with no `</TEXT>` before `</DOC>`: the text was dropped without a word. SGML lets an end tag be
+    left out where the enclosing element's end implies it (as a tag never closed inside TEXT already is), so it
+    ends at `</DOC>`."""
+    run(write(tmp_path, FBIS + LATIMES.replace("</TEXT>\n", "")))
+    la = Passage.objects.get(external_id="LA010189-0001")
+    assert la.text == "This is the first paragraph of the review, wrapped over two lines.\n\nAnd a second paragraph."
+    assert la.title == "AN ENGLISH POETIC LIFE"
+    assert Passage.objects.get(external_id="FBIS3-1").text.endswith("ceasefire held overnight.")
+
+
+GOV2 = """<DOC>
+<DOCNO>GX000-00-0000000</DOCNO>
+<DOCHDR>
+http://sgra.jpl.nasa.gov/radio.html
+HTTP/1.1 200 OK
+Date: Tue, 09 Dec 2003 21:21:33 GMT
+Server: Apache/1.3.27 (Unix)
+Content-Length: 4049
+Content-Type: text/html
+</DOCHDR>
+<html>
+<head>
+<title>JPL Radio Science &amp; Gravity</title>
+<meta name="keywords" content="gravity">
+<script language="JavaScript">
+<!--
+function go() { if (a < b) window.open("x"); }
+//-->
+</script>
+<STYLE type="text/css">body { color: red }</STYLE>
+</head>
+<body bgcolor="#ffffff">
+<script>var hits = 1;</script>
+<h1>Radio Science</h1>
+<p>The Radio Science Systems Group studies
+planetary gravity fields.
+<p>Contact: <a href="mailto:x@jpl.nasa.gov">webmaster</a><br>
+&copy; 2002 JPL
+</body>
+</html>
+</DOC>
+"""
+
+WT10G = """<DOC>
+<DOCNO>WTX001-B01-2</DOCNO>
+<DOCOLDNO>IA001-000000-B001-12</DOCOLDNO>
+<DOCHDR>
+http://www.example.edu:80/pub/readme.txt 192.0.2.1 19970101000000 text/plain 120
+HTTP/1.0 200 OK
+Content-type: text/plain
+</DOCHDR>
+README for the archive
+
+Files here are public.
+</DOC>
+"""
+
+
+@pytest.mark.parametrize("pack,suffix", [(lambda b: b, ".txt"), (gzip.compress, ".gz")])
+def test_gov2_and_wt10g_pages_take_what_follows_the_dochdr_as_text(tmp_path, pack, suffix):
+    """GOV2 / WT10g web pages have no <TEXT>: the page follows <DOCHDR>, and it was dropped (a document with no text,
+    and every HTML element in its metadata). The page is its text, markup handled as in TEXT (tags off, character
+    references decoded, <p> paragraphs), scripts, styles and the <head> left out; the <title> is the title."""
+    run(write(tmp_path, pack((GOV2 + WT10G).encode()), "GX000-00" + suffix), collection="gov2")
+    page = Passage.objects.get(external_id="GX000-00-0000000")
+    assert page.title == "JPL Radio Science & Gravity"
+    assert page.text == ("Radio Science\n\nThe Radio Science Systems Group studies planetary gravity fields.\n\n"
+                         "Contact: webmaster \u00a9 2002 JPL")
+    assert set(page.metadata) == {"dochdr", "url"}
+    assert page.metadata["url"] == "http://sgra.jpl.nasa.gov/radio.html"
+    assert page.metadata["dochdr"].startswith("http://sgra.jpl.nasa.gov/radio.html HTTP/1.1 200 OK")
+    plain = Passage.objects.get(external_id="WTX001-B01-2")
+    assert (plain.title, plain.text) == ("", "README for the archive\n\nFiles here are public.")
+    assert plain.metadata["docoldno"] == "IA001-000000-B001-12"
+    assert plain.metadata["url"] == "http://www.example.edu:80/pub/readme.txt"
+
+
+@pytest.mark.parametrize("text,expected", [
+    (LATIMES.replace("<DOCID> 1 </DOCID>", "<DOCNO> LA010189-0002 </DOCNO>"),
+     "docs.txt:3: DOCNO: a second <DOCNO> in the document (the first is 'LA010189-0001')"),
+    (FBIS + LATIMES.replace("<BYLINE>", "<!-- a\n<DOCNO> X </DOCNO>\ncomment -->\n<DOCNO>LA010189-0002</DOCNO>\n"
+                                        "<BYLINE>"),  # lines counted through a comment, its DOCNO not one
+     "docs.txt:52: DOCNO: a second <DOCNO> in the document (the first is 'LA010189-0001')"),
+])
+def test_a_second_docno_in_one_doc_is_refused_naming_its_line(tmp_path, text, expected):
+    """A second <DOCNO> in one <DOC> (two documents run together) was ignored: the first was taken, silently."""
+    assert expected in failure(write(tmp_path, text))
+    assert expected in failure(write(tmp_path, gzip.compress(text.encode()), "docs.txt"))
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_8_bit_text_is_refused_by_default_read_with_its_encoding_or_its_bad_bytes_replaced(tmp_path, packed):
+    """Old TREC disks hold latin-1 bytes (a UTF-8 reader stops at the first), web crawls mixed encodings: the
+    default refuses, naming the byte, line and offset; --encoding reads an 8-bit file; --bad-bytes replace keeps
+    the rest with U+FFFD and a warning naming the place."""
+    data = FBIS.replace("Zagreb", "Zagreb \u2014 caf\u00e9").encode("utf-8").replace("\u00e9".encode(), b"\xe9")
+    line = FBIS.count("\n", 0, FBIS.index("Zagreb")) + 1
+    path = tmp_path / ("fbis.latin1" + (".gz" if packed else ""))
+    path.write_bytes(gzip.compress(data) if packed else data)
+    message = failure(path)
+    offset = data.index(bytes([0xE9]))
+    assert f"{path.name}:{line}: not UTF-8 text: byte 0xe9 at offset {offset}" in message
+
+    assert "Imported 1 documents" in run(path, args=["--bad-bytes", "replace"])
+    assert "caf\ufffd" in Passage.objects.get().text and "\u2014" in Passage.objects.get().text
+    out = run(path, collection="latin", args=["--bad-bytes", "replace"])
+    assert f"warning: {path}:{line}: not UTF-8 text: byte 0xe9" in out
+
+    run(path, collection="cp", args=["--encoding", "cp1252"])  # the UTF-8 dash is then three cp1252 characters
+    assert "caf\u00e9" in Passage.objects.get(collection__name="cp").text
+    for bad, words in (("utf-16", "does not write ASCII as ASCII"), ("klingon", "is not an encoding Python knows")):
+        with pytest.raises(CommandError, match=rf"encoding: '{bad}' {words}"):
+            run(path, collection="other", args=["--encoding", bad])
+    assert not Collection.objects.filter(name="other").exists()

@@ -42,3 +42,25 @@ def test_json_lines_with_a_huge_integer_are_a_problem_of_their_line():
     assert [str(p) for p in problems.items] == [
         "run.jsonl:4: invalid JSON: a number of 5,000 digits (at most 4,300 are taken) at column 12"
     ]
+
+
+@pytest.mark.parametrize("text, column, what", [
+    ('{"text": "a\\u0000b"}', 12, "a NUL character (\\u0000), which no database stores"),
+    ('{"qid": "1", "text": "a\\ud800b"}', 24, "a lone surrogate (\\ud800), which is not text"),
+    ('{"a": "\\uDC00"}', 8, "a lone surrogate (\\uDC00), which is not text"),
+    ('{"a": "\\ud83d\\ude00 \\ud800\\ud83d\\ude00"}', 21, "a lone surrogate (\\ud800), which is not text"),
+    ('{"\\u0000": 1}', 3, "a NUL character (\\u0000), which no database stores"),
+    ('{"a": "\\\\ud83d\\ude00"}', 15, "a lone surrogate (\\ude00), which is not text"),  # \\ then the letters ud83d
+])
+def test_an_escape_of_text_no_database_stores_is_named_at_its_place(text, column, what):
+    """json reads "\\u0000" and a lone "\\ud800" as str, which passed every check and then failed the write
+    (UnicodeEncodeError: a traceback from import_topics / import_documents / import_rag_answers and a 500 from
+    POST /api/campaigns/NAME/topics/; PostgreSQL refuses NUL in text and jsonb)."""
+    error = invalid(text, first_line=3)
+    assert (error.line, error.column) == (3, column)
+    assert error.message == f"invalid JSON: {what} at column {column}"
+
+
+def test_escapes_of_storable_text_are_read():
+    assert load_json('{"a": "\\ud83d\\ude00 \\u00e9 \\\\u0000 \\\\\\u00e9 \\\\ud800"}') == {
+        "a": "\U0001F600 \u00e9 \\u0000 \\\u00e9 \\ud800"}

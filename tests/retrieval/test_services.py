@@ -242,3 +242,12 @@ def test_gpu_work_is_routed_to_the_gpu_queue():
     assert route({}, "retrieval.tasks.gpu_run_shard")["queue"].name == "gpu"
     assert route({}, "retrieval.tasks.run_shard")["queue"].name == "default"
     assert route({}, "retrieval.tasks.finish_job")["queue"].name == "default"
+
+
+@pytest.mark.parametrize("given", ["99999999999999999999999", "0", "²"])
+def test_resume_job_refuses_an_id_no_job_can_have(given):
+    """int() took 99999999999999999999999, which the database could not compare: an OverflowError traceback."""
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match=f"argument ID: '{given}' is not a job id"):
+        call_command("resume_job", given)

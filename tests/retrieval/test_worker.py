@@ -23,7 +23,7 @@ from assessments.models import CandidateSource, Pool, PoolCandidate, Run, RunEnt
 from assessments.services.pooling import define_pool
 from retrieval.models import Index, Job, Passage, Shard
 from tests import factories
-from tests.retrieval.fixtures import minilm, tiny_encoder  # noqa: F401
+from tests.retrieval.fixtures import minilm, thread_worker_of, tiny_encoder  # noqa: F401
 from tests.retrieval.tiny_models import cranfield_documents, cranfield_queries
 
 pytestmark = [
@@ -83,14 +83,10 @@ def assert_nothing_duplicated(pool):
 
 @pytest.fixture
 def thread_worker(transactional_db, shared_index_dir):
-    from celery.contrib.testing.worker import start_worker
-
     from config.celery import app
 
-    with start_worker(
-        app, pool="threads", concurrency=2, queues=["default", "gpu"], perform_ping_check=False,
-        loglevel="WARNING", shutdown_timeout=60,
-    ):
+    with thread_worker_of(app, concurrency=2, queues=["default", "gpu"], perform_ping_check=False, loglevel="WARNING",
+                          shutdown_timeout=60):
         yield app
 
 
@@ -132,18 +128,53 @@ def start_worker_process(node, log):
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-WAITING_CLAIMS = (
+WAITING_UPDATES = (
     "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
     " AND wait_event_type = 'Lock' AND query ILIKE '%%UPDATE%%retrieval_shard%%'"
 )
+# a claim is the only UPDATE of a shard that sets its attempts (heartbeats and the end of a shard do not)
+WAITING_CLAIMS = WAITING_UPDATES + " AND query ILIKE '%%attempts%%'"
 
 
-def blocked_on_a_shard_lock() -> bool:
-    """Whether another PostgreSQL session waits for a lock while updating a shard (the worker's claim)."""
+def waiting(which: str) -> int:
+    """How many other PostgreSQL sessions wait for a lock in an update of a shard (WAITING_UPDATES or _CLAIMS)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_clear_snapshot()")  # in a transaction, pg_stat_activity is read once
-        cursor.execute("SELECT count(*) " + WAITING_CLAIMS)
-        return cursor.fetchone()[0] > 0
+        cursor.execute("SELECT count(*) " + which)
+        return cursor.fetchone()[0]
+
+
+class ShardInHand(Exception):
+    """The worker held a shard when the pending ones were locked: let go, and try again between two shards."""
+
+
+def hold_the_next_claim_and_kill(job, worker, explain, tries=50):
+    """Lock the job's pending shards, so that the worker's next claim waits on them, and SIGKILL it there.
+
+    Locking races the worker's claim of its next shard: a claim that commits while the SELECT ... FOR UPDATE
+    runs leaves the row locked (PostgreSQL locks the newest version before it rechecks the WHERE) although
+    it is RUNNING, and the worker then waits in that shard's heartbeat or end, never in a claim. So when it
+    waits in an update that is not a claim, the locks are let go and taken again after a moment.
+    """
+    for _ in range(tries):
+        try:
+            with transaction.atomic():
+                # The worker's next claim waits on these rows: it has the message, the database says nothing.
+                list(Shard.objects.select_for_update(of=("self",)).filter(job=job, status=Shard.Status.PENDING).values_list("pk"))
+                wait_for(lambda: waiting(WAITING_UPDATES), 300, "the worker to wait in its claim", explain)
+                if not waiting(WAITING_CLAIMS):
+                    raise ShardInHand
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(30)
+                with connection.cursor() as cursor:  # its server session would still run the claim: end it too,
+                    # and wait (up to 30 s) until it has ended, before the lock goes
+                    cursor.execute("SELECT pg_stat_clear_snapshot()")
+                    cursor.execute("SELECT bool_and(pg_terminate_backend(pid, 30000)) " + WAITING_CLAIMS)
+                    assert cursor.fetchone()[0], "the worker's server session did not end"
+                return
+        except ShardInHand:
+            time.sleep(0.2)
+    raise AssertionError(f"the worker waited on a shard it held each of {tries} times\n{explain()}")
 
 
 def state(pool) -> str:
@@ -185,17 +216,7 @@ def test_killing_a_worker_mid_job_and_starting_it_again_finishes_the_job(
             if moment == "mid-shard":
                 os.killpg(worker.pid, signal.SIGKILL)  # no warm shutdown: the shard in hand is lost with the process
             else:
-                with transaction.atomic():
-                    # The worker's next claim waits on these rows: it has the message, the database says nothing.
-                    list(Shard.objects.select_for_update(of=("self",)).filter(job=job, status=Shard.Status.PENDING).values_list("pk"))
-                    wait_for(blocked_on_a_shard_lock, 300, "the worker to wait in its claim", explain)
-                    os.killpg(worker.pid, signal.SIGKILL)
-                    worker.wait(30)
-                    with connection.cursor() as cursor:  # its server session would still run the claim: end it too,
-                        # and wait (up to 30 s) until it has ended, before the lock goes
-                        cursor.execute("SELECT pg_stat_clear_snapshot()")
-                        cursor.execute("SELECT bool_and(pg_terminate_backend(pid, 30000)) " + WAITING_CLAIMS)
-                        assert cursor.fetchone()[0], "the worker's server session did not end"
+                hold_the_next_claim_and_kill(job, worker, explain)
                 assert not job.shards.filter(status=Shard.Status.RUNNING).exists(), state(pool)
             worker.wait(30)
             job.refresh_from_db()

@@ -1,9 +1,8 @@
 """manage.py export_run NAME --out FILE [--collection C] [--tag TAG]"""
 
-from pathlib import Path
-
 from django.core.management.base import BaseCommand, CommandError
 
+from assessments.exporters.common import ExportFailed, atomic_file
 from assessments.models import Run, RunEntry
 from assessments.services.runs import RunLookupError, find_run
 
@@ -35,7 +34,11 @@ class Command(BaseCommand):
         if out == "-":
             self.stdout.write(text, ending="")
         else:
-            Path(out).write_text(text, encoding="utf-8")
+            try:
+                with atomic_file(out) as handle:  # a file it cannot write is said, not a traceback
+                    handle.write(text)
+            except ExportFailed as exc:
+                raise CommandError(f"nothing was exported: {exc.message}") from exc
             self.stderr.write(f"Wrote {len(lines):,} lines of run {run.name!r} to {out}.")
 
 

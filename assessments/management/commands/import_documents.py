@@ -1,5 +1,5 @@
 from assessments.importers.documents import import_collection_documents
-from retrieval.documents import FORMATS
+from retrieval.documents import BAD_BYTES, FORMATS
 from retrieval.ingest import ImportCommand
 
 
@@ -16,12 +16,18 @@ class Command(ImportCommand):
         parser.add_argument("--format", choices=FORMATS, default="auto", help="The files' format (default: told "
                             "from the content).")
         parser.add_argument("--only-needed", action="store_true", help="Import only the documents the collection's "
-                            "runs, pools and qrels name (import those first).")
+                            "runs, pools, qrels and answers name (import those first).")
         parser.add_argument("--update", action="store_true", help="Replace documents already in the collection.")
+        parser.add_argument("--encoding", default="utf-8", help="The files' encoding: UTF-8 (the default) or an 8-bit "
+                            "one, e.g. latin-1 or cp1252 for old TREC disks.")
+        parser.add_argument("--bad-bytes", choices=BAD_BYTES, default="refuse", help="A byte the encoding cannot "
+                            "read: refuse the files (the default), or replace it by U+FFFD with a warning naming "
+                            "the place (web crawls such as GOV2 mix encodings).")
 
     def handle(self, *args, **options):
         result = import_collection_documents(
             options["paths"], options["collection"], fmt=options["format"], update=options["update"],
-            only_needed=options["only_needed"], progress=self.progress,
+            only_needed=options["only_needed"], progress=self.progress, encoding=options["encoding"],
+            bad_bytes=options["bad_bytes"],
         )
         self.stdout.write(self.style.SUCCESS(result.summary()))

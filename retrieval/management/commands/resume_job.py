@@ -1,7 +1,11 @@
 """manage.py resume_job [ID…] [--failed] [--stale] [--list]"""
 
+from argparse import ArgumentTypeError
+
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
+
+from config.ids import ID_MAX, parse_id
 
 from retrieval.models import Job, Shard
 from retrieval.services import jobs
@@ -15,7 +19,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("ids", nargs="*", type=int, metavar="ID", help="Job ids (see --list or the admin).")
+        parser.add_argument("ids", nargs="*", type=job_id, metavar="ID", help="Job ids (see --list or the admin).")
         parser.add_argument("--failed", action="store_true", help="Resume every failed job.")
         parser.add_argument("--stale", action="store_true", help="Resume jobs whose running shards went silent.")
         parser.add_argument("--list", action="store_true", dest="show", help="Show unfinished jobs and their progress.")
@@ -39,3 +43,12 @@ class Command(BaseCommand):
             silent = Shard.objects.filter(status=Shard.Status.RUNNING, heartbeat_at__lt=timezone.now() - jobs.LEASE)
             for job in Job.objects.unfinished().filter(shards__in=silent).exclude(pk__in=list(chosen)).distinct():
                 self.stdout.write(jobs.resume(job.pk, stale_only=True).progress_line())
+
+
+def job_id(text):
+    """A job id as config.ids reads ids: int() took 99999999999999999999999, which the database could not compare
+    (OverflowError, a traceback)."""
+    value = parse_id(text)
+    if value is None:
+        raise ArgumentTypeError(f"{text!r} is not a job id (a whole number from 1 to {ID_MAX:,})")
+    return value
