@@ -13,7 +13,8 @@ from retrieval.models import BackgroundJob
 
 
 class DataImport(BackgroundJob):
-    """Files an organiser uploaded to import (topics, runs, qrels, a book), imported as one background job."""
+    """Files an organiser uploaded to import (topics, runs, qrels, a book, nugget banks), imported as one background
+    job."""
 
     class Kind(models.TextChoices):
         """What the files are; each kind has its importer (the one its manage.py command calls)."""
@@ -27,6 +28,8 @@ class DataImport(BackgroundJob):
         DOCUMENTS = "documents", "Documents (TREC SGML, JSON lines or TSV; several files at once)"
         BOOK = "book", "Book (plain text, for plot retrieval)"
         PLOT_QUERIES = "plot-queries", "Plot queries (JSON lines)"
+        NUGGETS = "nuggets", "Nugget banks (nuggetizer nuggets file: {qid, query, nuggets} a line)"
+        NUGGET_ASSIGNMENTS = "nugget-assignments", "Nugget assignments (nuggetizer file: {qid, run_id, nuggets} a line)"
 
     job_kind = "import"
 

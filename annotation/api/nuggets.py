@@ -36,7 +36,8 @@ class TopicScoresSerializer(serializers.Serializer):
 
 
 class RunScoresSerializer(serializers.Serializer):
-    """A run's means over the topics it answered that have a bank, and each topic's scores."""
+    """A run's means over every topic with a bank (one it did not answer counts 0, as the nuggetizer scores it), and
+    each answered topic's scores."""
 
     all = serializers.FloatField()
     vital = serializers.FloatField()
@@ -46,6 +47,8 @@ class RunScoresSerializer(serializers.Serializer):
     citation_precision = serializers.FloatField(required=False, help_text="Where the campaign judges citations.")
     citation_recall = serializers.FloatField(required=False, help_text="Where the campaign judges citations.")
     topics = serializers.DictField(child=TopicScoresSerializer(), help_text="By topic id.")
+    unanswered = serializers.ListField(child=serializers.CharField(), help_text="Topics with nuggets the run did not "
+                                       "answer: each counts 0 in its means.")
 
 
 class MachineComparisonSerializer(serializers.Serializer):
@@ -68,6 +71,13 @@ class NuggetScoresSerializer(serializers.Serializer):
 
     source = serializers.JSONField(required=False, help_text="With ?source=: the machine source scored (id, name).")
     runs = serializers.DictField(child=RunScoresSerializer())
+    definitions = serializers.DictField(
+        child=serializers.CharField(), help_text="What each measure is: all and vital give partial_support 0.5 (the "
+        "nuggetizer's all_score, vital_score), strict_all and strict_vital 0; weighted: vital 1, okay 0.5.")
+    topics_without_nuggets = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()), required=False,
+        help_text="Topics with answers and no nugget bank (not scored, left out of the runs' means): the runs that "
+        "answered each.")
     compared_with_machine = MachineComparisonSerializer(
         many=True, required=False, help_text="The people's scores: each LLM assignment source beside them.")
     compared_with_people = MachineComparisonSerializer(

@@ -11,9 +11,9 @@ a list of items, each labelled with a key) and its topic card.
 """
 
 from annotation.services.errors import ChangeInvalid
-from annotation.services.nugget_support import answer_of, sentences
+from annotation.services.nugget_support import answer_of, answers_of_units, sentences
 from annotation.services.progress import Progress
-from assessments.models import Judgement, Layer
+from assessments.models import AnswerCitation, Judgement, Layer
 from assessments.services import nuggets
 from retrieval.models import Passage
 
@@ -68,10 +68,11 @@ def citation_page(assignment, *, readonly=False) -> dict:
         "status": assignment.status,
         "readonly": readonly,
         "topic": topic.external_id,
-        "answer": answer.pk if answer is not None else None,
         "values": VALUES,
-        "items": [{"id": p["id"], "n": p["n"], "fields": {
-            "passage": p["passage"].pk, "item": nuggets.citation_item(answer.pk, p["sentence"] - 1)}} for p in found],
+        # A pair is named by its sentence's position and passage, never by the answer's id (answer ids follow the
+        # runs' files, so they would tell which units are one run's); the server knows the unit's answer.
+        "items": [{"id": p["id"], "n": p["n"], "fields": {"passage": p["passage"].pk, "sentence": p["sentence"] - 1}}
+                  for p in found],
         "labels": {pid: v for pid, v in current.items() if pid in ids},
     }
     return {
@@ -87,15 +88,20 @@ def citation_page(assignment, *, readonly=False) -> dict:
 
 
 def change_key(assignment, data, layer, value) -> dict:
-    """The key of a citation support change, checked: `item` is "<this unit's answer id>:<sentence position>", and
-    `passage` a passage that sentence cites; the value full, partial or none (or null to clear). ChangeInvalid
-    names the field."""
+    """The key of a citation support change, checked: `sentence` is the position of a sentence of the unit's answer
+    (or, as pages before it sent, `item` "<this unit's answer id>:<sentence position>"), and `passage` a passage that
+    sentence cites; the value full, partial or none (or null to clear). ChangeInvalid names the field."""
     if layer != Layer.CITATION_SUPPORT:
         raise ChangeInvalid("layer", f"expected {Layer.CITATION_SUPPORT}")
     answer = answer_of(assignment)
     if answer is None:
         raise ChangeInvalid("assignment", "this unit's answer is no longer stored")
     item = data.get("item")
+    if item is None and "sentence" in data:
+        sentence = data["sentence"]
+        if isinstance(sentence, bool) or not isinstance(sentence, int) or not 0 <= sentence < 10**9:
+            raise ChangeInvalid("sentence", "expected the position of a sentence of this unit's answer")
+        item = nuggets.citation_item(answer.pk, sentence)
     found = nuggets.CITATION_ITEM.match(item) if isinstance(item, str) else None
     if found is None or int(found.group(1)) != answer.pk:
         raise ChangeInvalid("item", "expected '<answer id>:<sentence>' of this unit's answer")
@@ -114,3 +120,31 @@ def progress(assignment) -> Progress:
     found = {p["id"] for p in pairs(answer)} if answer is not None else set()
     done = sum(1 for pid in (labels(assignment, answer.pk) if answer is not None else {}) if pid in found)
     return Progress(total=len(found), done=done, noun="citation", size=len(found))
+
+
+def progress_of_units(assignments) -> dict:
+    """{unit pk: progress} of citation support units, as `progress` counts it, in three queries in all whatever the
+    number of units (the queue): their answers, the answers' cited pairs and the assessors' labels."""
+    if not assignments:
+        return {}
+    answers = answers_of_units(assignments)
+    found = {}
+    for answer_id, position, passage_id in AnswerCitation.objects.filter(
+        sentence__answer_id__in=set(answers.values()),
+    ).values_list("sentence__answer_id", "sentence__position", "passage_id"):
+        found.setdefault(answer_id, set()).add(f"{position}:{passage_id}")
+    have = {}
+    for campaign_id, assessor_id, topic_id, item, passage_id in Judgement.objects.filter(
+        campaign_id__in={a.campaign_id for a in assignments}, assessor_id__in={a.assessor_id for a in assignments},
+        topic_id__in={a.topic_id for a in assignments}, adjudicated=False, layer=Layer.CITATION_SUPPORT,
+        value__isnull=False,
+    ).values_list("campaign_id", "assessor_id", "topic_id", "item", "passage_id"):
+        answer_id, _, position = item.partition(":")
+        have.setdefault((campaign_id, assessor_id, topic_id, answer_id), set()).add(f"{position}:{passage_id}")
+    out = {}
+    for a in assignments:
+        answer_id = answers.get(a.pk)
+        pairs_of = found.get(answer_id, set()) if answer_id is not None else set()
+        labelled = have.get((a.campaign_id, a.assessor_id, a.topic_id, str(answer_id)), set())
+        out[a.pk] = Progress(total=len(pairs_of), done=len(pairs_of & labelled), noun="citation", size=len(pairs_of))
+    return out

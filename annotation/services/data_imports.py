@@ -27,12 +27,14 @@ from django.utils.text import get_valid_filename
 from annotation.models import Campaign, DataImport, DataImportFile, Track
 from annotation.services.errors import ServiceError
 from assessments.models import QrelSet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, InputTooLarge
+from retrieval.ingest import ImportFailed, InputTooLarge, Problem, Problems
 from retrieval.services import background
 from retrieval.services.background import TRANSIENT_ERRORS
 
 Kind = DataImport.Kind
-SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS}
+SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS, Kind.NUGGETS,
+               Kind.NUGGET_ASSIGNMENTS}
+NUGGET_KINDS = {Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}  # a nuggets campaign's only (its Data page)
 NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
 MAX_RETRIES = 5  # of the task, after a transient database error
@@ -52,7 +54,11 @@ class Upload:
 
 
 def kinds_for(task) -> list:
-    """The kinds of data a campaign of `task` takes, most useful first."""
+    """The kinds of data a campaign of `task` takes, most useful first; None: the site's Data page (no campaign)."""
+    if task is None:
+        return [kind for kind in Kind if kind not in NUGGET_KINDS]
+    if task == Campaign.Task.NUGGETS:
+        return [Kind.TOPICS, Kind.DOCUMENTS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS, Kind.TREC_RUN, Kind.QRELS]
     if task == Campaign.Task.OUTLINE:
         return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS, Kind.CAR_ASSESSMENTS]
     if task == Campaign.Task.PLOT:
@@ -91,6 +97,10 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
         collection = DEFAULT_COLLECTION
     if kind == Kind.BOOK and not str(options.get("title", "")).strip():
         raise ImportInvalid("title", "give the book's title")
+    if kind in NUGGET_KINDS:
+        if campaign is None:
+            raise ImportInvalid("kind", f"{kind.label} go into a nuggets campaign: upload them on its Data page")
+        _nugget_scope(campaign)
     with transaction.atomic():
         data_import = DataImport.objects.create(
             kind=kind, campaign=campaign, collection=collection, options=options, created_by=user,
@@ -141,8 +151,11 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
             paths, names = _write_files(data_import, Path(folder))
             summary, topic_ids = import_files(
                 data_import.kind, paths, data_import.collection, data_import.options, progress=report,
+                campaign=data_import.campaign,
             )
             _name_sources(names)
+            for path, name in names.items():  # a warning names its file as uploaded, not the temporary path
+                summary = summary.replace(path, name)
             added = _add_topics(data_import.campaign, topic_ids, data_import.kind)
     except ImportFailed as exc:
         problems = [_problem(p, names) for p in exc.problems]
@@ -233,8 +246,9 @@ def _message(text) -> dict:
     return {"source": "", "line": None, "field": None, "message": text}
 
 
-def import_files(kind, paths, collection, options, *, progress=None) -> tuple[str, list[int]]:
+def import_files(kind, paths, collection, options, *, progress=None, campaign=None) -> tuple[str, list[int]]:
     """Import files of one kind with the importer the kind's command calls; (summary, ids of the topics they name).
+    Nugget banks and assignments go into `campaign` (a nuggets campaign), under the commands' default users.
 
     Raises ImportFailed (nothing written) with every problem the importer found.
     """
@@ -243,6 +257,16 @@ def import_files(kind, paths, collection, options, *, progress=None) -> tuple[st
 
     progress = progress or trec.no_progress
     kind = Kind(kind)
+    if kind in NUGGET_KINDS:  # as import_nuggets / import_nugget_assignments
+        from annotation.services import nuggets
+
+        if campaign is None:
+            raise ImportFailed([Problem("", None, None, "the campaign this import was for is gone")])
+        try:
+            importer = nuggets.import_banks_file if kind == Kind.NUGGETS else nuggets.import_assignments_file
+            return importer(campaign, paths[0]).summary(), []
+        except ServiceError as exc:  # the campaign changed since the upload (no topics now)
+            raise ImportFailed([Problem("", None, exc.field, exc.message)]) from None
     if kind == Kind.CAR_OUTLINES:
         result = car.import_outlines(
             paths[0], collection, include_train=bool(options.get("include_train")),
@@ -286,6 +310,7 @@ def import_files(kind, paths, collection, options, *, progress=None) -> tuple[st
         result = import_collection_documents(
             paths, collection, fmt=options.get("format") or "auto", update=bool(options.get("update")),
             only_needed=bool(options.get("only_needed")), progress=progress,
+            encoding=options.get("encoding") or "utf-8", bad_bytes=options.get("bad_bytes") or "refuse",
         )
         return result.summary(), []
     if kind == Kind.BOOK:
@@ -303,23 +328,45 @@ def import_files(kind, paths, collection, options, *, progress=None) -> tuple[st
     return f"Imported {len(topics)} plot queries ({books}).", [t.pk for t in topics]
 
 
+def _nugget_scope(campaign):
+    """ImportInvalid unless `campaign` takes nugget files (a nuggets campaign with topics: nuggets.campaign_scope)."""
+    from annotation.services.nuggets import campaign_scope
+
+    try:
+        campaign_scope(campaign)
+    except ServiceError as exc:
+        raise ImportInvalid(exc.field, exc.message) from None
+
+
 def _entry_topics(before, collection) -> list[int]:
     """Topics of the run entries written after entry id `before` in `collection` (what an import just added)."""
     rows = RunEntry.objects.filter(pk__gt=before, topic__collection__name=collection)
     return sorted(set(rows.values_list("topic_id", flat=True)))
 
 
-def import_campaign_topics(campaign, path, *, fmt="auto", update=False) -> tuple[str, int]:
+def import_campaign_topics(campaign, path, *, fmt="auto", update=False, own_only=False) -> tuple[str, int]:
     """A topics file into the campaign's collection (import_topics: checked whole, ImportFailed with every problem
     and nothing written), its topics joining the campaign: (the importer's summary, topics new to the campaign). The
-    API's topic upload; the console's uploads run the same importer as a job (import_files)."""
-    from assessments.importers.topics import import_topics
+    API's topic upload; the console's uploads run the same importer as a job (import_files). `own_only` (a token
+    limited to the campaign): a topic the collection has that is not the campaign's is a problem, as the update would
+    change a topic outside the campaign (another campaign's)."""
+    from assessments.importers.topics import read_topics, write_topics
 
     track = Track.objects.filter(campaign=campaign).select_related("collection").first()
     if track is None:
         raise ImportInvalid("campaign", f"campaign {campaign.name!r} has no collection to import topics into")
+    problems, notes = Problems(path), []
+    records = read_topics(path, problems, fmt, notes)
+    if own_only:
+        own = set(track.topics.values_list("external_id", flat=True))
+        theirs = set(Topic.objects.filter(collection=track.collection, external_id__in=[r.qid for r in records])
+                     .exclude(external_id__in=own).values_list("external_id", flat=True))
+        for record in records:
+            if record.qid in theirs:
+                problems.add(f"topic {record.qid!r} is not a topic of campaign {campaign.name!r}: a token for it "
+                             "changes no topic outside it", line=record.line, field="id")
     with transaction.atomic():
-        result = import_topics(path, track.collection.name, fmt=fmt, update=update)
+        result = write_topics(records, problems, track.collection.name, update=update, notes=notes)
         return result.summary(), _add_topics(campaign, result.topic_ids, Kind.TOPICS)
 
 

@@ -5,7 +5,8 @@ A unit is an Assignment of kind NUGGET_CREATION (a nuggets campaign assigned at 
 no pool). Every edit saves the assessor's whole bank as the value of their ``nuggets`` judgement on the topic
 (assessments.services.nuggets: checked by validate_value, every version kept), through the one save path; the
 topic's bank is then topic_banks' (adjudicated, else the one changed last). A nugget keeps its id through edits, so
-support labels that name it survive. The page starts from the assessor's own bank, else the topic's.
+support labels that name it survive. The page starts from the assessor's own bank, else the topic's as it is
+without the other writers' own banks (imported or adjudicated): writers of a topic write independently.
 
 When it is done: a bank has no natural end (its first nugget is seldom its last), so no save makes the unit done
 (annotation.services.status.DONE_WHEN_MARKED): the assessor marks it done (Shift D, the shared mark path), which
@@ -16,6 +17,7 @@ campaign's setting nugget_suggestions is on. A nugget taken from one has origin 
 as it came (`suggested`: {text, importance}) beside its text and importance, however the assessor edits them.
 """
 
+from annotation.models import Assignment
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.machine.nuggets import topic_suggestions
@@ -39,8 +41,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
     bank = own_bank(assignment)
     own = bank is not None
     if bank is None:
-        found = nuggets.topic_banks(assignment.campaign_id, [topic.pk]).get(topic.pk)
-        bank = list(found.value) if found is not None and isinstance(found.value, list) else []
+        bank = starting_bank(assignment)
     answers = Answer.objects.filter(campaign_id=assignment.campaign_id, topic=topic).order_by("pk")[:20]
     texts = [[s.text for s in a.sentences.order_by("position")] for a in answers]
     state = {
@@ -52,6 +53,8 @@ def creation_page(assignment, *, readonly=False) -> dict:
         "nuggets": [{"id": n["id"], "text": n["text"], "importance": n["importance"], "origin": n["origin"],
                      **({"suggested": n["suggested"]} if "suggested" in n else {})} for n in bank],
         "own": own,  # whether the bank shown is the assessor's own (saved): only theirs counts towards done
+        # ids a new nugget must not take (nuggets.ids_in_use): a support label may name one (the page's nextId)
+        "ids_in_use": sorted(nuggets.ids_in_use(assignment.campaign_id, [topic.pk])[topic.pk]),
         "importance": list(nuggets.IMPORTANCE),
         "max_text": nuggets.MAX_NUGGET_TEXT,
     }
@@ -69,6 +72,17 @@ def creation_page(assignment, *, readonly=False) -> dict:
     }
 
 
+def starting_bank(assignment) -> list:
+    """The bank a writer's page starts from before they save their own: the topic's bank, never another writer's (the
+    writers of a topic write independently)."""
+    writers = Assignment.objects.filter(campaign_id=assignment.campaign_id, topic_id=assignment.topic_id,
+                                        kind=Assignment.Kind.NUGGET_CREATION).exclude(
+        assessor_id=assignment.assessor_id).values_list("assessor_id", flat=True)
+    found = nuggets.topic_banks(assignment.campaign_id, [assignment.topic_id], leaving_out=set(writers)).get(
+        assignment.topic_id)
+    return list(found.value) if found is not None and isinstance(found.value, list) else []
+
+
 def suggestions_on(campaign) -> bool:
     """Whether the campaign shows the LLM's nugget suggestions on its creation pages (settings nugget_suggestions;
     off unless turned on: nothing of them reaches the page otherwise)."""
@@ -78,11 +92,21 @@ def suggestions_on(campaign) -> bool:
 
 def change_key(assignment, data, layer, value) -> dict:
     """A bank change: layer nuggets, the value the whole list (validate_value checks it: ids, texts, importance,
-    origin, each once). ChangeInvalid names the field."""
+    origin, each once). A nugget that is not in the bank the writer edited (their own, else the one their page starts
+    from) may not take an id a support label names for another text (nuggets.reused_ids). ChangeInvalid names the
+    field."""
     if layer != Layer.NUGGETS:
         raise ChangeInvalid("layer", f"expected {Layer.NUGGETS}")
     if value is None:
         raise ChangeInvalid("value", "expected the list of nuggets (an empty list for none)")
+    before = own_bank(assignment)
+    reused = nuggets.reused_ids(assignment.campaign_id, assignment.topic_id, value,
+                                starting_bank(assignment) if before is None else before)
+    if reused:  # refused, never renumbered here: the page names its nuggets by id (it keeps editing the one it sent)
+        at = next(i for i, n in enumerate(value) if isinstance(n, dict) and n.get("id") == reused[0])
+        raise ChangeInvalid(f"value[{at}].id", f"{reused[0]!r} is the id of a nugget taken out of the bank, whose "
+                            "support labels would count for this text: give the new nugget an id not in use "
+                            "(reload the page)")
     return {}
 
 
@@ -95,3 +119,20 @@ def bank_progress(bank) -> Progress:
 
 def progress(assignment) -> Progress:
     return bank_progress(own_bank(assignment) or [])
+
+
+def progress_of_units(assignments) -> dict:
+    """{unit pk: progress} of nugget creation units, as `progress` counts it, in one query whatever their number."""
+    if not assignments:
+        return {}
+    banks = {}
+    for campaign_id, assessor_id, topic_id, value in Judgement.objects.filter(
+        campaign_id__in={a.campaign_id for a in assignments}, assessor_id__in={a.assessor_id for a in assignments},
+        topic_id__in={a.topic_id for a in assignments}, layer=Layer.NUGGETS, adjudicated=False,
+    ).order_by("pk").values_list("campaign_id", "assessor_id", "topic_id", "value"):
+        banks.setdefault((campaign_id, assessor_id, topic_id), value)  # own_bank's: the first
+    out = {}
+    for a in assignments:
+        bank = banks.get((a.campaign_id, a.assessor_id, a.topic_id))
+        out[a.pk] = bank_progress(bank if isinstance(bank, list) else [])
+    return out

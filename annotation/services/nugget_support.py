@@ -6,12 +6,30 @@ given the answer's id, its sentences, the passages they cite and the topic's ban
 ``nugget_support`` judgement keyed on the topic and item "<answer id>:<nugget id>" (assessments.services.nuggets),
 its value "support", "partial_support" or "not_support" (null clears it). The unit is complete when every nugget of
 the topic's bank (topic_banks: adjudicated, else the latest) has a label; a nugget taken out of the bank stops counting.
+
+A unit waits for its topic's nuggets (ready_banks, the one home of that rule: the queue, the page, the save path, the
+mark and the dashboard read it) until the topic's bank is settled: topic_banks gives one, with a nugget, and it is
+the organiser's adjudicated bank or no nugget creation unit of the topic in the campaign is still open (a bank being
+written is not yet the bank: support labels would name nuggets that may still change). An imported bank with no
+creation unit is settled at once. A unit that waits is listed as waiting, its page says so and shows no form, and a
+save or a mark is refused (BankNotReady, a 409) without storing anything.
 """
 
+from annotation.models import Assignment
+from annotation.services import status
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.models import Answer, AnswerCitation, Judgement, Layer
 from assessments.services import nuggets
+
+WAITING = "waits for the topic's nuggets"  # what the queue, the page and a refused save say
+NOT_READY = f"this unit {WAITING}: the topic's bank is not settled yet (nothing was saved)"
+
+
+class BankNotReady(ChangeInvalid):
+    """A change or a mark of a unit that waits for its topic's nuggets (the page's answer is a 409)."""
+
+    status_code = 409
 
 VALUES = [  # [value, name, key]: the keys the page shows and takes
     [nuggets.SUPPORT, "Support", "s"],
@@ -26,10 +44,70 @@ def answer_of(assignment):
                                  campaign_id=assignment.campaign_id).first()
 
 
+def ready_banks(campaign_id, topic_ids) -> dict[int, list]:
+    """{topic id: its bank [{id, text, importance, origin}, …]} of those of the topics whose bank is settled for
+    support labels: the topic's bank (nuggets.topic_banks), holding a nugget, adjudicated or with no nugget creation
+    unit of the topic in the campaign still open (qualification units aside). The topics left out wait. Two queries."""
+    banks = nuggets.topic_banks(campaign_id, topic_ids)
+    writing = set(Assignment.objects.filter(
+        campaign_id=campaign_id, topic_id__in=list(banks), kind=Assignment.Kind.NUGGET_CREATION, qualification=False,
+    ).exclude(status=Assignment.Status.DONE).values_list("topic_id", flat=True))
+    return {topic_id: list(bank.value) for topic_id, bank in banks.items()
+            if isinstance(bank.value, list) and bank.value and (bank.adjudicated or topic_id not in writing)}
+
+
+def waits(assignment) -> bool:
+    """Whether the unit waits for its topic's nuggets (ready_banks)."""
+    return assignment.topic_id not in ready_banks(assignment.campaign_id, [assignment.topic_id])
+
+
+def waiting_on(assignment) -> dict:
+    """What a unit that waits for its topic's nuggets waits on (ready_banks decides that it waits; this says which
+    step, for its page and its queue row): `step` "writers" (a nugget creation unit of the topic is still open:
+    `finished` of `writers` marked done; the organiser may settle the bank before), "empty" (every writer finished,
+    the bank holds no nugget) or "organiser" (no one writes the topic's bank in the campaign and none is stored: an
+    import or an assignment); `why`, the sentence the page and the queue show. Counts only: no writer's name, no
+    nugget. One query (waiting_on_topics)."""
+    return waiting_on_topics(assignment.campaign_id, [assignment.topic_id])[assignment.topic_id]
+
+
+def waiting_on_topics(campaign_id, topic_ids) -> dict[int, dict]:
+    """{topic id: waiting_on's answer} for each of the topics of the campaign, in one query (the queue's rows)."""
+    statuses = {topic_id: [] for topic_id in topic_ids}
+    for topic_id, stored in Assignment.objects.filter(
+        campaign_id=campaign_id, topic_id__in=list(statuses), kind=Assignment.Kind.NUGGET_CREATION,
+        qualification=False,
+    ).values_list("topic_id", "status"):
+        statuses[topic_id].append(stored)
+    out = {}
+    for topic_id, found in statuses.items():
+        finished = sum(1 for stored in found if stored == Assignment.Status.DONE)
+        step = "writers" if finished < len(found) else "empty" if found else "organiser"
+        on = {"step": step, "writers": len(found), "finished": finished}
+        out[topic_id] = {**on, "why": _why(on)}
+    return out
+
+
+def _why(on) -> str:
+    """The one sentence that says which step a waiting unit waits on (counts only)."""
+    if on["step"] == "writers":
+        if on["writers"] == 1:
+            return "The topic's nugget writer has not finished the bank yet."
+        return f"The topic's nugget writers are still at work: {on['finished']} of {on['writers']} finished."
+    if on["step"] == "empty":
+        return "The topic's nugget writers finished without a nugget."
+    return "This topic has no nuggets yet and no one is assigned to write them."
+
+
+def check_ready(assignment):
+    """Raise BankNotReady (field `nugget`) when the unit waits for its topic's nuggets."""
+    if waits(assignment):
+        raise BankNotReady("nugget", NOT_READY)
+
+
 def bank_of(assignment) -> list:
-    """The topic's nugget bank now: [{id, text, importance, origin}, …] (empty when it has none yet)."""
-    bank = nuggets.topic_banks(assignment.campaign_id, [assignment.topic_id]).get(assignment.topic_id)
-    return list(bank.value) if bank is not None and isinstance(bank.value, list) else []
+    """The topic's nugget bank once settled: [{id, text, importance, origin}, …] (empty while the unit waits)."""
+    return ready_banks(assignment.campaign_id, [assignment.topic_id]).get(assignment.topic_id, [])
 
 
 def labels(assignment, answer_id) -> dict:
@@ -56,9 +134,12 @@ def sentences(answer) -> list:
 
 def nugget_page(assignment, *, readonly=False) -> dict:
     """Everything the page needs: the topic, the answer's sentences and cited passages, the bank, the labels, and
-    `state` (plain data for its script; no run in it)."""
+    `state` (plain data for its script; no run in it). A unit that waits for its topic's nuggets (`waiting`) has no
+    nuggets to label and its script takes no label (state readonly)."""
     answer = answer_of(assignment)
     bank = bank_of(assignment)
+    waiting = not bank
+    readonly = readonly or waiting
     current = labels(assignment, answer.pk) if answer is not None else {}
     ids = {n["id"] for n in bank}
     topic = assignment.topic
@@ -75,11 +156,12 @@ def nugget_page(assignment, *, readonly=False) -> dict:
         "noun": "nugget",
         "dom_prefix": "nugget-",
         "assignment": assignment.token,
-        "status": assignment.status,
+        "status": status.state(assignment, waiting=waiting),  # the queue's rule: "waiting" even if marked done
         "readonly": readonly,
+        "waiting": waiting,
+        "readonly_text": "Waiting for the topic's nuggets" if waiting else None,  # the save box, not "Read-only"
         "topic": topic.external_id,
-        "answer": answer.pk if answer is not None else None,
-        "values": VALUES,
+        "values": VALUES,  # no answer id: ids follow the runs' files, so units of one run would show as such
         "nuggets": [{"id": n["id"], "n": i, "text": n["text"], "importance": n["importance"]}
                     for i, n in enumerate(bank, start=1)],
         "labels": {nid: v for nid, v in current.items() if nid in ids},
@@ -94,6 +176,9 @@ def nugget_page(assignment, *, readonly=False) -> dict:
         "nuggets": state["nuggets"],
         "values": VALUES,
         "has_answer": answer is not None,
+        "waiting": waiting,
+        "waiting_text": WAITING,
+        "waiting_on": waiting_on(assignment) if waiting else None,
         "state": state,
         "progress": Progress(total=len(bank), done=done, noun="nugget", size=len(bank)),
     }
@@ -101,12 +186,15 @@ def nugget_page(assignment, *, readonly=False) -> dict:
 
 def change_key(assignment, data, layer, value) -> dict:
     """The key of a nugget support change, checked: `nugget` is an id of the topic's bank, the value one of
-    support, partial_support, not_support (or null to clear). ChangeInvalid names the field."""
+    support, partial_support, not_support (or null to clear). ChangeInvalid names the field; BankNotReady when the
+    unit waits for its topic's nuggets."""
     if layer != Layer.NUGGET_SUPPORT:
         raise ChangeInvalid("layer", f"expected {Layer.NUGGET_SUPPORT}")
+    bank = bank_of(assignment)
+    if not bank:
+        raise BankNotReady("nugget", NOT_READY)
     nugget = data.get("nugget")
-    if not isinstance(nugget, str) or not nuggets.NUGGET_ID.match(nugget) or nugget not in {
-            n["id"] for n in bank_of(assignment)}:
+    if not isinstance(nugget, str) or not nuggets.NUGGET_ID.match(nugget) or nugget not in {n["id"] for n in bank}:
         raise ChangeInvalid("nugget", "not a nugget of this topic's bank")
     if value is not None and value not in nuggets.SUPPORT_VALUES:
         raise ChangeInvalid("value", f"expected one of {', '.join(nuggets.SUPPORT_VALUES)} (or null to clear)")
@@ -116,10 +204,51 @@ def change_key(assignment, data, layer, value) -> dict:
     return {"item": nuggets.support_item(answer.pk, nugget), "run_ids": [answer.run_id]}
 
 
-def progress(assignment) -> Progress:
-    """The unit's progress: the nuggets of the topic's bank labelled for its answer."""
-    bank = bank_of(assignment)
+def progress(assignment, bank=None) -> Progress:
+    """The unit's progress: the nuggets of the topic's settled bank (`bank` when the caller read it: ready_banks)
+    labelled for its answer; nothing to label while the unit waits for its topic's nuggets."""
+    bank = bank_of(assignment) if bank is None else bank
+    if not bank:
+        return Progress(total=0, done=0, noun="nugget", wanting=f"this unit {WAITING}")
     answer = answer_of(assignment)
     have = labels(assignment, answer.pk) if answer is not None else {}
     done = sum(1 for n in bank if n["id"] in have)
     return Progress(total=len(bank), done=done, noun="nugget", size=len(bank))
+
+
+def answers_of_units(assignments) -> dict[int, int]:
+    """{unit pk: the id of its answer (answer_of's)} of units, those whose answer is stored, in one query."""
+    if not assignments:
+        return {}
+    answers = {}
+    for answer_id, campaign_id, run_id, topic_id in Answer.objects.filter(
+        campaign_id__in={a.campaign_id for a in assignments}, run_id__in={a.run_id for a in assignments},
+        topic_id__in={a.topic_id for a in assignments},
+    ).order_by("pk").values_list("pk", "campaign_id", "run_id", "topic_id"):
+        answers.setdefault((campaign_id, run_id, topic_id), answer_id)  # answer_of's: the first
+    return {a.pk: answers[a.campaign_id, a.run_id, a.topic_id] for a in assignments
+            if (a.campaign_id, a.run_id, a.topic_id) in answers}
+
+
+def progress_of_units(assignments, banks) -> dict:
+    """{unit pk: progress} of nugget support units, as `progress` counts it, with `banks` {campaign id: ready_banks
+    of their topics}: their answers and labels in two queries in all, whatever the number of units (the queue)."""
+    ready = [a for a in assignments if banks[a.campaign_id].get(a.topic_id)]
+    out = {a.pk: progress(a, []) for a in assignments if not banks[a.campaign_id].get(a.topic_id)}
+    if not ready:
+        return out
+    answers = answers_of_units(ready)
+    have = {}
+    for campaign_id, assessor_id, topic_id, item in Judgement.objects.filter(
+        campaign_id__in={a.campaign_id for a in ready}, assessor_id__in={a.assessor_id for a in ready},
+        topic_id__in={a.topic_id for a in ready}, adjudicated=False, layer=Layer.NUGGET_SUPPORT, value__isnull=False,
+    ).values_list("campaign_id", "assessor_id", "topic_id", "item"):
+        answer_id, _, nugget_id = item.partition(":")
+        have.setdefault((campaign_id, assessor_id, topic_id, answer_id), set()).add(nugget_id)
+    for a in ready:
+        bank = banks[a.campaign_id][a.topic_id]
+        answer_id = answers.get(a.pk)
+        labelled = have.get((a.campaign_id, a.assessor_id, a.topic_id, str(answer_id)), set()) if answer_id else set()
+        out[a.pk] = Progress(total=len(bank), done=sum(1 for n in bank if n["id"] in labelled), noun="nugget",
+                             size=len(bank))
+    return out

@@ -101,8 +101,9 @@ def import_assignments_file(campaign, path, *, assessor=IMPORTED_ASSIGNMENTS) ->
     """A nuggetizer assignments file (manage.py import_nugget_assignments) as `assessor`'s labels."""
     scope = campaign_scope(campaign)
     problems = Problems(path)
-    labels = rag.read_assignments(file_batches(path), problems, scope)
-    return rag.store_assignments(labels, problems, scope, assessor=importing_user(assessor))
+    unanswered = []
+    labels = rag.read_assignments(file_batches(path), problems, scope, unanswered)
+    return rag.store_assignments(labels, problems, scope, assessor=importing_user(assessor), unanswered=unanswered)
 
 
 def scores(campaign, *, source=None) -> dict:
@@ -130,10 +131,13 @@ def scores(campaign, *, source=None) -> dict:
     return found
 
 
-def llm_job(campaign, data):
-    """The LLM's nugget job (not yet sent) for a nuggets campaign, from the console's form or the API's body
-    (`step` assign|suggest, `topics`, `limit`, `max_requests`, `max_tokens`, `retry_errors`); the site's endpoint and
-    model. MachineInvalid names the field (`campaign` for a campaign of another task)."""
+def llm_job(campaign, data, *, endpoint=None, model=None, per_minute=None, timeout=None, retries=None):
+    """The LLM's nugget job (not yet sent) for a nuggets campaign, from the console's form, the API's body or
+    manage.py llm_nuggets (`step` assign|suggest, `topics`, `limit`, `max_requests`, `max_tokens`, `retry_errors`),
+    with the campaign's prompt (settings llm_nugget_assign_prompt / llm_nugget_suggest_prompt) or the default; the
+    site's endpoint and model unless the command names others (its --endpoint, --model, --rate, --timeout,
+    --retries). MachineInvalid names the field (`campaign` for a campaign of another task, the settings key for a
+    stored prompt that no longer passes machine.check_prompt)."""
     from assessments.services import machine
 
     try:
@@ -142,5 +146,6 @@ def llm_job(campaign, data):
         raise machine.MachineInvalid(exc.field, exc.message) from None
     return machine.nuggets(
         campaign_id=campaign.pk, suggest=data["step"] == "suggest", topics=data.get("topics") or (),
-        limit=data.get("limit"), max_requests=data.get("max_requests"), max_tokens=data.get("max_tokens"),
-        retry_errors=bool(data.get("retry_errors")))
+        campaign_settings=campaign.settings, endpoint=endpoint, model=model, limit=data.get("limit"),
+        max_requests=data.get("max_requests"), max_tokens=data.get("max_tokens"), per_minute=per_minute,
+        timeout=timeout, retries=retries, retry_errors=bool(data.get("retry_errors")))

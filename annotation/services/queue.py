@@ -1,14 +1,18 @@
 """The assessor's queue: every unit of every kind in queue order with its progress, and which one is next.
 
 Reading only: nothing here writes (a GET never changes the database). A unit's status is what
-annotation.services.status stored; progress is counted from the assessor's labels in the unit's campaign.
+annotation.services.status stored; progress is counted from the assessor's labels in the unit's campaign. A unit
+may wait (`waiting`: a nugget support unit before its topic's bank is settled, nugget_support.ready_banks): it is
+listed with what it waits on (`waiting_on`, the page's words), counted apart and never next. Each unit's `state` is
+status.state (the one rule its page reads too): "waiting" whatever its stored status, else the stored status; the
+counts and the next unit read it, never the stored status alone.
 """
 
 from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.models import Assignment
-from annotation.services import citation_support, nugget_creation, nugget_support, outline, plot
+from annotation.services import citation_support, nugget_creation, nugget_support, outline, plot, status
 from annotation.services.progress import Progress
 from assessments.models import CANDIDATE_GRADES, Judgement, Layer, PoolCandidate, RunEntry, StudyItem
 
@@ -17,10 +21,11 @@ Status = Assignment.Status
 
 @dataclass(frozen=True)
 class Counts:
-    """The header's figures: units in the queue, done, and left."""
+    """The header's figures: units in the queue, done, and left (of which `waiting` cannot be worked on yet)."""
 
     total: int
     done: int
+    waiting: int = 0
 
     @property
     def left(self) -> int:
@@ -39,33 +44,64 @@ def queue(user) -> list[tuple[Assignment, Progress]]:
     progress = {}
     progress.update(_outline_progress(user, [a for a in assignments if a.kind == Assignment.Kind.OUTLINE]))
     progress.update(_work_progress(user, [a for a in assignments if a.kind not in OWN_PROGRESS]))
-    progress.update({a.pk: nugget_support.progress(a) for a in assignments if a.kind == Assignment.Kind.NUGGET_SUPPORT})
-    progress.update({a.pk: nugget_creation.progress(a) for a in assignments if a.kind == Assignment.Kind.NUGGET_CREATION})
-    progress.update({a.pk: citation_support.progress(a) for a in assignments if a.kind == Assignment.Kind.CITATION_SUPPORT})
+    progress.update(_support_progress([a for a in assignments if a.kind == Assignment.Kind.NUGGET_SUPPORT]))
+    progress.update(nugget_creation.progress_of_units(
+        [a for a in assignments if a.kind == Assignment.Kind.NUGGET_CREATION]))
+    progress.update(citation_support.progress_of_units(
+        [a for a in assignments if a.kind == Assignment.Kind.CITATION_SUPPORT]))
     for a in assignments:
         a.page_kind = plot.page_kind(a)
+        a.waiting = getattr(a, "waiting", False)
+        a.waiting_on = getattr(a, "waiting_on", None)
+        a.state = status.state(a, waiting=a.waiting)
     return sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))
 
 
 def counts(items) -> Counts:
-    """Units and units done of a queue, by their stored status (the one the pages and the API show)."""
-    return Counts(total=len(items), done=sum(1 for a, _ in items if a.status == Status.DONE))
+    """Units, units done and units that wait of a queue, by each unit's state (status.state, as its row and its page
+    show it: a unit marked done that waits again is waiting, not done)."""
+    return Counts(total=len(items), done=sum(1 for a, _ in items if _state(a) == Status.DONE),
+                  waiting=sum(1 for a, _ in items if _state(a) == status.WAITING))
+
+
+def _state(a) -> str:
+    """The unit's state as queue() set it (status.state)."""
+    return getattr(a, "state", None) or status.state(a, waiting=getattr(a, "waiting", False))
 
 
 def next_assignment(user, *, after=None, items=None, locked=None):
     """The user's next unit: a batch sent back for revision first, else the first one not done, other than `after`.
-    Units waiting for the user's qualification (`locked` campaign ids) are skipped."""
+    Units waiting for the user's qualification (`locked` campaign ids) or for their topic's nuggets are skipped."""
     from annotation.services.qualification import locked_campaign_ids
 
     items = queue(user) if items is None else items
     locked = locked_campaign_ids(user) if locked is None else locked
     open_units = [
         a for a, _ in items
-        if a.status != Status.DONE and (after is None or a.pk != after.pk)
+        if _state(a) not in (Status.DONE, status.WAITING) and (after is None or a.pk != after.pk)
         and (a.qualification or a.campaign_id not in locked)
     ]
     revise = next((a for a in open_units if a.status == Status.REVISE), None)
     return revise or next(iter(open_units), None)
+
+
+def _support_progress(assignments) -> dict:
+    """Nugget support units' progress, each marked `waiting` where its topic's bank is not settled (ready_banks: one
+    read per campaign) with what it waits on (`waiting_on`, one read per campaign with a unit waiting); no read per
+    unit."""
+    topics = defaultdict(set)
+    for a in assignments:
+        topics[a.campaign_id].add(a.topic_id)
+    banks = {campaign_id: nugget_support.ready_banks(campaign_id, ids) for campaign_id, ids in topics.items()}
+    waits = defaultdict(set)
+    for a in assignments:
+        if a.topic_id not in banks[a.campaign_id]:
+            waits[a.campaign_id].add(a.topic_id)
+    on = {campaign_id: nugget_support.waiting_on_topics(campaign_id, ids) for campaign_id, ids in waits.items()}
+    for a in assignments:
+        a.waiting = a.topic_id in waits[a.campaign_id]
+        a.waiting_on = on[a.campaign_id][a.topic_id] if a.waiting else None
+    return nugget_support.progress_of_units(assignments, banks)
 
 
 def _outline_progress(user, assignments) -> dict:

@@ -31,6 +31,18 @@ MAX_REASON = 2000
 DONE_WHEN_MARKED = frozenset({Assignment.Kind.NUGGET_CREATION})  # kinds that no change makes done: only a mark
 
 
+WAITING = "waiting"  # a unit's state, never stored: it cannot be worked on yet (state)
+
+
+def state(assignment, *, waiting: bool) -> str:
+    """THE state a unit is in for every reader (the queue's row, its counts and next unit, the unit's page, the
+    dashboard): WAITING while it cannot be worked on (`waiting`: a nugget support unit whose topic's bank is not
+    settled, nugget_support.ready_banks), whatever its stored status; else its stored status. A unit marked done
+    whose topic's bank is no longer settled (a writer reopened it) waits again: its labels may name nuggets that
+    still change, so it is neither done nor next until the bank is settled again, when its stored status shows."""
+    return WAITING if waiting else assignment.status
+
+
 class StatusInvalid(ServiceError):
     """A status change that is not allowed; `field` names what to fix."""
 

@@ -9,8 +9,12 @@ Per answer (a run's answer to a topic), over the nuggets of the topic's bank (as
 A nugget nobody labelled for the answer counts as not supported (`assessed` says how many were labelled); a mean
 over no nuggets (a bank without vital nuggets) is 0, as the nuggetizer has it. Where several assessors labelled
 an (answer, nugget), the adjudicated label decides, else the majority, a tie taking the lower label (as
-`export_qrels --ties lower`). A run's figure is the mean over the topics it answered that have a bank. Only the
-people's labels (Judgements) count: machine labels are never Judgements (assessments.models.machine). Scores by a
+`export_qrels --ties lower`). A run's figure is the mean over every topic with a bank (in the scope scored), a topic
+it did not answer counting 0 in each measure and named in its `unanswered`, as the nuggetizer scores a run (its
+assign step gives a topic without the run's answer an empty one, so the global mean is over every topic with
+nuggets); a topic with answers and no bank (or an empty one) is not scored and is said (`topics_without_nuggets`: {topic: [runs]}), never
+averaged as 0 nor left out silently. Only the people's labels (Judgements) count, less the practice ones (qualification answers:
+Judgement.objects.without_practice): machine labels are never Judgements (assessments.models.machine). Scores by a
 machine source (an LLM's nugget assignments, assessments.machine.nuggets) are had only by naming it (`source`),
 and compare_with_people sets them beside the people's: Kendall's τ-b between the two run rankings for each
 measure, and Krippendorff's α (ordinal) with the share of equal labels over the (answer, nugget) pairs both
@@ -38,11 +42,27 @@ from assessments.agreement.ratings import ratings_from_triples
 from assessments.agreement.statistics import figures
 from assessments.exporters.qrels import MAJORITY
 from assessments.machine import nuggets as machine_nuggets
-from assessments.models import Answer, Judgement, Layer, Run
+from assessments.models import Answer, Judgement, Layer, Run, Topic
 from assessments.services import nuggets
 from assessments.services.runs import run_labels
 
 MEASURES = ("all", "vital", "strict_all", "strict_vital", "weighted")
+# What each exported column is (the JSON's "definitions"; the command's help and docs/nugget-scores.md say the same).
+# The nuggetizer's calculate_nugget_scores names the first four all_score, vital_score, strict_all_score,
+# strict_vital_score; weighted is TREC RAG 2024's W.
+DEFINITIONS = {
+    "all": "mean over the topic's nuggets of support 1, partial_support 0.5, not_support 0 (nuggetizer all_score)",
+    "vital": "the same over the vital nuggets only, 0 where there are none (nuggetizer vital_score)",
+    "strict_all": "mean over the topic's nuggets of support 1, partial_support 0, not_support 0 "
+                  "(nuggetizer strict_all_score)",
+    "strict_vital": "the same over the vital nuggets only, 0 where there are none (nuggetizer strict_vital_score)",
+    "weighted": "mean of support 1, partial_support 0.5, not_support 0 weighted vital 1, okay 0.5 "
+                "(TREC RAG 2024's weighted score, partial credit)",
+    "citation_precision": "mean over the answer's cited (sentence, passage) pairs of full 1, partial 0.5, none or "
+                          "not judged 0 (an answer citing nothing 0)",
+    "citation_recall": "mean over the answer's sentences of their best citation's support (full 1, partial 0.5; "
+                       "a sentence citing nothing 0)",
+}
 CITATION_MEASURES = ("citation_precision", "citation_recall")  # where the campaign judges citations
 CITATION_SCORE = {"full": 1.0, "partial": 0.5, "none": 0.0}
 FORMATS = ("json", "tsv")
@@ -58,8 +78,10 @@ def _mean(values):
 
 
 def support_labels(campaign_id, topic_ids=None) -> dict[str, str]:
-    """{item "<answer id>:<nugget id>": the label that counts} of the campaign's nugget_support judgements."""
-    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGET_SUPPORT).filter(value__isnull=False)
+    """{item "<answer id>:<nugget id>": the label that counts} of the campaign's nugget_support judgements, less the
+    practice ones (qualification answers: Judgement.objects.without_practice)."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGET_SUPPORT).filter(
+        value__isnull=False).without_practice(campaign_id).without_superseded_finals()
     if topic_ids is not None:
         rows = rows.filter(topic_id__in=list(topic_ids))
     given, final = defaultdict(list), defaultdict(list)
@@ -72,8 +94,9 @@ def support_labels(campaign_id, topic_ids=None) -> dict[str, str]:
 
 def citation_labels(campaign_id, topic_ids=None) -> dict[tuple[str, int], str]:
     """{(item "<answer id>:<sentence>", passage id): the label that counts} of the campaign's citation_support
-    judgements (adjudicated, else the majority, a tie the lower)."""
-    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.CITATION_SUPPORT).filter(value__isnull=False)
+    judgements (adjudicated, else the majority, a tie the lower), less the practice ones."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.CITATION_SUPPORT).filter(
+        value__isnull=False).without_practice(campaign_id).without_superseded_finals()
     if topic_ids is not None:
         rows = rows.filter(topic_id__in=list(topic_ids))
     given, final = defaultdict(list), defaultdict(list)
@@ -132,16 +155,24 @@ def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
     answers (runs named as assessments.services.runs.run_labels names them, topics by external id), from the
     people's labels, or from a machine source's when one is named (`source`: a MachineLabelSource; the answer
     then says which: "source": {"id", "name"})."""
-    banks = nuggets.topic_banks(campaign_id, topic_ids)
+    banks = {topic: bank for topic, bank in nuggets.topic_banks(campaign_id, topic_ids).items()
+             if isinstance(bank.value, list) and bank.value}  # an empty bank scores nothing: its topic is said
     if source is None:
         labels = support_labels(campaign_id, topic_ids)
     else:
         labels = machine_nuggets.support_labels(source.pk, campaign_id, topic_ids)
-    answers = Answer.objects.filter(campaign_id=campaign_id, topic_id__in=list(banks)).select_related("topic")
-    per_run = defaultdict(dict)
+    answers = Answer.objects.filter(campaign_id=campaign_id).select_related("topic")
+    if topic_ids is not None:
+        answers = answers.filter(topic_id__in=list(topic_ids))
     answers = list(answers.order_by("run_id", "topic__external_id"))
+    unscored = [answer for answer in answers if answer.topic_id not in banks]
+    answers = [answer for answer in answers if answer.topic_id in banks]
+    per_run = defaultdict(dict)
+    if banks:  # a run whose answers are all on topics without nuggets scores 0 on those with (none answered)
+        per_run.update((answer.run_id, {}) for answer in unscored)
     for answer in answers:
-        per_run[answer.run_id][answer.topic.external_id] = answer_scores(banks[answer.topic_id].value, labels, answer.pk)
+        bank = banks[answer.topic_id].value
+        per_run[answer.run_id][answer.topic.external_id] = answer_scores(bank, labels, answer.pk)
     measures = MEASURES
     cites = citation_labels(campaign_id, topic_ids) if source is None else {}
     if cites:  # the campaign judges citations: each answer's citation support beside its nugget scores
@@ -150,13 +181,31 @@ def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
         for answer in answers:
             per_run[answer.run_id][answer.topic.external_id].update(
                 citation_scores(answer.pk, *cited[answer.pk], cites))
-    names = run_labels(Run.objects.filter(pk__in=list(per_run)).select_related("owner"))
+    names = run_labels(Run.objects.filter(pk__in={*per_run, *(a.run_id for a in unscored)}).select_related("owner"))
+    scored = sorted(Topic.objects.filter(pk__in=list(banks)).values_list("external_id", flat=True))
     runs = {}
     for run_id, topics in sorted(per_run.items(), key=lambda item: names[item[0]]):
-        runs[names[run_id]] = {**{m: _mean(t[m] for t in topics.values()) for m in measures}, "topics": topics}
+        # over every topic with nuggets, one the run did not answer counting 0 (the nuggetizer assigns an empty
+        # answer there): a run answering only easy topics is not ranked above one that answered them all
+        means = {m: sum(t[m] for t in topics.values()) / len(scored) for m in measures}
+        runs[names[run_id]] = {**means, "topics": topics,
+                               "unanswered": [topic for topic in scored if topic not in topics]}
+    found = {"runs": runs, "definitions": {m: DEFINITIONS[m] for m in measures}}
+    if unscored:  # said, not averaged as 0 nor dropped in silence: the topic waits for its bank
+        waiting = defaultdict(list)
+        for answer in unscored:
+            waiting[answer.topic.external_id].append(names[answer.run_id])
+        found["topics_without_nuggets"] = {topic: sorted(waiting[topic]) for topic in sorted(waiting)}
     if source is not None:
-        return {"source": {"id": source.pk, "name": source.name}, "runs": runs}
-    return {"runs": runs}
+        return {"source": {"id": source.pk, "name": source.name}, **found}
+    return found
+
+
+def unscored_warning(scores) -> str:
+    """A line for each topic with answers and no nuggets (not scored), or "" (the export commands print it)."""
+    return "".join(f"not scored: topic {topic} has answers ({len(runs)}: {', '.join(runs)}) and no nuggets in the "
+                   "campaign; its runs' means leave it out until a bank is imported or written\n"
+                   for topic, runs in scores.get("topics_without_nuggets", {}).items())
 
 
 def compare_with_people(campaign_id, source, *, people=None, machine=None) -> dict:

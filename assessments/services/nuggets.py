@@ -13,6 +13,7 @@ keyed on the topic, the passage and item `"<answer id>:<sentence position>"`.
 """
 
 import re
+from collections import defaultdict
 
 from assessments.models import Judgement, Layer
 
@@ -56,12 +57,61 @@ def next_id(used) -> str:
     return f"n{number}"
 
 
-def topic_banks(campaign_id, topic_ids=None) -> dict[int, Judgement]:
+def ids_in_use(campaign_id, topic_ids) -> dict[int, set]:
+    """{topic id: every nugget id a bank of the topic holds or a support label names, in the campaign}: a new nugget
+    takes none of them (the importer, the creation page's next id), as a label names its nugget by id (a reused id
+    handed a taken-out nugget's labels to a new text)."""
+    used = defaultdict(set)
+    rows = Judgement.objects.in_campaign(campaign_id).filter(topic_id__in=list(topic_ids))
+    for topic_id, value in rows.of_layer(Layer.NUGGETS).values_list("topic_id", "value"):
+        used[topic_id].update(nid for nid, _ in _ids_and_texts(value))
+    for topic_id, nugget_id in _labelled(rows):
+        used[topic_id].add(nugget_id)
+    return used
+
+
+def reused_ids(campaign_id, topic_id, bank, before) -> list[str]:
+    """The ids of `bank` (a bank about to be saved for the topic) that would hand support labels to another text: an
+    id a support label names, that `before` (the bank the writer edited) does not hold, and that no bank of the topic
+    holds with this text. A nugget keeps its id through edits, so an id `before` holds may take a new text."""
+    kept = {nid for nid, _ in _ids_and_texts(before)}
+    rows = Judgement.objects.in_campaign(campaign_id).filter(topic_id=topic_id)
+    labelled = {nugget_id for _, nugget_id in _labelled(rows)}
+    fresh = [(nid, text) for nid, text in _ids_and_texts(bank) if nid in labelled and nid not in kept]
+    if not fresh:
+        return []
+    known = {(nid, same_text(text)) for value in rows.of_layer(Layer.NUGGETS).values_list("value", flat=True)
+             for nid, text in _ids_and_texts(value)}
+    return [nid for nid, text in fresh if (nid, same_text(text)) not in known]
+
+
+def _ids_and_texts(value):
+    """(id, text) of each well-formed nugget of a bank's value (anything else yields none)."""
+    for n in value if isinstance(value, list) else []:
+        if isinstance(n, dict) and isinstance(n.get("id"), str):
+            yield n["id"], n["text"] if isinstance(n.get("text"), str) else ""
+
+
+def _labelled(rows):
+    """(topic id, nugget id) of each nugget_support label among the judgements `rows`."""
+    for topic_id, item in rows.of_layer(Layer.NUGGET_SUPPORT).values_list("topic_id", "item"):
+        named = SUPPORT_ITEM.match(item or "")
+        if named:
+            yield topic_id, named.group(2)
+
+
+def topic_banks(campaign_id, topic_ids=None, *, leaving_out=()) -> dict[int, Judgement]:
     """{topic id: the judgement holding the topic's bank} for the campaign's topics (or those of `topic_ids`):
-    the adjudicated bank where there is one, else the one changed last. A cleared bank (value null) is no bank."""
-    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGETS).filter(value__isnull=False)
+    the adjudicated bank where there is one, else the one changed last. A cleared bank (value null) is no bank, nor
+    is a practice one (a writer's qualification answer: Judgement.objects.without_practice).
+    `leaving_out`: assessor ids whose own (not adjudicated) banks are not counted (a writer's page starts from the
+    topic's bank without the other writers')."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGETS).filter(
+        value__isnull=False).without_practice(campaign_id)
     if topic_ids is not None:
         rows = rows.filter(topic_id__in=list(topic_ids))
+    if leaving_out:
+        rows = rows.exclude(adjudicated=False, assessor_id__in=list(leaving_out))
     banks = {}
     for row in rows.order_by("topic_id", "-adjudicated", "-client_time", "-client_seq", "-updated_at", "-id"):
         banks.setdefault(row.topic_id, row)

@@ -44,7 +44,9 @@ def _file(text):
     return Path(handle.name)
 
 
-def nuggets_world(*assessors):
+def nuggets_world(*assessors, bank=True):
+    """The campaign with its answers, its bank imported unless `bank` is False (the topic then has none), and
+    assigned to `assessors` (stage support)."""
     coll = factories.collection("msmarco-v21-nuggets", kind=Collection.Kind.DOCUMENTS)
     factories.topic(coll, TOPIC, kind=Topic.Kind.ADHOC, title=QUERY)
     for docid, title, text in DOCS:
@@ -52,15 +54,16 @@ def nuggets_world(*assessors):
     campaign = create_campaign(name="rag-judging", task="nuggets", topics=[TOPIC])
     answers = "\n".join(answer(run, TOPIC, REFERENCES[run], *SENTENCES[run], topic=QUERY) for run in RUNS) + "\n"
     import_answers_file(campaign, _file(answers))
-    bank = line(qid=TOPIC, query=QUERY, nuggets=[{"text": t, "importance": i} for t, i in BANK]) + "\n"
-    import_banks_file(campaign, _file(bank))
+    if bank:
+        bank = line(qid=TOPIC, query=QUERY, nuggets=[{"text": t, "importance": i} for t, i in BANK]) + "\n"
+        import_banks_file(campaign, _file(bank))
     if assessors:
         assign_campaign(campaign, [a.username for a in assessors])
     stored = nuggets.topic_banks(campaign.pk)
     answer_rows = {a.run.name: a for a in Answer.objects.filter(campaign_id=campaign.pk).select_related("run")}
     units = {run: Assignment.objects.filter(campaign=campaign, run=answer_rows[run].run).first() for run in RUNS}
     return {"campaign": campaign, "answers": answer_rows, "units": units,
-            "bank": next(iter(stored.values())).value}
+            "bank": next(iter(stored.values())).value if stored else None}
 
 
 def reviewed_world(judge="nugget-judge", reviewer="nugget-reviewer"):

@@ -53,18 +53,32 @@ def test_the_page_lists_each_cited_pair_and_never_the_run(client, world):
     for docid, title, text in DOCS[:2]:
         assert title in html and text in html
     state = page_state(html)
-    assert not {"run", "run_id", "run_name"} & set(state)
+    assert not {"run", "run_id", "run_name", "answer"} & set(state)  # answer ids would group one run's units
     docs = world["docs"]
     # sentence 1 cites doc 0; sentence 2 cites doc 1 then doc 0
     assert [i["fields"] for i in state["items"]] == [
-        {"passage": docs[DOCS[0][0]], "item": f"{answer.pk}:0"},
-        {"passage": docs[DOCS[1][0]], "item": f"{answer.pk}:1"},
-        {"passage": docs[DOCS[0][0]], "item": f"{answer.pk}:1"},
+        {"passage": docs[DOCS[0][0]], "sentence": 0},
+        {"passage": docs[DOCS[1][0]], "sentence": 1},
+        {"passage": docs[DOCS[0][0]], "sentence": 1},
     ]
     assert html.count('class="nugget citation-pair"') == 3 == len(SENTENCES[RUNS[0]][1][1]) + 1
     for key, name in (("f", "Full support"), ("p", "Partial support"), ("n", "No support")):
         assert f"<kbd>{key}</kbd> {name}" in html
     assert "Citation support" in client.get("/").content.decode()
+
+
+def test_the_citation_and_nugget_pages_are_drawn_on_one_base_each_with_its_own_parts(client, world):
+    nugget_unit, citation_unit = world["units"][RUNS[0]], world["citations"][RUNS[0]]
+    for unit, title, own, other in ((nugget_unit, "Nuggets", 'class="cite"', 'class="cite-ref"'),
+                                    (citation_unit, "Citations", 'class="cite-ref"', 'class="cite"')):
+        response = client.get(f"/a/{unit.token}/")
+        html = response.content.decode()
+        assert "annotation/_answer_support.html" in [t.name for t in response.templates]
+        assert f"<title>{title} · " in html and html.count('<h2 id="answer-head">The answer</h2>') == 1
+        assert own in html and other not in html
+    citations = client.get(f"/a/{citation_unit.token}/").content.decode()
+    assert 'class="outline-page nugget-page citation-page"' in citations and 'class="cited-passages"' not in citations
+    assert "<dd>next / previous citation</dd>" in citations
 
 
 def test_labels_save_and_the_unit_is_done_when_every_pair_is_labelled(client, world):
@@ -77,7 +91,8 @@ def test_labels_save_and_the_unit_is_done_when_every_pair_is_labelled(client, wo
     assert response.json()["status"] == "done"
     rows = Judgement.objects.filter(layer=Layer.CITATION_SUPPORT).order_by("item", "passage_id")
     assert {(j.item, j.passage_id, j.value) for j in rows} == {
-        (e["fields"]["item"], e["fields"]["passage"], v) for e, v in zip(items, ["full", "partial", "none"])}
+        (f"{answer.pk}:{e['fields']['sentence']}", e["fields"]["passage"], v)
+        for e, v in zip(items, ["full", "partial", "none"])}
     assert all(nuggets.CITATION_ITEM.match(j.item) and j.campaign_id == world["campaign"].pk for j in rows)
     state = page_state(client.get(f"/a/{unit.token}/").content.decode())
     assert state["labels"] == {e["id"]: v for e, v in zip(items, ["full", "partial", "none"])}
@@ -92,6 +107,10 @@ def test_labels_save_and_the_unit_is_done_when_every_pair_is_labelled(client, wo
     (dict(layer="citation_support", value="full", passage=-1), "passage"),
     (dict(layer="citation_support", value="full", other_doc=True), "passage"),
     (dict(layer="nugget_support", value="support"), "layer"),
+    (dict(layer="citation_support", value="full", item=None, sentence="0"), "sentence"),
+    (dict(layer="citation_support", value="full", item=None, sentence=True), "sentence"),
+    (dict(layer="citation_support", value="full", item=None, sentence=-1), "sentence"),
+    (dict(layer="citation_support", value="full", item=None, sentence=7), "passage"),
 ])
 def test_a_bad_change_is_a_400_naming_the_field(client, world, change, field):
     unit, answer = world["citations"][RUNS[0]], world["answers"][RUNS[0]]
@@ -133,3 +152,12 @@ def test_a_finished_citation_unit_is_reviewed_on_its_cited_pairs(client, world):
     assert "partial support to sentence 2" in html and DOCS[1][2] in html and "an answer" in html
     for run in RUNS:
         assert run not in html
+
+
+def test_a_change_naming_the_pair_by_the_old_item_is_still_stored(client, world):
+    """Pages before the sentence field named a pair by `item` "<answer id>:<sentence>"; an outbox may still hold one."""
+    unit, answer = world["citations"][RUNS[0]], world["answers"][RUNS[0]]
+    response = save(client, unit, layer="citation_support", value="full", item=f"{answer.pk}:0",
+                    passage=world["docs"][DOCS[0][0]])
+    assert response.status_code == 200, response.content
+    assert Judgement.objects.get(layer=Layer.CITATION_SUPPORT).item == f"{answer.pk}:0"

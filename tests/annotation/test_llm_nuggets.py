@@ -5,6 +5,7 @@ never as labels, the job saying why; the people's scores never count machine lab
 Kendall's τ and α between the people's and the machine's assignments, checked against scipy and the krippendorff
 package."""
 
+import hashlib
 import json
 import re
 from io import StringIO
@@ -17,7 +18,7 @@ from scipy.stats import kendalltau
 
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource
 from tests import factories
-from tests.annotation.nuggets_setup import RUNS, SENTENCES, TOPIC, nuggets_world
+from tests.annotation.nuggets_setup import QUERY, RUNS, SENTENCES, TOPIC, nuggets_world
 from tests.annotation.test_nugget_scores_results import EXPECTED, LABELS, MEASURES
 from tests.annotation.test_nugget_support_page import save
 from tests.assessments.test_llm_judge import judge_settings, server  # noqa: F401 — the loopback LLM and its settings
@@ -380,3 +381,132 @@ def test_a_topic_without_answers_is_not_asked_for_suggestions(server, world):
     assert summary["asked_now"] == 1 and len(server.requests) == 1
     assert "a topic nobody answered" not in server.requests[0]["prompt"]
     assert not MachineLabel.objects.filter(topic=bare).exists()
+
+
+def test_the_console_asks_about_the_topics_it_is_given_and_refuses_an_unknown_one_on_its_field(
+        organiser, server, world, judge_settings, django_capture_on_commit_callbacks):  # noqa: F811
+    from annotation.services.campaigns import add_topics
+    from assessments.models import Topic
+
+    other = factories.topic(world["answers"][RUNS[0]].topic.collection, "2024-000002", kind=Topic.Kind.ADHOC,
+                            title="another topic")
+    add_topics(world["campaign"], [other.pk])
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    page = organiser.get("/campaigns/rag-judging/machine/").content.decode()
+    form = page[page.index('id="nuggets-form"'):]
+    assert 'name="topics"' in form[:form.index("</form>")] and 'id="nuggets-topics"' in form
+
+    bad = organiser.post("/campaigns/rag-judging/machine/",
+                         {"action": "nuggets", "step": "assign", "topics": f"{TOPIC}, nope"})
+
+    assert bad.status_code == 400 and not MachineJob.objects.exists() and not server.requests
+    form = bad.content.decode()[bad.content.decode().index('id="nuggets-form"'):]
+    field = form[form.index('id="field-nuggets-topics"'):]
+    field = field[:field.index('id="field-', 10)]  # the topics field, up to the next one
+    assert "has-error" in form[:form.index('id="field-nuggets-topics"')].rsplit("<div", 1)[1]
+    assert "&#x27;nope&#x27; is not a topic of this campaign" in field
+    server.answer = labeller(by_text(world, LABELS))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = organiser.post("/campaigns/rag-judging/machine/",
+                                 {"action": "nuggets", "step": "assign", "topics": f" {TOPIC} "})
+
+    assert started.status_code == 302
+    job = MachineJob.objects.get()
+    assert job.params["topics"] == [world["answers"][RUNS[0]].topic_id] and MachineLabel.objects.count() == 8
+
+
+OWN_ASSIGN = ("Be strict, campaign rules.\nQuestion: {query}\nPassage: {answer}\nNugget List: {nuggets}\n"
+              "Give {count} labels.")
+PAGE = "/campaigns/rag-judging/machine/"
+
+
+def test_the_campaigns_nugget_prompts_are_saved_on_the_page_reach_the_llm_and_are_kept_by_the_source(
+        organiser, server, world, judge_settings, django_capture_on_commit_callbacks):  # noqa: F811
+    page = organiser.get(PAGE).content.decode()
+    assert 'id="prompt-llm_nugget_assign_prompt"' in page and 'id="prompt-llm_nugget_suggest_prompt"' in page
+    assert "Nugget List: {nuggets}" in page  # the nuggetizer's, to edit
+    saved = organiser.post(PAGE, {"action": "prompt", "which": "llm_nugget_assign_prompt", "prompt": OWN_ASSIGN})
+    assert saved.status_code == 302
+    world["campaign"].refresh_from_db()
+    assert world["campaign"].settings["llm_nugget_assign_prompt"] == OWN_ASSIGN
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    server.answer = labeller(by_text(world, LABELS))
+
+    with django_capture_on_commit_callbacks(execute=True):  # the console
+        assert organiser.post(PAGE, {"action": "nuggets", "step": "assign",
+                                     "topics": TOPIC}).status_code == 302
+
+    asked = server.requests[0]["prompt"]
+    assert asked.startswith(f"Be strict, campaign rules.\nQuestion: {QUERY}\nPassage: ")
+    assert asked.endswith("Give 4 labels.") and "NuggetizeAssignerLLM" not in asked
+    source = MachineLabelSource.objects.get()
+    assert source.settings["prompt"] == OWN_ASSIGN and MachineLabel.objects.filter(grade__isnull=False).count() == 8
+    shown = organiser.get("/api/campaigns/rag-judging/machine/").json()["sources"]
+    assert shown[0]["settings"]["prompt_sha256"] == hashlib.sha256(OWN_ASSIGN.encode()).hexdigest()  # its prompt
+
+    organiser.post(PAGE, {"action": "prompt", "which": "llm_nugget_assign_prompt", "prompt": "", "reset": "1"})
+    world["campaign"].refresh_from_db()
+    assert "llm_nugget_assign_prompt" not in world["campaign"].settings
+    llm_nuggets(server, "assign")  # the command, with the default again: another source, asked again
+    default = MachineLabelSource.objects.exclude(pk=source.pk).get()
+    assert default.settings["prompt"].startswith("You are NuggetizeAssignerLLM")
+    assert len(server.requests) == 4 and "NuggetizeAssignerLLM" in server.requests[-1]["prompt"]
+
+
+def test_the_command_and_the_api_ask_with_the_campaigns_suggestion_prompt(
+        organiser, server, world, judge_settings, django_capture_on_commit_callbacks):  # noqa: F811
+    own = "Topic: {query}\nRead:\n{context}\nAt most {most} nuggets as JSON."
+    assert organiser.post(PAGE, {"action": "prompt", "which": "llm_nugget_suggest_prompt",
+                                 "prompt": own}).status_code == 302
+    server.answer = lambda prompt: json.dumps(SUGGESTED)
+
+    llm_nuggets(server, "suggest", "--model", "other-7b")
+
+    assert server.requests[0]["prompt"].startswith(f"Topic: {QUERY}\nRead:\n[1] ")
+    assert server.requests[0]["prompt"].endswith("At most 30 nuggets as JSON.")
+    world["campaign"].settings = {**world["campaign"].settings, "llm_nugget_suggest_prompt": own.replace("Topic", "T")}
+    world["campaign"].save(update_fields=["settings"])
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    with django_capture_on_commit_callbacks(execute=True):
+        started = organiser.post("/api/campaigns/rag-judging/machine/nuggets/", {"step": "suggest"},
+                                 content_type="application/json")
+    assert started.status_code == 202, started.content
+    assert server.requests[-1]["prompt"].startswith(f"T: {QUERY}\n")
+    assert {s.settings["prompt"] for s in MachineLabelSource.objects.all()} == {own, own.replace("Topic", "T")}
+
+
+@pytest.mark.parametrize("which, prompt, error", [
+    ("llm_nugget_assign_prompt", "Question: {query}\nPassage: {answer}", "has no {nuggets}"),
+    ("llm_nugget_assign_prompt", "{query} {answer} {nuggets} in {language}", "has {language}, which nothing fills"),
+    ("llm_nugget_suggest_prompt", "Topic: {query}", "has no {context}"),
+    ("llm_nugget_suggest_prompt", "{query} {context} {answer}", "has {answer}, which nothing fills"),
+    ("llm_nugget_suggest_prompt", "   ", "write the prompt"),
+])
+def test_a_bad_nugget_prompt_is_refused_on_its_field_and_nothing_is_saved(organiser, world, which, prompt, error):
+    response = organiser.post(PAGE, {"action": "prompt", "which": which, "prompt": prompt})
+
+    assert response.status_code == 400
+    entry = next(p for p in response.context["prompts"] if p["key"] == which)
+    assert error in " ".join(entry["form"].errors["prompt"])
+    html = response.content.decode()
+    assert error.replace("{", "").split()[-1] in html[html.index(f'id="prompt-{which}"'):]
+    world["campaign"].refresh_from_db()
+    assert which not in (world["campaign"].settings or {})
+
+
+def test_a_stored_prompt_that_no_longer_passes_is_a_400_naming_its_key_and_sends_nothing(
+        organiser, server, world, judge_settings):  # noqa: F811
+    judge_settings.LLM_JUDGE_BASE_URL, judge_settings.LLM_JUDGE_MODEL = server.url, "nugget-7b"
+    world["campaign"].settings = {**world["campaign"].settings, "llm_nugget_assign_prompt": "Label {nuggets}."}
+    world["campaign"].save(update_fields=["settings"])
+
+    response = organiser.post("/api/campaigns/rag-judging/machine/nuggets/", {"step": "assign"},
+                              content_type="application/json")
+
+    assert response.status_code == 400 and response.json()["field"] == "llm_nugget_assign_prompt"
+    with pytest.raises(CommandError, match="settings llm_nugget_assign_prompt: the campaign's prompt has no"):
+        llm_nuggets(server, "assign")
+    page = organiser.post(PAGE, {"action": "nuggets", "step": "assign"})
+    assert page.status_code == 400 and "has no {query}" in page.content.decode()
+    assert not MachineJob.objects.exists() and not server.requests

@@ -125,3 +125,36 @@ def test_a_nugget_taken_from_a_suggestion_keeps_it(world):
                      value=AMY + [suggested], topic=world["topic"])
     set_final_bank(world["campaign"], world["organiser"], world["topic"], keep=["amy/n7"])
     assert nuggets.topic_banks(world["campaign"].pk)[world["topic"].pk].value == [suggested]
+
+
+def test_an_imported_bank_of_a_topic_whose_bank_was_adjudicated_is_refused(world, tmp_path):
+    """import_nuggets says each line replaces its topic's bank, but the adjudicated bank stays the topic's
+    (topic_banks): the import was stored, reported as done, and changed nothing the pages, scores or export_nuggets
+    read."""
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    from tests.annotation.nuggets_setup import TOPIC
+
+    set_final_bank(world["campaign"], world["organiser"], world["topic"], take="amy")
+    path = tmp_path / "nuggets.jsonl"
+    path.write_text(json.dumps({"qid": TOPIC, "query": "q", "nuggets": [{"text": "New", "importance": "vital"}]}) + "\n")
+    before = Judgement.objects.filter(layer=Layer.NUGGETS).count()
+    with pytest.raises(CommandError, match=f"nuggets.jsonl:1: qid: the bank of topic '{TOPIC}' was adjudicated"):
+        call_command("import_nuggets", str(path), campaign=world["campaign"].name)
+    assert Judgement.objects.filter(layer=Layer.NUGGETS).count() == before
+    assert [n["text"] for n in nuggets.topic_banks(world["campaign"].pk)[world["topic"].pk].value] == \
+        [n["text"] for n in AMY]
+
+
+def test_a_clash_renumbered_by_a_merge_takes_no_id_a_support_label_names(world):
+    """A support label names its nugget by id: a clash given the id of a nugget taken out earlier (n5 here, labelled,
+    in no bank now) would hand that label to another text (nuggets.ids_in_use, as the importer and the creation
+    page ask)."""
+    answer = next(iter(world["answers"].values()))
+    record_judgement(assessor=factories.user("judge"), layer=Layer.NUGGET_SUPPORT, value=nuggets.SUPPORT,
+                     topic=world["topic"], item=nuggets.support_item(answer.pk, "n5"), campaign_id=world["campaign"].pk)
+    set_final_bank(world["campaign"], world["organiser"], world["topic"], keep=["amy/n1", "amy/n2", "ben/n2"])
+    bank = nuggets.topic_banks(world["campaign"].pk)[world["topic"].pk].value
+    assert [n["id"] for n in bank] == ["n1", "n2", "n6"]

@@ -11,8 +11,10 @@ from django.utils import timezone
 
 from annotation.models import Assignment
 from annotation.services.assignment import AssignmentError, assign_campaign
+from assessments.evaluation.nuggets import nugget_scores
 from assessments.models import Judgement, Layer
 from assessments.services import nuggets
+from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.nuggets_setup import BANK, QUERY, nuggets_world
 from tests.annotation.test_nugget_support_page import save
@@ -138,3 +140,32 @@ def test_a_bank_without_a_vital_nugget_is_done_only_submitted_incomplete(client,
     answer = mark(client, unit, reason="no fact here is vital")
     assert answer.json()["status"] == "done"
     assert Assignment.objects.get(pk=unit.pk).incomplete_reason == "no fact here is vital"
+
+
+def test_a_new_nugget_never_takes_the_id_of_one_taken_out_whose_labels_stay(client, world):
+    """Support labels name a nugget by id. A bank saved without "It affects therapists" (n4), which an answer's label
+    names, and then with a new text: the page picked the new id among its bank's only (n4 again), and the save path
+    took it, so n4's label, made for the old text, counted for the new one in the scores and on the support pages.
+    The page now learns the ids in use, and the save path refuses a new text under a labelled id it did not hold."""
+    unit, campaign = world["unit"], world["campaign"]
+    alpha = world["answers"]["secretrun-alpha"]
+    record_judgement(assessor=factories.user("judge"), layer=Layer.NUGGET_SUPPORT, value=nuggets.SUPPORT,
+                     topic=unit.topic, item=nuggets.support_item(alpha.pk, "n4"), campaign_id=campaign.pk)
+    kept = [dict(n) for n in world["bank"][:3]]
+    assert save(client, unit, layer="nuggets", value=kept, client_time=timezone.now().isoformat()).status_code == 200
+    assert "n4" in page_state(client.get(f"/a/{unit.token}/").content.decode())["ids_in_use"]
+
+    new = {"id": "n4", "text": "Burnout is a different thing", "importance": "okay", "origin": "assessor"}
+    response = save(client, unit, seq=2, layer="nuggets", value=kept + [new], client_time=timezone.now().isoformat())
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "value[3].id" and "'n4'" in response.json()["message"]
+    assert nuggets.topic_banks(campaign.pk)[unit.topic_id].value == kept
+    assert all(t["assessed"] == 0 for run in nugget_scores(campaign.pk)["runs"].values()
+               for t in run["topics"].values())  # the label on n4 counts for no text in the bank
+
+    taken_back = kept + [dict(world["bank"][3])]  # the nugget taken out, its text as the imported bank holds it
+    response = save(client, unit, seq=3, layer="nuggets", value=taken_back, client_time=timezone.now().isoformat())
+    assert response.status_code == 200, response.content  # the same nugget: its label counts again
+    edited = [*kept, {**world["bank"][3], "text": "It affects therapists most"}]
+    response = save(client, unit, seq=4, layer="nuggets", value=edited, client_time=timezone.now().isoformat())
+    assert response.status_code == 200, response.content  # an edit keeps the id (and its labels), as it always did

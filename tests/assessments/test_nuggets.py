@@ -154,6 +154,20 @@ def test_unknown_documents_become_placeholders_with_create_missing(rag, tmp_path
     assert AnswerCitation.objects.get().passage.external_id == "new-doc"
 
 
+def test_only_needed_documents_fill_the_placeholders_answers_made(rag, tmp_path):
+    """import_rag_answers --create-missing makes placeholders for the references, to be filled by import_documents
+    --only-needed from the corpus (TREC RAG's: 113M segments, read for the few cited); but --only-needed took only
+    what runs, pools and qrels name, so the cited passages stayed empty on the support pages."""
+    imported(tmp_path, "import_rag_answers", answer("r", T1, ["seg-1", "seg-2"], ("A sentence.", [0])) + "\n",
+             create_missing=True)
+    corpus = "".join(json.dumps({"docid": f"seg-{n}", "title": "T", "segment": f"Segment {n}."}) + "\n"
+                     for n in (1, 2, 3))
+    call_command("import_documents", write(tmp_path, "corpus.jsonl", corpus), collection="msmarco-v21",
+                 only_needed=True, no_progress=True)
+    texts = dict(Passage.objects.filter(external_id__startswith="seg-").values_list("external_id", "text"))
+    assert texts == {"seg-1": "Segment 1.", "seg-2": "Segment 2."}  # every reference; seg-3 not needed
+
+
 def test_a_run_name_already_taken_is_a_problem(rag, tmp_path):
     imported(tmp_path, "import_rag_answers", ANSWERS)
     message = failure(tmp_path, "import_rag_answers", answer("baseline", T2, [D[2]], ("Again.", [0])))
@@ -181,6 +195,62 @@ def test_nugget_banks_import_as_judgements_and_export_in_the_nuggetizer_format(r
     assert bank.changes.count() == 2
 
 
+@pytest.mark.parametrize("command", ["export_nuggets", "export_nugget_scores"])
+def test_an_out_file_that_cannot_be_written_is_an_error_naming_it(rag, tmp_path, command):
+    """--out in a folder that does not exist, or naming a folder, was a traceback (FileNotFoundError,
+    IsADirectoryError), as export_qrels' is not."""
+    imported(tmp_path, "import_nuggets", NUGGETS)
+    for out in (tmp_path / "no-such-folder" / "out.jsonl", tmp_path):
+        with pytest.raises(CommandError, match=f"nothing was exported: cannot write '{out}'"):
+            call_command(command, campaign="rag24", out=str(out))
+    assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_a_new_nugget_never_takes_the_id_of_one_taken_out_whose_labels_stay(rag, tmp_path):
+    """Support labels name a nugget by id. A bank imported without "It affects therapists" (n4) and then one with a
+    new text gave the new text n4 again (ids were picked among the current bank's only), so n4's labels, made for
+    the old text, counted for the new one in the scores and on the support pages."""
+    loaded(tmp_path)
+    t1 = json.loads(NUGGETS.splitlines()[0])
+    kept = t1["nuggets"][:3]
+    imported(tmp_path, "import_nuggets", line(qid=T1, query=t1["query"], nuggets=kept) + "\n")
+    new = {"text": "Burnout is a different thing", "importance": "okay"}
+    imported(tmp_path, "import_nuggets", line(qid=T1, query=t1["query"], nuggets=kept + [new]) + "\n")
+    bank = nuggets.topic_banks(rag.pk)[Topic.objects.get(external_id=T1).pk].value
+    assert [n["id"] for n in bank] == ["n1", "n2", "n3", "n5"]
+    baseline = nugget_scores(rag.pk)["runs"]["baseline"]["topics"][T1]
+    assert baseline["assessed"] == 3  # the new nugget: nobody labelled it for this answer
+
+
+def test_a_nugget_taken_from_a_suggestion_keeps_it_through_export_and_import(rag, tmp_path):
+    imported(tmp_path, "import_nuggets", NUGGETS)
+    bank = nuggets.topic_banks(rag.pk)[Topic.objects.get(external_id=T1).pk]
+    taken = {"id": "n9", "text": "Helpers feel it too", "importance": "okay", "origin": "machine",
+             "suggested": {"text": "Helpers are affected", "importance": "vital"}}
+    record_judgement(assessor=factories.user("amy"), layer=Layer.NUGGETS, value=bank.value + [taken],
+                     topic=bank.topic, campaign_id=rag.pk)
+    out = tmp_path / "out.jsonl"
+
+    call_command("export_nuggets", campaign="rag24", out=str(out))
+
+    exported = out.read_text()
+    first = json.loads(exported.splitlines()[0])
+    assert first["nuggets"][-1] == {"text": "Helpers feel it too", "importance": "okay",
+                                    "suggested": {"text": "Helpers are affected", "importance": "vital"}}
+    assert all(set(n) == {"text", "importance"} for n in first["nuggets"][:-1])  # the others as the nuggetizer's
+    other = create_campaign(name="rag24-again", task="nuggets", topics=[T1, T2])
+    call_command("import_nuggets", str(out), campaign="rag24-again", no_progress=True)
+    again = nuggets.topic_banks(other.pk)[bank.topic_id].value
+    assert again[-1] == {**taken, "id": again[-1]["id"]} and again[0]["origin"] == "imported"
+    call_command("export_nuggets", campaign="rag24-again", out=str(tmp_path / "again.jsonl"))
+    assert (tmp_path / "again.jsonl").read_text() == exported
+    imported(tmp_path, "import_nuggets", NUGGETS.splitlines()[0].replace('"It affects therapists", "importance": '
+                                                                         '"okay"}', '"Helpers feel it too", '
+                                                                         '"importance": "okay"}') + "\n")
+    kept = nuggets.topic_banks(rag.pk)[bank.topic_id].value  # a file without it: the kept nugget keeps its own
+    assert kept[-1] == taken
+
+
 @pytest.mark.parametrize("text, field, words", [
     (line(qid=T1, nuggets=[{"text": "A", "importance": "crucial"}]), "nuggets[0].importance", "'crucial' is not one"),
     (line(qid="2024-99999", nuggets=[{"text": "A", "importance": "vital"}]), "qid", "not a topic of campaign"),
@@ -188,6 +258,12 @@ def test_nugget_banks_import_as_judgements_and_export_in_the_nuggetizer_format(r
     (line(qid=T1, nuggets=[{"text": "A", "importance": "vital"}, {"text": " A ", "importance": "okay"}]),
      "nuggets[1].text", "same text"),
     (line(qid=T2, nuggets=[]), "qid", "on line 1 too"),
+    (line(qid=T1, nuggets=[{"text": "A", "importance": "vital", "suggested": "A"}]), "nuggets[0].suggested",
+     "expected {text, importance}"),
+    (line(qid=T1, nuggets=[{"text": "A", "importance": "vital", "suggested": {"text": "A", "importance": "high"}}]),
+     "nuggets[0].suggested.importance", "'high' is not one"),
+    (line(qid=T1, nuggets=[{"text": "A", "importance": "vital", "suggested": {"text": "", "importance": "okay"}}]),
+     "nuggets[0].suggested.text", "empty"),
     ("not json", "line", "invalid JSON"),
 ])
 def test_a_bad_nuggets_file_stores_nothing(rag, tmp_path, text, field, words):
@@ -242,8 +318,8 @@ def test_scores_follow_the_formulas(rag, tmp_path):
         assert runs["ragnarok"]["topics"][T1][measure] == pytest.approx(r1[measure])
         assert runs["ragnarok"]["topics"][T2][measure] == pytest.approx(r2[measure])
         assert runs["ragnarok"][measure] == pytest.approx((r1[measure] + r2[measure]) / 2)
-        assert runs["baseline"][measure] == pytest.approx(b1[measure])
-    assert list(runs["baseline"]["topics"]) == [T1]
+        assert runs["baseline"][measure] == pytest.approx(b1[measure] / 2)  # T2 unanswered: 0, as the nuggetizer
+    assert list(runs["baseline"]["topics"]) == [T1] and runs["baseline"]["unanswered"] == [T2]
     assert runs["ragnarok"]["topics"][T1]["assessed"] == 4
     tsv = scores_tsv(nugget_scores(rag.pk)).splitlines()
     assert tsv[0] == "run\ttopic\tall\tvital\tstrict_all\tstrict_vital\tweighted"

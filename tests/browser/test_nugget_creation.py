@@ -6,7 +6,9 @@ import pytest
 
 from annotation.models import Assignment
 from annotation.services.assignment import assign_campaign
+from assessments.models import Layer
 from assessments.services import nuggets
+from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.nuggets_setup import BANK, nuggets_world
 from tests.browser.console_steps import sign_in, whole_page_shot
@@ -18,16 +20,27 @@ def texts(page):
     return page.locator("#bank-list .nugget-text").all_inner_texts()
 
 
-def test_an_assessor_writes_a_bank_from_the_keyboard(new_page, shot):
+def writer_world():
+    """nuggets_world assigned at stage create to "writer": (the world, their unit)."""
     factories.user("writer")
     world = nuggets_world()
     assign_campaign(world["campaign"], ["writer"], stage="create")
-    unit = Assignment.objects.get(assessor__username="writer")
+    return world, Assignment.objects.get(assessor__username="writer")
+
+
+def bank_page(new_page):
+    """The writer signed in, on their bank's page (N from home)."""
     page = new_page()
     sign_in(page, "writer", "pw-writer")
     page.wait_for_selector("body[data-ready=home]")
     page.keyboard.press("N")
     page.wait_for_selector("body[data-ready=nugget_bank]")
+    return page
+
+
+def test_an_assessor_writes_a_bank_from_the_keyboard(new_page, shot):
+    world, unit = writer_world()
+    page = bank_page(new_page)
     assert texts(page) == [t for t, _ in BANK]
     kb = page.keyboard
     kb.press("a")
@@ -61,3 +74,26 @@ def test_an_assessor_writes_a_bank_from_the_keyboard(new_page, shot):
     page.wait_for_selector("#status-badge.status-done")
     assert page.is_visible("#done-banner") and page.locator("#ask").count() == 0
     assert Assignment.objects.get(pk=unit.pk).status == Assignment.Status.DONE
+
+
+def test_a_nugget_added_after_one_is_taken_out_takes_a_new_id(new_page):
+    """A support label names "It affects therapists" (n4). Taken out and a nugget added: the page gave the new one
+    n4 (picked among its bank's ids only), so n4's label would count for the new text; the server names the ids in
+    use, the page takes n5 and the save is taken."""
+    world, unit = writer_world()
+    alpha = world["answers"]["secretrun-alpha"]
+    record_judgement(assessor=factories.user("judge"), layer=Layer.NUGGET_SUPPORT, value=nuggets.SUPPORT,
+                     topic=unit.topic, item=nuggets.support_item(alpha.pk, "n4"), campaign_id=world["campaign"].pk)
+    page = bank_page(new_page)
+    kb = page.keyboard
+    for _ in range(3):
+        kb.press("j")  # "It affects therapists"
+    kb.press("x")
+    kb.press("a")
+    kb.type("Burnout is a different thing")
+    kb.press("Enter")
+    page.wait_for_selector("#savestate[data-state=saved]")
+    assert "Not saved" not in page.inner_text("#hint")
+    assert page.locator("#bank-list li.nugget").last.get_attribute("data-id") == "n5"
+    bank = nuggets.topic_banks(world["campaign"].pk)[unit.topic_id].value
+    assert [(n["id"], n["text"]) for n in bank][3:] == [("n5", "Burnout is a different thing")]

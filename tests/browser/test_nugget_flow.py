@@ -1,6 +1,7 @@
 """Issue 29's done-when flow in Chromium: a participant uploads two runs' answers through the API with their token;
-one assessor writes the topic's nuggets from the keyboard and marks the bank done; a second assessor labels both
-answers against those nuggets from the keyboard; the organiser's results page shows each run's five nugget scores
+one assessor writes the topic's nuggets from the keyboard and marks the bank done; a second assessor, whose units
+were assigned before the bank existed, first finds them waiting for the topic's nuggets (listed, not next, their page
+taking no label), then labels both answers against those nuggets from the keyboard; the organiser's results page shows each run's five nugget scores
 equal to a hand computation written here. No run name reaches either assessor's pages."""
 
 import pytest
@@ -9,7 +10,7 @@ from annotation.models import Assignment
 from annotation.services.assignment import assign_campaign
 from annotation.services.campaigns import create_campaign
 from annotation.services.tokens import issue_token
-from assessments.models import Answer, Topic
+from assessments.models import Answer, Judgement, Layer, Topic
 from retrieval.models import Collection
 from tests import factories
 from tests.annotation.nuggets_setup import DOCS, QUERY, REFERENCES, RUNS, SENTENCES, TOPIC
@@ -54,6 +55,21 @@ def test_answers_in_by_the_api_nuggets_written_and_assigned_by_keyboard_scores_o
     assert Answer.objects.filter(campaign_id=campaign.pk).count() == 2
 
     assign_campaign(campaign, ["writer"], stage="create")  # the organiser: the topic's bank to write
+    assign_campaign(campaign, ["judge"], stage="support")  # and the answers to label, before the bank exists
+    assert set(Assignment.objects.filter(kind=Assignment.Kind.NUGGET_SUPPORT)
+               .values_list("assessor__username", flat=True)) == {"judge"}
+    sign_in(page, "judge", "pw-judge")  # nothing to do yet: both units wait for the topic's nuggets
+    page.wait_for_selector("body[data-ready=home]")
+    assert page.locator(".queue-table .status-waiting").count() == 2 and page.locator("#next-link").count() == 0
+    waiting = Assignment.objects.filter(kind=Assignment.Kind.NUGGET_SUPPORT).first()
+    page.goto(f"/a/{waiting.token}/")
+    page.wait_for_selector("body[data-ready=nuggets]")
+    assert page.locator("#waiting-note").is_visible() and page.locator(".nugget").count() == 0
+    page.keyboard.press("s")
+    assert page.locator("#mark-done").count() == 0
+    sign_out(page)
+    assert not Judgement.objects.filter(layer=Layer.NUGGET_SUPPORT).exists()  # the key stored nothing
+
     sign_in(page, "writer", "pw-writer")
     page.wait_for_selector("body[data-ready=home]")
     kb = page.keyboard
@@ -72,10 +88,7 @@ def test_answers_in_by_the_api_nuggets_written_and_assigned_by_keyboard_scores_o
     page.wait_for_selector("#status-badge.status-done")
     sign_out(page)
 
-    assign_campaign(campaign, ["judge"], stage="support")  # the organiser: the answers to label
-    assert set(Assignment.objects.filter(kind=Assignment.Kind.NUGGET_SUPPORT)
-               .values_list("assessor__username", flat=True)) == {"judge"}
-    sign_in(page, "judge", "pw-judge")
+    sign_in(page, "judge", "pw-judge")  # the bank is done: the units are served
     page.wait_for_selector("body[data-ready=home]")
     kb.press("N")
     for _ in RUNS:
@@ -87,7 +100,7 @@ def test_answers_in_by_the_api_nuggets_written_and_assigned_by_keyboard_scores_o
         for k in KEYS[run]:
             kb.press(k)
         page.wait_for_selector("#savestate[data-state=saved]")
-        page.wait_for_function("document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
+        page.wait_for_function("() => document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
         kb.press("N")
         page.wait_for_url(lambda url, token=token: token not in url)
     page.wait_for_selector("body[data-ready=home]")

@@ -46,7 +46,7 @@ def test_an_assessor_labels_two_answers_from_the_keyboard_and_the_results_page_s
         for key in KEYS[run]:
             kb.press(key)  # a label moves on to the next nugget
         page.wait_for_selector("#savestate[data-state=saved]")
-        page.wait_for_function("document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
+        page.wait_for_function("() => document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
         pressed = page.locator(".nugget button.answer[aria-pressed=true]")
         assert pressed.evaluate_all("bs => bs.map(b => b.dataset.value)") == [VALUE[k] for k in KEYS[run]]
         if number == 1:

@@ -1,10 +1,9 @@
 """What the nuggets campaign commands share (a module Django does not take for a command: its name starts with _)."""
 
-from pathlib import Path
-
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.errors import ServiceError
+from assessments.exporters.common import ExportFailed, atomic_file
 from retrieval.ingest import ImportCommand
 
 
@@ -59,6 +58,10 @@ class CampaignExport(BaseCommand):
     def handle(self, *args, **options):
         text = served(self.text, options)
         if options["out"]:
-            Path(options["out"]).write_text(text, encoding="utf-8")
+            try:
+                with atomic_file(options["out"]) as handle:  # a file it cannot write is said, not a traceback
+                    handle.write(text)
+            except ExportFailed as exc:
+                raise CommandError(f"nothing was exported: {exc.message}") from exc
         else:
             self.stdout.write(text, ending="")

@@ -4,7 +4,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._nuggets import served
-from annotation.services.nuggets import campaign_scope
+from annotation.models import Campaign
+from annotation.services.nuggets import campaign_scope, llm_job
 from assessments.machine.commands import run_and_report
 from assessments.management.commands.llm_judge import text
 from assessments.management.commands.train_annotator import flag
@@ -19,7 +20,8 @@ class Command(BaseCommand):
         "topic's atomic nuggets (vital or okay) from its answers and their cited passages, for the creation page "
         "where the campaign shows suggestions. Machine labels are a source of their own: the people's scores never "
         "count them (export_nugget_scores --source names one). Answers are read strictly and stored as they come; "
-        "run it again and it asks only what has no answer."
+        "run it again and it asks only what has no answer. The campaign's prompts (settings llm_nugget_assign_prompt, "
+        "llm_nugget_suggest_prompt, edited on the console's Machine page) replace the nuggetizer's."
     )
 
     def add_arguments(self, parser):
@@ -42,13 +44,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         scope = served(campaign_scope, options["campaign"])
-        try:
-            job = machine.nuggets(
-                campaign_id=scope.campaign_id, suggest=options["step"] == "suggest", topics=options["topics"],
-                endpoint=options["endpoint"], model=options["model"], limit=options["limit"],
-                max_requests=options["max_requests"], max_tokens=options["max_tokens"], per_minute=options["rate"],
-                timeout=options["timeout"], retries=options["retries"], retry_errors=options["retry_errors"],
-            )
+        step = {"step": options["step"], "topics": options["topics"], "limit": options["limit"],
+                "max_requests": options["max_requests"], "max_tokens": options["max_tokens"],
+                "retry_errors": options["retry_errors"]}
+        try:  # the campaign's prompt, as the console and the API use it
+            job = llm_job(Campaign.objects.get(pk=scope.campaign_id), step, endpoint=options["endpoint"],
+                          model=options["model"], per_minute=options["rate"], timeout=options["timeout"],
+                          retries=options["retries"])
         except machine.MachineInvalid as exc:
-            raise CommandError(f"nothing was sent: {flag(exc)}") from exc
+            said = f"settings {exc.field}: {exc.message}" if exc.field in machine.PROMPTS else flag(exc)
+            raise CommandError(f"nothing was sent: {said}") from exc
         run_and_report(self, job, options, text, stopped="the LLM stopped")

@@ -42,8 +42,12 @@
       "Submitted without a vital nugget.");
   }
 
+  // A new nugget's id: none the bank holds, nor any the server named in use for the topic (S.ids_in_use: another
+  // bank's, or one a support label names, e.g. of a nugget taken out), so no old label counts for the new text.
+  var inUse = Array.isArray(S.ids_in_use) ? S.ids_in_use : [];
   function nextId() {
     var taken = {};
+    inUse.forEach(function (id) { taken[id] = true; });
     bank.forEach(function (n) { taken[n.id] = true; });
     var number = bank.length + 1;
     while (taken["n" + number]) number++;

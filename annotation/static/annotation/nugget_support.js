@@ -63,6 +63,7 @@
   function progress() { return AS.countDone(items, function (it) { return labelled(it.id); }); }
 
   function renderProgress() {
+    if (S.waiting) return;  // nothing to count yet: the page says what it waits on, not "done" nor "0 of 0"
     var pr = progress();
     AS.renderWork(pr, S.status, "Every " + NOUN + " is labelled. This assignment is done.",
       "Marked done, with " + (pr.total - pr.done) + " " + NOUN + "s not labelled.");
@@ -114,7 +115,9 @@
     switch (key) {
       case "j": setCurrent(current + 1); break;
       case "k": setCurrent(current - 1); break;
-      case "N": window.location.href = S.next_url; break;
+      case "N":  // a unit that waits for its topic's nuggets has one only when another unit is ready
+        if (S.next_url) window.location.href = S.next_url; else hint("Nothing else in your queue is ready yet.");
+        break;
       default: handled = false;
     }
     if (!handled && !READONLY) {
