@@ -1,6 +1,7 @@
 """Campaigns and assignments: who judges which unit of work. Roles are groups (annotation.roles)."""
 
 import secrets
+from collections import defaultdict
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -97,6 +98,34 @@ class AssignmentQuerySet(models.QuerySet):
     def of_campaign(self, campaign):
         """The assignments of one campaign."""
         return self.filter(campaign=campaign)
+
+    def practice_labels(self, prefix=""):
+        """THE rule of which labels are practice, as a Q over Judgement fields (each behind `prefix`, e.g.
+        "judgement__" from a JudgementChange), or None where no label is: Judgement.objects.without_practice applies
+        it for the qrels, evaluation, agreement, the dashboard and adjudication.
+
+        An assessor's labels of a topic in a campaign are practice when, among these assignments, they hold
+        qualification units of that topic in that campaign and no formal one: those labels are their qualification
+        answers, scored against the gold (annotation.services.qualification), not the campaign's judgements. Labels
+        are kept one per assessor and item, so an assessor who also holds a formal unit of the topic has one label
+        per passage, the one their formal page shows: it counts. Adjudicated labels are never practice. Read by name
+        from assessments (apps.get_model), which imports nothing from annotation.
+        """
+        practice = (self.filter(qualification=True, campaign__isnull=False)
+                    .exclude(models.Exists(Assignment.objects.filter(
+                        campaign_id=models.OuterRef("campaign_id"), topic_id=models.OuterRef("topic_id"),
+                        assessor_id=models.OuterRef("assessor_id"), qualification=False)))
+                    .order_by().values_list("campaign_id", "topic_id", "assessor_id").distinct())
+        groups = defaultdict(set)
+        for campaign_id, topic_id, assessor_id in practice:
+            groups[campaign_id, topic_id].add(assessor_id)
+        if not groups:
+            return None
+        found = Q()
+        for (campaign_id, topic_id), assessors in sorted(groups.items()):
+            found |= Q(**{f"{prefix}campaign_id": campaign_id, f"{prefix}topic_id": topic_id,
+                          f"{prefix}assessor_id__in": sorted(assessors), f"{prefix}adjudicated": False})
+        return found
 
     def with_progress(self):
         """Annotate how many of the assessor's judgements exist for the assignment's topic (one query)."""

@@ -48,6 +48,14 @@ def is_reviewer(user) -> bool:
     return is_organiser(user) or has_role(user, Role.REVIEWER)
 
 
+def can_be_assigned(user) -> bool:
+    """Whether work may be given to the user: active, and not a participant team alone (a team judging the pool its
+    own runs made would grade its own systems); a participant who is also an assessor may be."""
+    if not (user and user.is_active):
+        return False
+    return not has_role(user, Role.PARTICIPANT) or has_role(user, Role.ASSESSOR)
+
+
 def api_role(user) -> str | None:
     """The API role a user has now: organiser, participant, or None (assessors and reviewers work on the site)."""
     if is_organiser(user):

@@ -358,12 +358,14 @@ def _share(correct, total):
 
 
 def choice_answers(pool):
-    """[(item, assessor username, chosen external id)] of the pool's forced-choice items (adjudicated rows left out)."""
+    """[(item, assessor username, chosen external id)] of the pool's forced-choice items (adjudicated rows and practice
+    answers, Judgement.objects.without_practice, left out)."""
     items = {(i.topic_id, i.key): i for i in StudyItem.objects.filter(pool=pool, kind=StudyItem.Kind.CHOICE)
              .select_related("answer", "retriever_choice", "run", "topic")}
     rows = (
         Judgement.objects.filter(layer=Layer.CHOICE, adjudicated=False, item__in={key for _, key in items},
                                  topic_id__in={t for t, _ in items}, value__isnull=False)
+        .without_practice()
         .order_by("assessor__username", "topic_id", "item")
         .values_list("topic_id", "item", "assessor__username", "value")
     )
@@ -416,11 +418,12 @@ def forced_choice_accuracy(pool) -> dict:
 
 
 def pair_ratings(pool) -> dict:
-    """The 1-10 ratings of the pool's pair items: count, mean and histogram, overall and per group (most/least)."""
+    """The 1-10 ratings of the pool's pair items: count, mean and histogram, overall and per group (most/least); no
+    practice rating (Judgement.objects.without_practice)."""
     items = {(i.topic_id, i.key): i for i in StudyItem.objects.filter(pool=pool, kind=StudyItem.Kind.PAIR)}
     rows = Judgement.objects.filter(
         layer=Layer.RATING, adjudicated=False, item__in={key for _, key in items}, value__isnull=False,
-    ).values_list("topic_id", "item", "value")
+    ).without_practice().values_list("topic_id", "item", "value")
     groups = defaultdict(list)
     for t, key, value in rows:
         item = items.get((t, key))

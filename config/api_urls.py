@@ -11,7 +11,7 @@ from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopic
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.nuggets import CampaignNuggetScores
 from annotation.api.machine import (MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartNuggets,
-                                    StartTraining)
+                                    StartTraining, StartZeroShot)
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
@@ -34,6 +34,7 @@ endpoints = [
     path("campaigns/<str:name>/machine/train/", StartTraining.as_view(), name="api-campaign-machine-train"),
     path("campaigns/<str:name>/machine/label/", StartLabelling.as_view(), name="api-campaign-machine-label"),
     path("campaigns/<str:name>/machine/judge/", StartJudging.as_view(), name="api-campaign-machine-judge"),
+    path("campaigns/<str:name>/machine/zero-shot/", StartZeroShot.as_view(), name="api-campaign-machine-zero-shot"),
     path("campaigns/<str:name>/machine/nuggets/", StartNuggets.as_view(), name="api-campaign-machine-nuggets"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),

@@ -9,10 +9,13 @@ from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpResponse, JsonResponse
 
 from config import throttle
+from config.ids import past_any_id
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 2
+ADMIN_PATH = "/admin/"  # config/urls.py
+ADMIN_SEARCH = "q"  # the admin's search box: text, searched as text
 
 
 def _wants_json(request) -> bool:
@@ -101,19 +104,31 @@ class ServerTimingMiddleware:
 class UnstorableTextMiddleware:
     """A query parameter or form field with a NUL character or a lone surrogate is answered 400 naming the field,
     before any view passes it to the database (PostgreSQL refuses NUL in text; a lone surrogate cannot be encoded).
-    The API's bodies are left to its serializers (DRF refuses NUL in every text field)."""
+    The API's bodies are left to its serializers (DRF refuses NUL in every text field). In the admin, whose lists
+    take any lookup from the query string (`?pk__in=`, `?campaign__exact=`), a number past any id is one too (the
+    site's own views read ids with config.ids.parse_id). A path with a NUL (%00) is 404: the views look names in
+    it up in the database, and PostgreSQL refuses the comparison (DataError, a 500)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        if "\x00" in request.path:  # %00 in a path segment: a name or id with it names nothing stored
+            if _wants_json(request):
+                return JsonResponse({"detail": "Not found."}, status=404)
+            return HttpResponse("Not found.", status=404, content_type="text/plain; charset=utf-8")
         bad = _unstorable_field(request.GET)
         if bad is None and request.method == "POST" and not request.path.startswith("/api/") and request.content_type in (
             "application/x-www-form-urlencoded", "multipart/form-data",
         ):
             bad = _unstorable_field(request.POST)
+        message = f"{bad}: text with a NUL character or a lone surrogate is not accepted"
+        if bad is None and request.path.startswith(ADMIN_PATH):
+            # The admin's lists filter by any lookup in the query string, passed to the database as they come.
+            bad = next((key for key, values in request.GET.lists()
+                        if key != ADMIN_SEARCH and any(map(past_any_id, values))), None)
+            message = f"{bad}: a number past any id (a 64-bit integer) is not accepted"
         if bad is not None:
-            message = f"{bad}: text with a NUL character or a lone surrogate is not accepted"
             if _wants_json(request):
                 return JsonResponse({"field": bad, "message": message, "detail": message}, status=400)
             return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")

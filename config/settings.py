@@ -265,7 +265,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "annotation.api.parsers.JSONParser",  # DRF's, reading through retrieval.ingest.load_json (400s, not 500s)
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],

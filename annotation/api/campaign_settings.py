@@ -4,11 +4,11 @@ said first, applied only with the digest of those effects."""
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.common import visible_campaigns
+from annotation.api.parsers import JSONParser
 from annotation.api.permissions import IsOrganiser
 from annotation.services.campaign_settings import FIELDS, change_settings
 from annotation.services.errors import ServiceError

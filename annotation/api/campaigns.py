@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.common import detail, invalid_upload, rejection, visible_campaigns
-from annotation.api.permissions import ORGANISER, IsParticipantOrOrganiser, request_role
+from annotation.api.permissions import ORGANISER, IsParticipantOrOrganiser, request_role, scope_campaign
 from annotation.api.serializers import (
     CampaignSerializer, DetailSerializer, RejectionSerializer, TopicSerializer, TopicUploadResultSerializer,
     TopicUploadSerializer,
@@ -128,7 +128,8 @@ class CampaignTopics(generics.ListAPIView):
                     out.write(chunk)
             try:
                 summary, added = import_campaign_topics(campaign, path, fmt=upload.validated_data["format"],
-                                                        update=upload.validated_data["update"])
+                                                        update=upload.validated_data["update"],
+                                                        own_only=scope_campaign(request) is not None)
             except ImportFailed as exc:
                 return rejection(exc, what="The topics file")
             except ServiceError as exc:

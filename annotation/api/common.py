@@ -2,7 +2,7 @@
 
 import re
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Subquery, Value
 from django.db.models.functions import Coalesce
 from rest_framework import status
 from rest_framework.response import Response
@@ -47,13 +47,15 @@ def _count(model, field, outer="pk"):
 
 
 def visible_pools(request):
-    """Pools an organiser may see (a token's campaign: that campaign's pools), with counts in one query."""
-    pools = Pool.objects.select_related("collection").prefetch_related("campaigns", "runs").annotate(
+    """Pools an organiser may see (a token's campaign: that campaign's pools, each listing that campaign alone, not
+    the other campaigns that share it), with counts in one query."""
+    scope = scope_campaign(request)
+    campaigns = Prefetch("campaigns", queryset=Campaign.objects.filter(pk=scope.pk)) if scope is not None else "campaigns"
+    pools = Pool.objects.select_related("collection").prefetch_related(campaigns, "runs").annotate(
         topic_count=_count(Pool.topics.through, "pool_id"),
         run_count=_count(Pool.runs.through, "pool_id"),
         candidate_count=_count(PoolCandidate, "pool_id"),
     )
-    scope = scope_campaign(request)
     if scope is not None:
         pools = pools.filter(campaigns=scope)
     return pools.order_by("-created_at", "-id")

@@ -84,7 +84,8 @@ def evaluate_run(run, measures, *, qrel_set=None, aggregate="majority") -> Repor
     """Score one stored run over its campaign's topics (else the topics it ranks); ExportFailed if impossible.
 
     The scoring is evaluate_runs' own (assessments.evaluation.sources.evaluate_stored); only the qrels differ:
-    a stored set, or the campaign's current judgements through the qrels service.
+    a stored set, or the current judgements through the qrels service: the campaign's own (as its results page
+    scores its runs), every human label of the collection only for a run of no campaign.
     """
     campaign = Campaign.objects.filter(name=run.track).select_related("track").first() if run.track else None
     if campaign is not None and hasattr(campaign, "track"):
@@ -100,7 +101,7 @@ def evaluate_run(run, measures, *, qrel_set=None, aggregate="majority") -> Repor
         report = evaluate_stored([run], None, measures, topics=topics, qrels=stored_qrels(found))
         report.notes.append(f"qrels: stored set {found.name}")
         return report
-    qrels = judged_qrels(run, topics, aggregate)
+    qrels = judged_qrels(run, topics, aggregate, campaign_id=campaign.pk if campaign is not None else None)
     report = evaluate_stored([run], None, measures, topics=topics, qrels=qrels)
     report.notes.append(f"qrels: current judgements, aggregate={aggregate}, page level")
     return report

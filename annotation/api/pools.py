@@ -4,10 +4,10 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from annotation.api.common import detail, visible_pools
+from annotation.api.parsers import JSONParser
 from annotation.api.permissions import IsOrganiser, scope_campaign
 from annotation.api.serializers import CandidateSerializer, DetailSerializer, PoolCreateSerializer, PoolSerializer
 from annotation.services.campaigns import CampaignError, create_pool

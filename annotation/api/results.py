@@ -7,6 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from annotation.api.permissions import IsUnscopedOrganiser
+from annotation.models import Campaign
 from annotation.api.serializers import QrelsQuerySerializer
 from rest_framework.response import Response
 
@@ -50,6 +51,8 @@ class Qrels(APIView):
                              "assessors grading 1 and 2: higher (default: the higher grade) or lower."),
             OpenApiParameter("level", str, enum=qrels.LEVELS, description="page (default) or section (CAR)."),
             OpenApiParameter("qrel_set", str, description="Export this stored qrel set as it is."),
+            OpenApiParameter("campaign", str, description="Only the labels made in this campaign (default: every "
+                             "human label of the collection)."),
             OpenApiParameter("source", str, enum=("human", "machine", "filled"),
                              description="Whose labels: human (default), machine, or filled (machine only where no "
                              "human judged)."),
@@ -62,6 +65,11 @@ class Qrels(APIView):
         query.is_valid(raise_exception=True)
         options = dict(query.validated_data)
         try:
+            if "campaign" in options:  # as export_qrels --campaign
+                name = options.pop("campaign")
+                options["campaign_id"] = Campaign.objects.filter(name=name).values_list("pk", flat=True).first()
+                if options["campaign_id"] is None:
+                    raise ExportFailed(f"no campaign named {name!r}", "campaign")
             lines = qrels_text(QrelsRequest(topics=tuple(options.pop("topic")), **options))
         except ExportFailed as exc:  # a problem shows before the first line: it is still a 400
             return export_failed(exc)

@@ -10,6 +10,7 @@ from assessments.exporters.machine import SOURCES as QRELS_SOURCES
 from assessments.exporters.qrels import AGGREGATES, LEVELS, TIES
 from assessments.importers.topics import FORMATS as TOPIC_FORMATS
 from assessments.models import Pool, Topic
+from config.ids import ID_MAX
 from retrieval import fusion as fusion_rules
 
 
@@ -100,13 +101,34 @@ class TopicSerializer(serializers.ModelSerializer):
 # --- runs ------------------------------------------------------------------------------------------------------
 
 
+class CampaignField(serializers.SlugRelatedField):
+    """A campaign named in a request. The choices the browsable API's form lists are the campaigns the caller may see
+    (annotation.api.common.visible_campaigns: a token's own campaign, a participant's that take runs): the form listed
+    every campaign's name. Validation still finds any campaign, so that the view says why another is refused."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("slug_field", "name")
+        kwargs.setdefault("error_messages", {"does_not_exist": "No campaign named '{value}'."})
+        super().__init__(**kwargs)
+
+    def get_choices(self, cutoff=None):
+        request = self.context.get("request")
+        if request is None:
+            return {}
+        from annotation.api.common import visible_campaigns
+
+        queryset = visible_campaigns(request)
+        if cutoff is not None:
+            queryset = queryset[:cutoff]
+        return {self.to_representation(item): self.display_value(item) for item in queryset}
+
+
 class RunUploadSerializer(serializers.Serializer):
     """A run file for a campaign: TREC six columns or CAR Y3 JSON lines, plain or gzip."""
 
-    campaign = serializers.SlugRelatedField(
-        slug_field="name", queryset=Campaign.objects.select_related("track"),
+    campaign = CampaignField(
+        queryset=Campaign.objects.select_related("track"),
         help_text="Name of the campaign (track) the run is for; its task decides the format.",
-        error_messages={"does_not_exist": "No campaign named '{value}'."},
     )
     file = serializers.FileField(
         allow_empty_file=True, help_text="The run file, plain text or gzip; UTF-8, a BOM and CRLF are fine."
@@ -156,11 +178,10 @@ class PoolCreateSerializer(serializers.Serializer):
     """A pool of a campaign's runs over its topics (or some of them)."""
 
     name = serializers.SlugField(max_length=100)
-    campaign = serializers.SlugRelatedField(
-        slug_field="name", queryset=Campaign.objects.all(), error_messages={"does_not_exist": "No campaign named '{value}'."}
-    )
+    campaign = CampaignField(queryset=Campaign.objects.all())
     runs = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), min_length=1, max_length=10000, help_text="Run ids."
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX), min_length=1, max_length=10000,
+        help_text="Run ids.",
     )
     topics = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100000,
@@ -223,6 +244,8 @@ class QrelsQuerySerializer(serializers.Serializer):
     """The options of `manage.py export_qrels`, as query parameters."""
 
     collection = serializers.CharField(required=False, max_length=100)
+    campaign = serializers.CharField(required=False, max_length=100,
+                                     help_text="Only the labels made in this campaign (default: every human label).")
     pool = serializers.CharField(required=False, max_length=100)
     topic = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
     assessor = serializers.CharField(required=False, max_length=150)

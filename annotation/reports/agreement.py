@@ -1,9 +1,10 @@
 """A campaign's agreement report: every label layer's figures overall, per topic and per assessor pair.
 
 The campaign's judgements are the labels (Judgement rows, never the adjudicated ones: those are the
-organisers' final labels) of the assessors who have an assignment in the campaign, on the topics of
-the campaign's assignments, plus their labels of the study items of the campaign's pools (forced
-choice, pair ratings). The figures come from assessments.agreement; see its modules for each one.
+organisers' final labels, nor the practice ones: qualification answers, Judgement.objects.without_practice) of the
+assessors who have an assignment in the campaign, on the topics of the campaign's assignments, plus their labels
+of the study items of the campaign's pools (forced choice, pair ratings). The figures come from
+assessments.agreement; see its modules for each one.
 """
 
 import numpy as np
@@ -18,15 +19,15 @@ from assessments.agreement.spans import span_figures
 from assessments.agreement.statistics import NOTES as FIGURE_NOTES
 from assessments.agreement.statistics import figures
 from assessments.evaluation import parse_measure
-from assessments.models import Judgement, Run, RunEntry, StudyItem, Topic
+from assessments.models import Judgement, Layer, Run, RunEntry, StudyItem, Topic
 from assessments.services.runs import run_labels
 
 LAYERS = layers_of.LAYERS
 RANKING_MEASURE = {"relevance": "nDCG@20", "plot_grade": "nDCG@10", "grade": "nDCG@10"}
 CACHE_SECONDS = 600  # how long cached() keeps a figure at most
 NOTES = [
-    "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels are "
-    "left out.",
+    "Judgements: the labels of the campaign's assessors on its topics and study items; adjudicated labels and "
+    "qualification answers are left out.",
     *FIGURE_NOTES,
     "relevance: MUST 3, SHOULD 2, CAN 1 (highest facet), removed 0; facet: the set of chosen facets as one label, "
     "removed passages left out; removal: removed or kept.",
@@ -106,13 +107,18 @@ def report_state(campaign) -> str:
     larger id than every change before it, so the sum grows, whatever order concurrent saves commit in).
     The assignments: how many, and the sums of their ids, assessors, topics and runs. Not in it: usernames,
     runs added to the pools, entries added to the runs (ranking stability); callers that cache the report
-    keep it a bounded time (cached()).
+    keep it a bounded time (cached()). A nuggets campaign's banks count too, whoever saved them (an import, an
+    adjudication): nugget_support's units are the nuggets of the topics' banks.
     """
     rows, _ = _scope(campaign)
     labels = rows.aggregate(n=Count("id"), changes=Sum("latest_change_id"))
     units = Assignment.objects.filter(campaign=campaign).order_by().aggregate(
         n=Count("id"), ids=Sum("id"), assessors=Sum("assessor_id"), topics=Sum("topic_id"), runs=Sum("run_id"))
-    return ":".join(str(x) for x in (*labels.values(), *units.values()))
+    banks = {}
+    if campaign.task == Campaign.Task.NUGGETS:
+        banks = Judgement.objects.in_campaign(campaign).filter(layer=Layer.NUGGETS).order_by().aggregate(
+            n=Count("id"), changes=Sum("latest_change_id"))
+    return ":".join(str(x) for x in (*labels.values(), *units.values(), *banks.values()))
 
 
 def cached(campaign, name, compute):
@@ -143,7 +149,7 @@ def _scope(campaign, topic=None):
         scope |= Q(topic__isnull=True, item__in=items)
     rows = Judgement.objects.in_campaign(campaign).filter(
         scope, adjudicated=False, assessor__in=assignments.values("assessor_id"),
-    ).order_by()
+    ).without_practice(campaign).order_by()
     return rows, topics
 
 

@@ -9,7 +9,7 @@ What it shows:
 - progress over time: judgement changes per day (per hour when everything happened within two days, per minute
   within an hour), cumulative, one line per assessor; current labels per assessor and per topic; units done;
 - label distributions per assessor, of the layers the campaign's task uses (_layer_charts): page-level grades
-  (MUST/SHOULD/CAN/removed) and transitions (outline), grades (plot, ad hoc);
+  (MUST/SHOULD/CAN/removed) and transitions (outline), grades (plot; ad hoc named by its scale);
 - agreement per layer with confusion matrices, from annotation.reports.agreement.campaign_report;
 - review pass rates per assessor and per review;
 - time per judgement: the active time the pages send with each change (JudgementChange.active_ms,
@@ -28,6 +28,7 @@ from django.db.models.functions import TruncDay, TruncHour, TruncMinute
 
 from annotation.models import Assignment, Campaign, Review
 from annotation.reports.machine import machine_section
+from annotation.services import adhoc, nugget_support
 from annotation.services.qualification import page_grades
 from assessments.agreement.statistics import kept_labels
 from assessments.labels import OUTLINE_GRADES
@@ -47,7 +48,7 @@ MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the res
 def _layer_charts():
     """{task: the label-distribution charts of the layers it uses}; a campaign is shown only its own."""
     return {Campaign.Task.OUTLINE: [_grade_distribution, _transition_distribution],
-            Campaign.Task.PLOT: [_plot_distribution], Campaign.Task.ADHOC: [_plot_distribution]}
+            Campaign.Task.PLOT: [_plot_distribution], Campaign.Task.ADHOC: [_adhoc_distribution]}
 
 
 def dashboard(campaign) -> dict:
@@ -57,20 +58,24 @@ def dashboard(campaign) -> dict:
     topic_ids = set(assignments.filter(qualification=False).values_list("topic_id", flat=True))
     names = dict(get_user_model().objects.filter(pk__in=assessor_ids).values_list("pk", "username"))
     order = sorted(names, key=names.get)
+    waiting = _waiting(campaign, assignments)
     colours = {pk: PALETTE[i % len(PALETTE)] for i, pk in enumerate(order)}
     judgements = Judgement.objects.in_campaign(campaign).filter(
         topic_id__in=topic_ids, assessor_id__in=assessor_ids, adjudicated=False,
-    )
+    ).without_practice(campaign)
     changes = JudgementChange.objects.filter(
         judgement__campaign_id=campaign.pk, judgement__topic_id__in=topic_ids, assessor_id__in=assessor_ids,
     ).exclude(source=JudgementChange.Source.ADJUDICATION)
+    practice = assignments.practice_labels(prefix="judgement__")  # the rule without_practice applies
+    if practice is not None:
+        changes = changes.exclude(practice)
     return {
-        "summary": _summary(assignments, names, order),
+        "summary": _summary(campaign, assignments, names, order, waiting),
         "charts": [
             _progress_over_time(changes, names, order, colours),
             _per_assessor(judgements, names, order),
-            _per_topic(assignments, judgements),
-            *(chart(judgements, names, order) for chart in _layer_charts().get(campaign.task, [])),
+            _per_topic(assignments, judgements, waiting),
+            *(chart(judgements, names, order, campaign) for chart in _layer_charts().get(campaign.task, [])),
             _review_rates(campaign, names, order),
             _active_time(changes, names, order),
         ],
@@ -82,7 +87,7 @@ def dashboard(campaign) -> dict:
     }
 
 
-def _summary(assignments, names, order):
+def _summary(campaign, assignments, names, order, waiting):
     counts = assignments.values("assessor_id").annotate(
         total=Count("id", filter=Q(qualification=False)),
         done=Count("id", filter=Q(qualification=False, status=Assignment.Status.DONE)),
@@ -90,9 +95,30 @@ def _summary(assignments, names, order):
         qualification=Count("id", filter=Q(qualification=True)),
     )
     by = {row["assessor_id"]: row for row in counts}
-    rows = [[names[pk], by[pk]["total"], by[pk]["done"], by[pk]["revise"], by[pk]["qualification"]] for pk in order]
-    return {"head": ["assessor", "units", "done", "to revise", "qualification units"], "rows": rows,
-            "units": sum(r[1] for r in rows), "done": sum(r[2] for r in rows)}
+    waits = Counter(assessor_id for assessor_id, _, _ in waiting)  # a unit marked done that waits is not done
+    done_waiting = Counter(assessor_id for assessor_id, _, stored in waiting if stored == Assignment.Status.DONE)
+    rows = [[names[pk], by[pk]["total"], by[pk]["done"] - done_waiting[pk], by[pk]["revise"], by[pk]["qualification"]]
+            for pk in order]
+    head = ["assessor", "units", "done", "to revise", "qualification units"]
+    found = None
+    if campaign.task == Campaign.Task.NUGGETS:
+        head.append("waiting for nuggets")
+        rows = [[*row, waits[pk]] for row, pk in zip(rows, order)]
+        found = len(waiting)
+    return {"head": head, "rows": rows, "units": sum(r[1] for r in rows), "done": sum(r[2] for r in rows),
+            "waiting": found}
+
+
+def _waiting(campaign, assignments) -> list[tuple]:
+    """[(assessor id, topic's external id, stored status)] of the nugget support units (qualification aside) whose
+    state is waiting (status.state over nugget_support.ready_banks, the queue's and the page's rule: whatever their
+    stored status, so a unit marked done whose topic's bank was reopened counts as waiting, not done)."""
+    if campaign.task != Campaign.Task.NUGGETS:
+        return []
+    support = assignments.filter(kind=Assignment.Kind.NUGGET_SUPPORT, qualification=False)
+    ready = nugget_support.ready_banks(campaign.pk, set(support.values_list("topic_id", flat=True)))
+    rows = support.exclude(topic_id__in=list(ready)).values_list("assessor_id", "topic__external_id", "status")
+    return list(rows)
 
 
 # Charts ----------------------------------------------------------------------------------------------------------
@@ -240,16 +266,21 @@ def _progress_over_time(changes, names, order, colours):
 
 
 def _per_assessor(judgements, names, order):
-    counts = dict(judgements.exclude(value=None).exclude(layer=Layer.NOTES).without_stale_transitions().order_by()
-                  .values("assessor_id").annotate(n=Count("id")).values_list("assessor_id", "n"))
+    # A label cleared on its page is null, or an empty list where the page sends what is left of a list (ad hoc
+    # evidence, plot spans: the last span taken out): neither is a label the page shows.
+    counts = dict(judgements.exclude(value=None).exclude(value=[]).exclude(layer=Layer.NOTES)
+                  .without_stale_transitions().order_by().values("assessor_id").annotate(n=Count("id"))
+                  .values_list("assessor_id", "n"))
     return hbars("per-assessor", "Current labels per assessor", [(names[pk], counts.get(pk, 0)) for pk in order],
                  unit="labels")
 
 
-def _per_topic(assignments, judgements):
+def _per_topic(assignments, judgements, waiting):
     units = assignments.filter(qualification=False).order_by().values("topic__external_id").annotate(
         total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)))
-    rows = sorted((r["topic__external_id"], r["done"], r["total"]) for r in units)
+    done_waiting = Counter(topic for _, topic, stored in waiting if stored == Assignment.Status.DONE)
+    rows = sorted((r["topic__external_id"], r["done"] - done_waiting[r["topic__external_id"]], r["total"])
+                  for r in units)
     title = "Units done per topic" + (f" (the first {TOPIC_BARS} of {len(rows)}; all in the numbers)"
                                       if len(rows) > TOPIC_BARS else "")
     chart = hbars("per-topic", title, [(t, done) for t, done, _ in rows[:TOPIC_BARS]], unit="units done")
@@ -257,7 +288,7 @@ def _per_topic(assignments, judgements):
     return chart
 
 
-def _grade_distribution(judgements, names, order):
+def _grade_distribution(judgements, names, order, campaign):
     rows = []
     for pk in order:
         grades = Counter(page_grades(judgements.filter(assessor_id=pk, layer__in=(Layer.FACET, Layer.REMOVAL))).values())
@@ -266,7 +297,7 @@ def _grade_distribution(judgements, names, order):
                    [label for _, label in GRADE_LABELS])
 
 
-def _transition_distribution(judgements, names, order):
+def _transition_distribution(judgements, names, order, campaign):
     per = defaultdict(Counter)
     known = {value: Transition(value).label for value in Transition.values}
     rows = (judgements.filter(layer=Layer.TRANSITION).exclude(value=None).without_stale_transitions().order_by()
@@ -280,13 +311,25 @@ def _transition_distribution(judgements, names, order):
                    categories)
 
 
-def _plot_distribution(judgements, names, order):
+def _plot_distribution(judgements, names, order, campaign):
     per = defaultdict(Counter)
     for assessor, grade in judgements.filter(layer__in=CANDIDATE_GRADES, grade__isnull=False).values_list("assessor_id", "grade"):
         per[assessor][str(grade)] += 1
     categories = sorted({c for counts in per.values() for c in counts}, key=int, reverse=True)
     return stacked("plot-grades", "Plot grades per assessor, share of candidates",
                    [(names[pk], per[pk]) for pk in order], categories)
+
+
+def _adhoc_distribution(judgements, names, order, campaign):
+    """An ad hoc campaign's grades per assessor, each named as its scale (and the assessors' page) names it."""
+    named = adhoc.named_grades(campaign) or {}  # a broken scale setting: the grades as numbers (its page says so)
+    per = defaultdict(Counter)
+    for assessor, grade in judgements.filter(layer__in=CANDIDATE_GRADES, grade__isnull=False).values_list("assessor_id", "grade"):
+        per[assessor][named.get(grade, str(grade))] += 1
+    categories = [named[v] for v in sorted(named, reverse=True)]
+    categories += sorted({c for counts in per.values() for c in counts} - set(categories), key=lambda c: -int(c))
+    return stacked("adhoc-grades", "Grades per assessor, share of documents", [(names[pk], per[pk]) for pk in order],
+                   categories)
 
 
 def _review_rates(campaign, names, order):

@@ -135,9 +135,14 @@ def nugget_evaluation(campaign) -> dict:
                   unit="all", fmt="{:.3f}")
     chart["table"] = {"head": ["run", *measures], "rows": [[r[0], *[f"{v:.4f}" for v in r[1:]]] for r in rows]}
     topics = {topic for figures in runs.values() for topic in figures["topics"]}
-    notes = [f"Each run's mean over the topics it answered that have a nugget bank ({len(topics)} in all). Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
+    notes = [f"Each run's mean over the topics with a nugget bank ({len(topics)} answered in all; a topic the run did "
+             "not answer counts 0, as the nuggetizer scores it). Support counts 1, partial support 0.5 (0 in the strict measures), a nugget "
              "nobody labelled 0; several assessors: the adjudicated label, else the majority, a tie the lower. "
              "weighted: vital nuggets weigh 1, okay ones 0.5."]
+    waiting = scores.get("topics_without_nuggets", {})
+    if waiting:  # answered, not scored: said, so no mean is read as covering them
+        notes.append(f"Not scored: {len(waiting)} topics with answers and no nugget bank "
+                     f"({', '.join(list(waiting)[:10])}{', …' if len(waiting) > 10 else ''}).")
     if CITATION_MEASURES[0] in measures:
         notes.append("citation_precision: the mean support of the answer's citations (full 1, partial 0.5, none or "
                      "not judged 0); citation_recall: the mean over its sentences of their best citation's support "

@@ -30,6 +30,15 @@ def grade_scale(campaign) -> list:
     return check_scale(raw)
 
 
+def named_grades(campaign) -> dict | None:
+    """{value: "2 Highly relevant", ...}, best first: a grade as pages name it beside its number (the dashboard, the
+    adjudication page); None when the scale setting is broken (pages then show the grades bare)."""
+    try:
+        return {value: f"{value} {name}" for value, name, _ in grade_scale(campaign)}
+    except plot.SettingsInvalid:
+        return None
+
+
 def check_scale(raw) -> list:
     """A scale setting (a preset name or a list of [value, name, description]) as the list it stands for."""
     if isinstance(raw, str):

@@ -17,14 +17,18 @@ Items and layers compared (each assessor's current label, adjudicated rows exclu
   by side and takes one whole or ticks nuggets from any of them (set_final_bank); the adjudicated bank is then the
   topic's bank (assessments.services.nuggets.topic_banks prefers it), and support labels name its nuggets' ids.
 An item is listed when at least two of the campaign's assessors of its topic labelled it and their
-labels differ. Qualification topics are left out.
+labels differ. Labels imported into the campaign under a user without a unit of the topic (import_nugget_assignments'
+`imported-assignments`, say) are voices too, as the qrels and the nugget scores count them; not for banks, whose
+topic_banks takes the latest, never a majority. Practice labels (an assessor's qualification answers on a topic they
+hold no formal unit of: Judgement.objects.without_practice) are left out, as in the qrels and the agreement figures.
 
 The final label is stored through record_judgement as the organiser's own judgement with source
 ADJUDICATION, which flags it `adjudicated` (the history keeps every change): for `relevance` and
 `facet` a facet with its relevance, or "removed" (a REMOVAL judgement; setting a facet afterwards
 records the removal as undone); for `transition`, `plot_grade`, `nugget_support` and `citation_support` the
 label itself (nugget and citation scores then take it). An organiser who judged the item as an assessor cannot
-adjudicate it (one judgement per person and key).
+adjudicate it (one judgement per person and key). Where a second organiser settles an item again, the final label
+set last counts, here, in the qrels and in the scores (Judgement.objects.without_superseded_finals).
 `export_qrels --aggregate adjudicated` reads these labels.
 """
 
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 
-from annotation.models import Assignment, CampaignTopic
+from annotation.models import Assignment
 from assessments.models import (
     Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition,
 )
@@ -122,13 +126,13 @@ class Disagreements:
 
 
 def campaign_assessors(campaign) -> dict[int, set[int]]:
-    """{topic id: ids of the assessors with formal units of it} in the campaign."""
+    """{topic id: ids of the assessors with formal units of it} in the campaign (a topic only qualification units
+    hold is not one: its labels are practice, Judgement.objects.without_practice)."""
     topics = defaultdict(set)
     rows = Assignment.objects.filter(campaign=campaign, qualification=False).values_list("topic_id", "assessor_id")
     for topic_id, assessor_id in rows.distinct():
         topics[topic_id].add(assessor_id)
-    qualifying = set(CampaignTopic.objects.filter(campaign=campaign, qualification=True).values_list("topic_id", flat=True))
-    return {t: a for t, a in topics.items() if t not in qualifying}
+    return dict(topics)
 
 
 def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
@@ -148,6 +152,7 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
     answers = _answer_context(campaign, [k for k, _ in shown if k[0] in ANSWER_LAYERS])
     items = []
     banks = _assessor_banks(campaign, {k[1] for k, _ in shown if k[0] == "nuggets"})
+    scale = _scale_names(campaign) if any(k[0] == "grade" for k, _ in shown) else None
     for key, given in shown:
         if key[0] == "nuggets":
             mine = sorted((names[a], banks.get((key[1], a), [])) for a in given)
@@ -168,6 +173,13 @@ def disagreements(campaign, *, layer=None, topic=None) -> Disagreements:
                 nugget=nugget_of.get((key[1], part)) if key[0] == "nugget_support" else None,
                 answer=answer.get("text", ""), run=answer.get("run", ""),
                 sentence=answer.get("sentences", {}).get(int(part), "") if key[0] == "citation_support" else "",
+            ))
+            continue
+        if key[0] == "grade" and scale is not None:  # an ad hoc grade as the page names it: "2 Highly relevant"
+            items.append(Item(
+                layer=key[0], topic=topics[key[1]], passage=passages[key[2]],
+                labels=sorted((names[a], scale.get(label, label)) for a, label in given.items()),
+                final=scale.get(finals.get(key), finals.get(key)), choices=list(scale.items()),
             ))
             continue
         items.append(Item(
@@ -234,13 +246,13 @@ def _disagreeing(campaign, *, layer=None, topic=None):
     rows = Judgement.objects.in_campaign(campaign).filter(
         topic_id__in=who, layer__in=(Layer.FACET, Layer.REMOVAL, Layer.TRANSITION, *_GRADE_LAYERS, Layer.NUGGET_SUPPORT,
                                      Layer.CITATION_SUPPORT, Layer.NUGGETS),
-    ).exclude(value=None).without_stale_transitions().values_list(
+    ).exclude(value=None).without_practice(campaign).without_stale_transitions().without_superseded_finals().values_list(
         "topic_id", "passage_id", "passage2_id", "assessor_id", "layer", "value", "adjudicated", "item")
     final_marks = defaultdict(lambda: [False, {}])
     support = []
     for topic_id, pid, pid2, assessor, kind, value, adjudicated, item in rows:
-        if not adjudicated and assessor not in who[topic_id]:
-            continue
+        if not adjudicated and kind == Layer.NUGGETS and assessor not in who[topic_id]:
+            continue  # a bank imported or adjudicated is no assessor's bank (other labels are voices: see above)
         if kind in (Layer.NUGGET_SUPPORT, Layer.CITATION_SUPPORT):
             support.append((kind, topic_id, pid, item, assessor, value, adjudicated))
         elif kind == Layer.NUGGETS:
@@ -278,6 +290,9 @@ def _disagreeing(campaign, *, layer=None, topic=None):
         (key, given) for key, given in labels.items()
         if (layer is None or key[0] == layer) and len(given) >= 2 and len(set(given.values())) > 1
     ]
+    unnamed = {a for _, given in wanted for a in given} - names.keys()
+    if unnamed:  # labels imported under a user with no unit
+        names.update(get_user_model().objects.filter(pk__in=unnamed).values_list("pk", "username"))
     return wanted, finals, names
 
 
@@ -358,9 +373,7 @@ def set_final_bank(campaign, organiser, topic, *, take=None, keep=(), importance
         picked.append({**found, "importance": level})
     if not picked:
         raise AdjudicationInvalid("keep", "tick at least one nugget, or take one assessor's bank")
-    used = {n.get("id") for row in Judgement.objects.in_campaign(campaign).of_layer(Layer.NUGGETS).filter(topic=topic)
-            .exclude(value=None).values_list("value", flat=True) if isinstance(row, list)
-            for n in row if isinstance(n, dict)}
+    used = nuggets.ids_in_use(campaign.pk, [topic.pk])[topic.pk]  # a renumbered nugget takes no labelled id either
     final, ids = [], set()
     for nugget in picked:
         nid = nugget["id"] if nugget["id"] not in ids else nuggets.next_id(used | ids)
@@ -446,6 +459,28 @@ def _set_final_answer_label(campaign, organiser, layer, topic, passage, item, la
         raise AdjudicationInvalid("label", str(exc)) from exc
 
 
+def _scale_names(campaign) -> dict | None:
+    """{"2": "2 Highly relevant", ...}: adhoc.named_grades keyed as the labels are shown here (text), best first (the
+    final label's choices); None when the scale setting is broken (the grades are shown bare)."""
+    from annotation.services.adhoc import named_grades  # noqa: PLC0415 (only ad hoc campaigns need it)
+
+    named = named_grades(campaign)
+    return None if named is None else {str(value): words for value, words in named.items()}
+
+
+def _check_on_scale(campaign, grade):
+    """AdjudicationInvalid(label) unless `grade` is a value of the ad hoc campaign's grade scale."""
+    from annotation.services.adhoc import grade_scale  # noqa: PLC0415 (only ad hoc campaigns need it)
+    from annotation.services.plot import SettingsInvalid  # noqa: PLC0415
+
+    try:
+        values = [value for value, _, _ in grade_scale(campaign)]
+    except SettingsInvalid as exc:
+        raise AdjudicationInvalid("label", str(exc)) from None
+    if grade not in values:
+        raise AdjudicationInvalid("label", f"expected one of {values}: the campaign's grade scale")
+
+
 def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None, label=None, facet=None,
                     relevance=None, item=""):
     """Store the organiser's final label of one item (source ADJUDICATION); returns the Recorded change(s).
@@ -475,27 +510,47 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
         own = own.filter(passage2=passage2)
     if own.exists():
         raise AdjudicationInvalid("assessor", "you judged this item as an assessor: another organiser must adjudicate it")
+
+    def judged():
+        """The item is one the campaign's assessors labelled (checked once the label is read): a final label settles
+        what they said, never a passage nobody of the campaign judged, of another collection even."""
+        rows = Judgement.objects.in_campaign(campaign).filter(topic=topic, passage=passage, layer__in=kinds,
+                                                              adjudicated=False)
+        if not (rows.filter(passage2=passage2) if passage2 is not None else rows).exists():
+            raise AdjudicationInvalid("passage2" if passage2 is not None else "passage",
+                                      f"no assessor of campaign {campaign.name!r} labelled this item of topic "
+                                      f"{topic.external_id!r}")
+
     record = dict(assessor=organiser, topic=topic, passage=passage, source=JudgementChange.Source.ADJUDICATION,
                   campaign_id=campaign.pk)
     try:
         if layer == "transition":
             if label not in Transition.offered():
                 raise AdjudicationInvalid("label", f"expected one of {', '.join(Transition.offered())}")
+            judged()
             return [record_judgement(layer=Layer.TRANSITION, value=label, passage2=passage2, **record)]
         if layer in ("plot_grade", "grade"):
             grade = parse_id(str(label), minimum=0, maximum=GRADE_MAX)
             if grade is None:
                 raise AdjudicationInvalid("label", f"a grade is a whole number from 0 to {GRADE_MAX}")
+            if layer == "grade":  # on the campaign's scale, as the ad hoc page takes it (the qrels carry it as it is)
+                _check_on_scale(campaign, grade)
+            judged()
             return [record_judgement(layer=Layer(layer), value=grade, **record)]
         if label == "removed":
+            judged()
             return [record_judgement(layer=Layer.REMOVAL, value=True, **record)]
         if not facet:
             raise AdjudicationInvalid("facet", "choose a facet, or mark the passage removed")
         if relevance not in Relevance.offered():
             raise AdjudicationInvalid("relevance", f"expected one of {', '.join(Relevance.offered())}")
+        judged()
         recorded = [record_judgement(layer=Layer.FACET, value=[{"facet": facet, "relevance": relevance}], **record)]
+        # The removal undone: the item's final removal (whoever set it: another organiser's counts until a later
+        # one replaces it) gives way to this organiser's own "not removed", set after it.
         removal_key = Judgement.make_key(Layer.REMOVAL, topic.pk, passage.pk, campaign_id=campaign.pk)
-        if Judgement.objects.filter(assessor=organiser, key=removal_key, value=True).exists():
+        if (Judgement.objects.filter(key=removal_key, layer=Layer.REMOVAL, topic=topic, adjudicated=True)
+                .without_superseded_finals().filter(value=True).exists()):
             recorded.append(record_judgement(layer=Layer.REMOVAL, value=False, **record))
         return recorded
     except JudgementInvalid as exc:

@@ -23,6 +23,7 @@ Qualification topics (CampaignTopic.qualification) are not shared out: every nam
 their units, flagged `qualification`, ahead of formal work (annotation.services.qualification scores them).
 """
 
+import hashlib
 import random
 import secrets
 from collections import defaultdict
@@ -30,9 +31,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from annotation.models import Assignment, Campaign, CampaignTopic, Track
+from annotation.roles import can_be_assigned
 from annotation.services import triage
 from annotation.services.campaigns import add_topics
 from annotation.services.errors import AssignmentError, ServiceError
@@ -70,9 +72,17 @@ class Assigned:
         )
 
 
+def _blind_rank(campaign, topic_id, run_id) -> str:
+    """Where a run's unit of a topic goes among the topic's units: a hash of (campaign, topic, run), stable, and
+    another order in every topic. In run id order the first unit of every topic was one run's, so an assessor's queue
+    told them which units of different topics were one system's (they judge blind)."""
+    return hashlib.sha256(f"unit-order:{campaign.pk}:{topic_id}:{run_id}".encode()).hexdigest()
+
+
 def campaign_units(campaign) -> dict[int, list[Unit]]:
-    """The campaign's work units grouped by topic id, each topic's units in a stable order (run or pool id).
-    Triage pools (annotation.services.triage: likely-relevant candidates for extra assessors) are not among them."""
+    """The campaign's work units grouped by topic id, each topic's units in a stable order (pool id; a run's units in
+    an order of their own per topic, _blind_rank). Triage pools (annotation.services.triage: likely-relevant
+    candidates for extra assessors) are not among them."""
     pools = [p for p in campaign.pools.all() if not triage.is_triage_pool(p)]
     units = defaultdict(list)
     if campaign.task == Campaign.Task.OUTLINE:
@@ -83,7 +93,7 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
                 .values_list("topic_id", "run_id").distinct()
             )
             seen.update(rows)
-        for topic_id, run_id in sorted(seen):
+        for topic_id, run_id in sorted(seen, key=lambda tr: (tr[0], _blind_rank(campaign, *tr))):
             units[topic_id].append(Unit(topic_id, run_id=run_id))
     elif campaign.task == Campaign.Task.NUGGETS and nugget_stage(campaign) == "create":  # a unit per topic: its bank
         track = Track.objects.filter(campaign=campaign).first()
@@ -94,7 +104,7 @@ def campaign_units(campaign) -> dict[int, list[Unit]]:
         if nugget_stage(campaign) == "citations":
             rows = rows.filter(sentences__citations__isnull=False).distinct()
         rows = rows.values_list("topic_id", "run_id")
-        for topic_id, run_id in sorted(rows):
+        for topic_id, run_id in sorted(rows, key=lambda tr: (tr[0], _blind_rank(campaign, *tr))):
             units[topic_id].append(Unit(topic_id, run_id=run_id))
     else:
         rows = (
@@ -188,6 +198,7 @@ def assign_campaign(
         named = {u.pk for u in users}
         for topic_id, assessor_id in (
             Judgement.objects.filter(topic_id__in=units, assessor_id__in=named, adjudicated=False)
+            .filter(Q(campaign_id=campaign.pk) | Q(campaign_id__isnull=True))  # not another campaign's labels
             .values_list("topic_id", "assessor_id").distinct()
         ):
             judged[topic_id].add(assessor_id)
@@ -265,6 +276,10 @@ def _users(usernames):
     missing = [n for n in names if n not in {u.username for u in users}]
     if missing:
         raise AssignmentError("assessors", f"no users named {', '.join(map(repr, missing))}")
+    barred = [u.username for u in users if not can_be_assigned(u)]
+    if barred:
+        raise AssignmentError("assessors", f"{', '.join(map(repr, barred))} may not be given work: an inactive account "
+                                           "or a participant team (it would judge its own runs)")
     return sorted(users, key=lambda u: u.username)
 
 

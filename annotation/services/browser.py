@@ -22,9 +22,11 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left
 
 from annotation.models import Assignment, CampaignTopic
+from annotation.services import adhoc, plot
 from annotation.services.errors import ServiceError
 from assessments.labels import DEFAULT_PLOT_SCALE, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS
 from assessments.models import CandidateSource, MachineLabel, Judgement, JudgementChange, Layer, PoolCandidate, Topic, Transition
+from retrieval.models import Passage
 
 PAGE_SIZE = 50
 HISTORY_LIMIT = 1000  # changes shown of one item (an assessor may toggle a label many times)
@@ -95,6 +97,13 @@ def label_choices(campaign) -> list[tuple[str, str]]:
         return ([(f"facet:{r['grade']}", r["name"]) for r in RELEVANCE] + [("facet", "any facet")]
                 + [(f"removal:{REMOVED['grade']}", REMOVED["name"])]
                 + [(f"transition:{t['value']}", t["name"]) for t in TRANSITIONS] + [("notes", "notes")])
+    if campaign.task == campaign.Task.ADHOC:
+        try:
+            scale = adhoc.grade_scale(campaign)
+        except plot.SettingsInvalid:  # a broken setting (its pages say so): the grades as numbers still filter
+            scale = [[value, str(value), ""] for value in range(3, -1, -1)]
+        return ([(f"{Layer.GRADE.value}:{value}", f"{value}: {name}") for value, name, _ in scale]
+                + [(Layer.EVIDENCE.value, Layer.EVIDENCE.label)])
     settings = campaign.settings if isinstance(campaign.settings, dict) else {}
     scale = settings.get("plot_scale")
     scale = scale if isinstance(scale, list) and all(isinstance(e, list) and len(e) == 2 for e in scale) else DEFAULT_PLOT_SCALE
@@ -161,17 +170,35 @@ def labels(campaign, filters: Filters, *, size=PAGE_SIZE) -> Page:
             statuses.setdefault((assessor_id, topic_id), set()).add(status)
     names = dict(Assignment.Status.choices)
     machine = machine_labels(campaign, page.rows)
+    texts = dict(Passage.objects.filter(  # the documents evidence marks: its spans are offsets into the whole text
+        pk__in={r.passage_id for r in page.rows if r.layer == Layer.EVIDENCE and r.passage_id}).values_list("pk", "text"))
     for row in page.rows:
         row.unit_statuses = [names[s] for s in sorted(statuses.get((row.assessor_id, row.topic_id), ()))]
         row.machine_label = machine.get((row.topic_id, row.passage_id))
-        row.shown = shown(row.layer, row.value)
+        row.shown = shown(row.layer, row.value, texts.get(row.passage_id))
     return page
 
 
-def shown(layer, value) -> str:
-    """A label's value in words: facets with their relevance, removed or kept, a transition's name, a grade."""
+def _marked(spans, text) -> str:
+    """Evidence spans as the words they mark, quoted ("“…” · “…”"), or as offsets where the text is not at hand."""
+    if text is None:
+        return "evidence at " + ", ".join(f"{a}–{b}" for a, b in spans)
+    return "evidence: " + " · ".join(
+        "“" + (" ".join(text[a:b].split()) if b - a <= 80 else " ".join(text[a:a + 79].split()) + "…") + "”"
+        for a, b in spans)
+
+
+def shown(layer, value, text=None) -> str:
+    """A label's value in words: facets with their relevance, removed or kept, a transition's name, a grade, the
+    words evidence marks (`text`: the document's, whose offsets the spans are)."""
     if value is None:
         return "cleared"
+    if layer == Layer.EVIDENCE and isinstance(value, list):
+        spans = [s for s in value if isinstance(s, list) and len(s) == 2 and all(type(x) is int for x in s)]
+        if not spans:
+            return "no evidence"
+        words = _marked(spans, text)
+        return words if len(words) <= 200 else words[:199] + "…"
     if layer == Layer.FACET and isinstance(value, list):
         return "; ".join(f"{str(e.get('facet', '')).rsplit('/', 1)[-1]} {str(e.get('relevance', '')).upper()}"
                          for e in value if isinstance(e, dict))
@@ -304,8 +331,9 @@ def item(campaign, judgement_id) -> Item | None:
         topic_id=first.topic_id, passage_id=first.passage_id, passage2_id=first.passage2_id, item=first.item)
     current = list(same.without_stale_transitions().select_related("assessor", "latest_change")
                    .order_by("layer", "adjudicated", "assessor__username", "id"))
+    text = first.passage.text if first.passage_id else None
     for j in current:
-        j.shown = shown(j.layer, j.value)
+        j.shown = shown(j.layer, j.value, text)
     ids = {j.pk for j in current} | {first.pk}
     changes = list(JudgementChange.objects.filter(judgement_id__in=ids).select_related("assessor")
                    .order_by("judgement_id", "client_time", "client_seq", "id")[: HISTORY_LIMIT + 1])
@@ -314,8 +342,8 @@ def item(campaign, judgement_id) -> Item | None:
     previous = {}
     for change in changes:
         old = previous.get(change.judgement_id)
-        change.old_shown = shown(old[0], old[1]) if old else ""
-        change.new_shown = shown(change.layer, change.value)
+        change.old_shown = shown(old[0], old[1], text) if old else ""
+        change.new_shown = shown(change.layer, change.value, text)
         previous[change.judgement_id] = (change.layer, change.value)
     changes.sort(key=lambda c: (c.received_at, c.pk))
     return Item(judgement=first, labels=current, history=changes, more_history=more)

@@ -310,11 +310,16 @@ def _prelabels(campaign, settings, new_settings, values, result):
     except PrelabelsInvalid as exc:
         name, _, message = str(exc).partition(": ")
         raise SettingsChangeInvalid(name, message or str(exc)) from None
-    if shown.on and "machine_source" in values:
-        from assessments.services.machine import campaign_sources
+    # The source is checked whenever it is set, pre-labels on or off (it is also the source whose scores order the
+    # judging queue), and when pre-labels go on (a source stored before this rule: turning them on shows it).
+    source_id = new_settings.get("machine_source") if shown.on or "machine_source" in values else None
+    if source_id is not None:
+        from assessments.models import MachineLabelSource
 
-        if shown.source_id not in {s.pk for s in campaign_sources(campaign.pk)}:
-            raise SettingsChangeInvalid("machine_source", f"source {shown.source_id} is not one of this campaign's")
+        if isinstance(source_id, bool) or not isinstance(source_id, int):
+            raise SettingsChangeInvalid("machine_source", "expected the id of a machine label source")
+        if not MachineLabelSource.objects.usable_by(campaign.pk).filter(pk=source_id).exists():
+            raise SettingsChangeInvalid("machine_source", f"no machine label source {source_id} of this campaign")
     units = _open_units(campaign).filter(pool__isnull=False).count()
     result.changed.extend(k for k in PRELABEL_KEYS if k in values and values[k] != settings.get(k))
     if shown.on:

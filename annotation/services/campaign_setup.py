@@ -93,7 +93,9 @@ def new_campaign(
         topics = list(topics)
         if topic_file is not None:
             if task not in TOPIC_FILE_KIND:
-                raise SetupInvalid("topic_file", "ad hoc campaigns take their topics from the collection")
+                raise SetupInvalid("topic_file", f"{'nuggets' if task == Campaign.Task.NUGGETS else 'ad hoc'} campaigns "
+                                   "take their topics from the collection: upload them on the Data page first (Ad hoc "
+                                   "topics), then choose every topic of the collection or pick them here")
             topics = _import_topic_file(task, topic_file, collection)
             if not collection:
                 collection = _collection_of(topics)

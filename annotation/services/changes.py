@@ -192,12 +192,15 @@ def _client_time(raw):
 
 def mark(assignment, done=True, *, reason: str = ""):
     """The assessor marks the unit done (complete, or submitted incomplete with `reason`); a unit done already stays
-    done. It never reopens one: that is `reopen`, a request of its own. Raises ChangeInvalid naming `done` or `reason`."""
+    done. It never reopens one: that is `reopen`, a request of its own. Raises ChangeInvalid naming `done` or `reason`
+    (nugget_support.BankNotReady for a nugget support unit that waits for its topic's nuggets)."""
     if done is not True:
         raise ChangeInvalid("done", "expected true (to open a done unit again, reopen it)")
     if not isinstance(reason, str):
         raise ChangeInvalid("reason", "expected text")
     check_text(reason, "reason")
+    if assignment.kind == Assignment.Kind.NUGGET_SUPPORT and assignment.status != Assignment.Status.DONE:
+        nugget_support.check_ready(assignment)  # a unit waiting for its topic's nuggets is not done, even with a reason
     if status.mark_done(assignment, progress(assignment), incomplete_reason=reason):
         _became_done(assignment)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.models import Track
 from annotation.services.errors import ServiceError
@@ -51,6 +52,14 @@ def poolable_runs(campaign):
     retrievers: no track); never a run submitted to another campaign (as create_pool rules)."""
     track = campaign_track(campaign)
     return Run.objects.filter(collection=track.collection, track__in=["", campaign.name])
+
+
+def pairable_pools(campaign, collection_id):
+    """The pools whose rankings a campaign's pair items may come from: of the collection, the campaign's own or an
+    organiser's pool of no campaign; never another campaign's (its order is that campaign's runs', as poolable_runs
+    rules)."""
+    return Pool.objects.filter(collection_id=collection_id).filter(
+        Q(campaigns__isnull=True) | Q(campaigns=campaign)).distinct()
 
 
 def _chosen(campaign, runs, topics, only_ranked):
@@ -184,8 +193,8 @@ def forced_choice_items(*, campaign, pool, run, n):
 
 def pair_items(*, campaign, pool, sources, first, second, depth):
     """The pair-rating items of one of the campaign's pools from two rankings (as manage.py make_study_items --kind
-    pair --runs / --pools): `sources` "runs" (`first`, `second`: Run ids the campaign may pool) or "pools" (pool
-    names of its collection), paired rank by rank down to `depth`; PoolInvalid names the input at fault. Returns the
+    pair --runs / --pools): `sources` "runs" (`first`, `second`: Run ids the campaign may pool) or "pools" (names of
+    pairable_pools), paired rank by rank down to `depth`; PoolInvalid names the input at fault. Returns the
     items."""
     from assessments import studies
 
@@ -194,7 +203,7 @@ def pair_items(*, campaign, pool, sources, first, second, depth):
         allowed = {r.pk: r for r in poolable_runs(campaign).filter(pk__in=[first, second])}
         picked = [allowed.get(first), allowed.get(second)]
     elif sources == "pools":
-        named = {p.name: p for p in Pool.objects.filter(collection_id=found.collection_id, name__in=[first, second])}
+        named = {p.name: p for p in pairable_pools(campaign, found.collection_id).filter(name__in=[first, second])}
         picked = [named.get(first), named.get(second)]
     else:
         raise PoolInvalid("sources", "two runs, or two pools")

@@ -3,10 +3,11 @@
 When an assessor marks a formal assignment (a batch) done, a review opens: a random sample of
 Campaign.review_sample_size items of the batch (default 10; all when the batch is smaller; 0 turns
 review off) with the assessor's labels as they were at that moment. The reviewer is one of the
-campaign's reviewers (Campaign.reviewers, else everyone in the reviewer group), never the assessor:
-the one who reviewed the batch before, else the one with the fewest open reviews (ties by username).
-A campaign without any reviewer samples no review (its home says so); when its only reviewer is the batch's
-own assessor, the review has none, and any organiser may take it.
+campaign's reviewers (Campaign.reviewers, else everyone in the reviewer group), never the assessor nor
+anyone judging the same topic in the campaign (they would see a peer's labels): the one who reviewed the batch
+before, else the one with the fewest open reviews (ties by username). A campaign without any reviewer samples no
+review (its home says so); when no reviewer is left (its only reviewer is the batch's own assessor, or judges the
+topic too), the review has none, and any organiser may take it.
 
 The reviewer marks each item right or wrong with a remark. The pass rate (right / items) is stored;
 under Campaign.review_threshold (default 0.95) the batch goes back to its assessor as "to revise",
@@ -164,7 +165,10 @@ def campaign_reviewers(campaign):
 
 
 def _pick_reviewer(assignment, earlier):
-    candidates = campaign_reviewers(assignment.campaign).exclude(pk=assignment.assessor_id)
+    # Never the assessor, nor anyone judging the same topic in the campaign: they would see a peer's labels of it.
+    judging = Assignment.objects.filter(campaign_id=assignment.campaign_id, topic_id=assignment.topic_id)
+    candidates = campaign_reviewers(assignment.campaign).exclude(pk=assignment.assessor_id).exclude(
+        pk__in=judging.values("assessor_id"))
     previous = next((r.reviewer_id for r in reversed(earlier) if r.reviewer_id), None)
     if previous and candidates.filter(pk=previous).exists():
         return candidates.get(pk=previous)
@@ -262,8 +266,18 @@ def review_items(review) -> list[dict]:
         for start, end in labels.get("plot_spans") or []:
             said.append(f"span “{topic.text[start:end]}”")
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
-                      "reason": audit_reason(labels), "name": "" if study else item.item})
+                      "reason": audit_reason(labels), "name": "" if study else _item_name(review, item.item)})
     return shown
+
+
+def _item_name(review, key) -> str:
+    """An item's key as the reviewer may see it: a nugget support label's without its answer's id (answer ids follow
+    the runs' files, so they would tell which batches are one run's; the review is of one answer)."""
+    if review.assignment.kind == Assignment.Kind.NUGGET_SUPPORT:
+        found = nuggets.SUPPORT_ITEM.match(key or "")
+        if found:
+            return f"nugget {found.group(2)}"
+    return key
 
 
 CITATION_WORDS = {"full": "full support", "partial": "partial support", "none": "no support"}

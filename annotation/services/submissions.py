@@ -18,7 +18,8 @@ from django.db import transaction
 
 from annotation.models import Campaign, Track
 from assessments.importers.car import Y3_MAX_PARAGRAPHS, import_articles, parse_article_batches
-from assessments.importers.trec import ids_by_external_id, import_parsed_run
+from assessments.importers.topic_ids import topic_id
+from assessments.importers.trec import import_parsed_run, topics_by_id
 from assessments.importers.trec_files import RunReader
 from assessments.models import CandidateSource, Run, Topic
 from assessments.services.runs import name_scope
@@ -131,9 +132,9 @@ def _check_quota(owner, campaign, track):
 
 def _outside_topics(track, external_ids) -> set[str]:
     """The ids among `external_ids` that are topics of the track's collection but not of the campaign."""
-    own = set(track.topics.values_list("external_id", flat=True))
+    own = {topic_id(t) for t in track.topics.values_list("external_id", flat=True)}  # a stored `051` is 51
     outside = [t for t in external_ids if t not in own]
-    return set(ids_by_external_id(Topic.objects.filter(collection=track.collection), outside))
+    return set(topics_by_id(Topic.objects.filter(collection=track.collection), outside))
 
 
 def _store_trec_run(parsed, problems, track, fields) -> Run:

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Min, Q, Sum
 
 from annotation.models import Assignment
+from annotation.roles import can_be_assigned
 from annotation.services.errors import ServiceError
 from assessments.models import Judgement, JudgementChange
 
@@ -145,6 +146,8 @@ def reassign(campaign, pairs, to_username) -> int:
     target = get_user_model().objects.filter(username=to_username, is_active=True).first()
     if target is None:
         raise WorkInvalid("to", f"no one called {to_username!r}")
+    if not can_be_assigned(target):
+        raise WorkInvalid("to", f"{target.username} is a participant team: it may not judge (its own runs among them)")
     with transaction.atomic():
         units = _pairs(campaign, pairs)
         moved = 0

@@ -9,6 +9,7 @@ from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
+from django.http.request import RawPostDataException
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -88,10 +89,11 @@ def _error(field, message, status_code=400):
 
 
 def _json_body(request):
-    """The request's JSON object, or None when the body is not JSON (or is nested beyond reason)."""
+    """The request's JSON object, or None when the body is not JSON (or is nested beyond reason). A multipart form
+    is no JSON: its stream was read as form fields already (UnstorableTextMiddleware), so it has no body to read."""
     try:
         raw = request.body.decode("utf-8")
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, RawPostDataException):
         return None
     depth = 0
     for ch in raw:  # refuse deep nesting before the parser recurses into it
@@ -195,6 +197,10 @@ def _assignment_page(request, assignment):
         reopen_url=reverse("annotation:reopen", args=[assignment.token]),
         next_url=reverse("annotation:next") + "?after=" + assignment.token,
     )
+    if kind == "nuggets" and context["waiting"]:  # a unit waiting for its bank offers the next ready unit, if any
+        ready = queue.next_assignment(request.user, after=assignment) if own else None
+        context["next_ready"] = ready
+        context["state"]["next_url"] = reverse("annotation:outline", args=[ready.token]) if ready else None
     template, script, data_id = PAGES[kind]
     return render(request, template, {
         **context,
@@ -212,7 +218,8 @@ def _assignment_page(request, assignment):
 @require_POST
 @_own_assignment_json
 def save(request, assignment):
-    """Store one change (JSON body); a resent change is stored once. 400 names the bad field."""
+    """Store one change (JSON body); a resent change is stored once. 400 names the bad field; 409 when the unit
+    cannot take it yet (a nugget support unit waiting for its topic's nuggets)."""
     if qualification.is_locked(assignment):
         return _locked()
     data = _json_body(request)
@@ -221,7 +228,7 @@ def save(request, assignment):
     try:
         recorded, progress = changes.save_change(assignment, data)
     except ServiceError as exc:
-        return _error(exc.field, exc.message)
+        return _error(exc.field, exc.message, getattr(exc, "status_code", 400))
     return JsonResponse({
         "ok": True,
         "duplicate": recorded.duplicate,
@@ -242,7 +249,7 @@ def mark(request, assignment):
     try:
         changes.mark(assignment, data.get("done"), reason=data.get("reason", ""))
     except ServiceError as exc:
-        return _error(exc.field, exc.message)
+        return _error(exc.field, exc.message, getattr(exc, "status_code", 400))
     return _status_answer(assignment)
 
 

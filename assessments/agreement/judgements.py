@@ -216,14 +216,32 @@ def _choice_triples(judgements, usernames):
 
 
 def _scaled_triples(judgements, layer, usernames):
-    """(unit, assessor, label) of a SCALED layer: the unit its key's columns, labels outside the scale left out."""
+    """(unit, assessor, label) of a SCALED layer: the unit its key's columns, labels outside the scale left out, and
+    nugget_support labels of a nugget no longer in its topic's bank too (as adjudication and the scores leave them)."""
     stored, scale, unit = SCALED[layer]
     rows = judgements.filter(layer=stored, value__isnull=False).order_by()
+    banked = _in_bank() if stored == Layer.NUGGET_SUPPORT else None
     return [
-        (row[:-2], usernames.get(row[-2], str(row[-2])), row[-1])
-        for row in rows.values_list(*unit, "assessor_id", "value").iterator(CHUNK)
-        if row[-1] in scale
+        (row[:-3], usernames.get(row[-3], str(row[-3])), row[-2])
+        for row in rows.values_list(*unit, "assessor_id", "value", "campaign_id").iterator(CHUNK)
+        if row[-2] in scale and (banked is None or banked(row[-1], row[0], row[-4]))
     ]
+
+
+def _in_bank():
+    """in_bank(campaign id, topic id, item): whether a nugget_support item names a nugget of its topic's bank now
+    (nuggets.topic_banks, read once per campaign)."""
+    banks = {}
+
+    def in_bank(campaign_id, topic_id, item):
+        if campaign_id not in banks:
+            banks[campaign_id] = {topic: {n.get("id") for n in bank.value if isinstance(n, dict)}
+                                  for topic, bank in nuggets.topic_banks(campaign_id).items()
+                                  if isinstance(bank.value, list)}
+        found = nuggets.SUPPORT_ITEM.match(item or "")
+        return found is not None and found.group(2) in banks[campaign_id].get(topic_id, ())
+
+    return in_bank
 
 
 def graded_qrels(ratings: Ratings) -> dict:

@@ -31,6 +31,8 @@ NAMES = {
 NEED_CUTOFF = {"P", "R", "Success", "Judged", "N-RODCG"}
 NO_CUTOFF = {"Rprec", "NumRel"}
 SUMMED = {"NumRet", "NumRel", "NumRelRet"}
+NO_REL = {"nDCG": "its gains are the grades", "Judged": "it counts judged documents, whatever their grade",
+          "N-RODCG": "its gains are distances to the plot"}
 TREC_EVAL_NAMES = {"AP": "map", "nDCG": "ndcg", "P": "P", "R": "recall", "RR": "recip_rank", "Rprec": "Rprec",
                    "Success": "success", "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret"}
 ALPHA = 5
@@ -105,6 +107,10 @@ def parse_measure(text: str) -> Measure:
             fields["ideal"] = value.strip()
         else:
             raise MeasureError(f"{text!r}: unknown parameter {item!r}")
+    if "rel" in fields and name in NO_REL:  # ignored, it gave nDCG's (or Judged's) value under another name
+        raise MeasureError(f"{text!r}: {name} takes no rel= ({NO_REL[name]})")
+    if "rel" in fields and name == "NumRet":  # ir_measures: NumRet(rel=N) counts the retrieved with grade ≥ N
+        name = "NumRelRet"
     return Measure(name, cutoff, **fields)
 
 

@@ -54,6 +54,21 @@ def read_run_file(path) -> tuple[str, dict]:
     return name, ranking
 
 
+def read_prior_file(path) -> dict:
+    """{topic: {docid: score}} from a TREC run file's score column (plain or gzip): a prior score per pair, e.g. a
+    machine annotator's probabilities written as a run. The rank and tag columns are read but not used; a malformed
+    line is an ImportFailed naming the file, the line and the field."""
+    problems = Problems(path)
+    parsed = read_run(path, problems)
+    if not len(parsed) and not problems:
+        problems.add("no run lines in the file")
+    problems.raise_if_any()
+    prior = defaultdict(dict)
+    for qid, docid, score in zip(parsed.qids, parsed.docids, parsed.scores):
+        prior[qid][docid] = float(score)
+    return dict(prior)
+
+
 def evaluate_files(qrels_path, run_paths, measures, *, only_run_topics=False) -> Report:
     """Evaluate TREC run files against a TREC qrels file (N-RODCG needs stored runs and books)."""
     plot = [m for m in measures if m.name == "N-RODCG"]
@@ -89,6 +104,22 @@ def stored_ranking(run, topics=None) -> dict:
     for topic, passage in rows.iterator(chunk_size=10_000):
         ranking[topic].append(passage)
     return dict(ranking)
+
+
+def stored_prior(source) -> tuple[dict, int]:
+    """({topic external id: {passage external id: score}}, pairs left out) of a machine label source's scores on
+    passages (a classifier's probability, an LLM's grade): a prior for a judging order. The pairs the source was
+    trained on are left out (their scores learnt the human label: a prior must not carry the qrels), as
+    assessments.machine.compare.machine_labels leaves them out."""
+    from assessments.machine.compare import machine_labels
+
+    _, scores = machine_labels(source)
+    prior = defaultdict(dict)
+    for (topic, passage), score in scores.items():
+        if score is not None:
+            prior[topic][passage] = float(score)
+    left_out = source.labels.filter(passage__isnull=False, in_training=True).count()
+    return dict(prior), left_out
 
 
 def evaluate_stored(runs, qrel_set, measures, *, topics=None, only_run_topics=False, qrels=None) -> Report:

@@ -6,7 +6,8 @@ grade, the evidence spans with the text they cover, and the time spent on the do
 
 `active_ms` is the assessor's active time on the document (idle time not counted) summed over every change of its
 grade and evidence; `changes` counts them. Offsets are code points into the document's text, as stored. Human
-labels only: adjudicated labels are left out, machine labels are never here. Ordered by topic, document, assessor.
+labels only: adjudicated labels are left out, and practice labels (qualification answers,
+Judgement.objects.without_practice); machine labels are never here. Ordered by topic, document, assessor.
 """
 
 from collections import defaultdict
@@ -22,7 +23,8 @@ CHUNK = 2000
 
 def adhoc_records(campaign_id):
     """Yield the campaign's ad hoc assessments (see the module's docstring), two queries in all."""
-    labels = Judgement.objects.in_campaign(campaign_id).filter(layer__in=LAYERS, adjudicated=False)
+    labels = (Judgement.objects.in_campaign(campaign_id).without_practice(campaign_id)
+              .filter(layer__in=LAYERS, adjudicated=False))
     time = defaultdict(lambda: [0, 0])
     for assessor, topic, passage, active, n in (
         JudgementChange.objects.filter(judgement__in=labels.values("pk"))

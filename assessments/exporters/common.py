@@ -13,6 +13,7 @@ from django.db.models import Exists, F, OuterRef
 from django.db.models.functions import Collate
 from django.db.models.sql.constants import MULTI
 
+from assessments.importers.topic_ids import topic_id
 from assessments.models import Judgement, Pool, Topic
 from retrieval.models import Collection
 
@@ -47,8 +48,9 @@ class Scope:
     campaign_id: int | None = None  # one campaign's own labels, or None for every human label of the collection
 
     def judgements(self):
-        """Judgement rows in scope, without the model's default ordering (it would join the topic table)."""
-        rows = Judgement.objects.filter(topic__collection=self.collection).order_by()
+        """Judgement rows in scope, without the model's default ordering (it would join the topic table); never
+        practice labels (qualification answers: Judgement.objects.without_practice)."""
+        rows = Judgement.objects.filter(topic__collection=self.collection).without_practice(self.campaign_id).order_by()
         if self.campaign_id is not None:
             rows = rows.filter(campaign_id=self.campaign_id)
         if self.topic_ids is not None:
@@ -98,11 +100,13 @@ def resolve_scope(*, collection=None, topics=(), pool=None, assessor=None, campa
     topic_ids = None
     if topics:
         wanted = list(dict.fromkeys(topics))
-        rows = Topic.objects.filter(external_id__in=wanted)
+        # as written, or as the one rule stores it (topic_ids.topic_id: --topic 051 is topic 51)
+        rows = Topic.objects.filter(external_id__in={*wanted, *map(topic_id, wanted)})
         if coll is not None:
             rows = rows.filter(collection=coll)
         matches = list(rows.values_list("external_id", "pk", "collection__name", "collection_id"))
-        missing = [t for t in wanted if t not in {m[0] for m in matches}]
+        stored = {m[0] for m in matches}
+        missing = [t for t in wanted if t not in stored and topic_id(t) not in stored]
         where = f" in collection {coll.name!r}" if coll is not None else ""
         if missing:
             raise ExportFailed(f"no topic {', '.join(map(repr, missing))}{where}", "topic")

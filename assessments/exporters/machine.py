@@ -11,20 +11,19 @@ Nothing here is used unless the caller asks for `machine` or `filled` (assessmen
 
 from contextlib import ExitStack
 
-from django.db.models import Q
-
 from assessments.exporters.common import ExportFailed, atomic_file, byte_order, raw_rows
 from assessments.models import MachineLabel, MachineLabelSource
-from config.ids import parse_id
+from assessments.models.machine import several_sources
 
 CHUNK = 2000
 HUMAN, MACHINE = "human", "machine"
 SOURCES = ("human", "machine", "filled")
-QRELS_KINDS = (MachineLabelSource.Kind.CLASSIFIER, MachineLabelSource.Kind.LLM, MachineLabelSource.Kind.ZERO_SHOT)
+QRELS_KINDS = MachineLabelSource.PASSAGE_KINDS  # the model's one rule
 
 
 def pick_source(scope, wanted=None, campaign_id=None) -> MachineLabelSource:
-    """The machine source named by `wanted` (an id or a name), or the only one with labels on the scope's topics.
+    """The machine source named by `wanted` (an id or a name: MachineLabelSource.objects.named), or the only one
+    with labels on the scope's topics.
 
     With a campaign, sources made for another campaign are not offered. ExportFailed (field `machine_source`)
     when there is none, or several and none is named.
@@ -32,13 +31,11 @@ def pick_source(scope, wanted=None, campaign_id=None) -> MachineLabelSource:
     sources = MachineLabelSource.objects.filter(kind__in=QRELS_KINDS)
     if wanted not in (None, ""):
         text = str(wanted)
-        source_id = parse_id(text)
-        found = list(sources.filter(pk=source_id) if source_id is not None else sources.filter(name=text))
+        found = sources.named(text)  # digits are an id (no source is named with digits only)
         if not found:
-            raise ExportFailed(f"no machine label source {text!r}", "machine_source")
+            raise ExportFailed(f"no machine label source {text[:100]!r}", "machine_source")
         if len(found) > 1:
-            raise ExportFailed(f"several sources are named {text!r}: give its id "
-                               f"({', '.join(str(s.pk) for s in found)})", "machine_source")
+            raise ExportFailed(several_sources(text, found), "machine_source")
         source = found[0]
         if source.collection_id != scope.collection.pk:
             raise ExportFailed(f"source #{source.pk} labels collection {source.collection.name!r}, "
@@ -49,7 +46,7 @@ def pick_source(scope, wanted=None, campaign_id=None) -> MachineLabelSource:
         labelled = labelled.filter(topic_id__in=scope.topic_ids)
     candidates = sources.filter(pk__in=labelled.values("source_id"))
     if campaign_id is not None:
-        candidates = candidates.filter(Q(campaign_id=campaign_id) | Q(campaign_id__isnull=True))
+        candidates = candidates.usable_by(campaign_id)
     found = list(candidates.order_by("pk")[:20])
     if not found:
         raise ExportFailed("there are no machine labels for these topics", "machine_source")

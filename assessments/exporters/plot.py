@@ -15,7 +15,8 @@ topic, assessor, chosen, answer, correct, the run whose top ranks gave the negat
 and whether it was right, N, time and session.
 
 Scope: the plot topics of the given pools (a campaign's pools, or one pool), else every plot topic;
-choices and ratings only for the study items of those pools. The files are written atomically.
+choices and ratings only for the study items of those pools; never practice labels (qualification answers,
+Judgement.objects.without_practice). The files are written atomically.
 """
 
 import csv
@@ -75,7 +76,7 @@ def _topics(pools):
 
 def _in_scope(pools, items):
     """The plot labels in scope: grades and spans of the topics, choices and ratings of the pools' own items."""
-    rows = Judgement.objects.filter(layer__in=LAYERS, topic__in=_topics(pools))
+    rows = Judgement.objects.filter(layer__in=LAYERS, topic__in=_topics(pools)).without_practice()
     if pools is not None:
         rows = rows.filter(Q(layer__in=(Layer.PLOT_GRADE, Layer.PLOT_SPANS)) | Q(item__in={key for _, key in items}))
     return rows
@@ -165,9 +166,11 @@ def plot_label_records(pools=None, *, history=False):
 
 
 def choice_rows(pools=None):
-    """Yield one dict (CHOICE_FIELDS) per forced-choice answer of the pools' items; adjudicated rows are left out."""
+    """Yield one dict (CHOICE_FIELDS) per forced-choice answer of the pools' items; adjudicated rows and practice
+    answers (Judgement.objects.without_practice) are left out."""
     items = _items(pools)
-    choices = Judgement.objects.filter(layer=Layer.CHOICE, adjudicated=False, value__isnull=False).exclude(item="")
+    choices = (Judgement.objects.filter(layer=Layer.CHOICE, adjudicated=False, value__isnull=False).exclude(item="")
+               .without_practice())
     choices = choices.select_related("assessor", "latest_change").order_by("item", "assessor__username")
     for judgement in choices.filter(item__in={key for _, key in items}):
         item = items.get((judgement.topic_id, judgement.item))

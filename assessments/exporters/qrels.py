@@ -163,7 +163,7 @@ def _judgement_rows(scope, final):
     if final is None:
         return rows.filter(adjudicated=False), "assessor_id"
     who = Case(When(adjudicated=True, then=Value(FINAL)), default=F("assessor_id"), output_field=IntegerField())
-    return rows.annotate(who=who), "who"
+    return rows.without_superseded_finals().annotate(who=who), "who"
 
 
 def _ordered(rows):

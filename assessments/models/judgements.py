@@ -123,6 +123,36 @@ class JudgementQuerySet(models.QuerySet):
         """Judgements of one layer."""
         return self.filter(layer=layer)
 
+    def without_practice(self, campaign=None):
+        """These judgements less the practice labels (qualification answers) of one campaign (a Campaign or its id),
+        or of every campaign: the qrels (Scope.judgements: export_qrels, /api/qrels/, downloads, evaluation, the
+        machine's training and comparison), the ad hoc and plot records, study results, agreement, the dashboard,
+        adjudication, the judging order and the machine's skipped pairs and anchoring call it (docs/campaigns.md). Which labels are practice is annotation's rule
+        (Assignment.objects.practice_labels), read by name: assessments imports nothing from annotation."""
+        from django.apps import apps
+
+        assignments = apps.get_model("annotation", "Assignment").objects.all()
+        campaign_id = getattr(campaign, "pk", campaign)
+        if campaign_id is not None:
+            assignments = assignments.filter(campaign_id=campaign_id)
+        practice = assignments.practice_labels()
+        return self if practice is None else self.exclude(practice)
+
+    def without_superseded_finals(self):
+        """These judgements less the adjudicated ones that a later adjudication of the same item replaced: THE rule
+        of which final label counts (the qrels, the nugget and citation scores and the adjudication page call it).
+
+        Each organiser's final label is their own judgement (one per person and key), so two organisers who settle
+        one item leave two adjudicated rows with the same key; the one set last (by its clock, then the row made
+        last) is the item's final label, as the adjudication page shows it. Rows not adjudicated pass untouched.
+        """
+        later = Judgement.objects.filter(
+            key=models.OuterRef("key"), layer=models.OuterRef("layer"), topic_id=models.OuterRef("topic_id"),
+            adjudicated=True,
+        ).filter(models.Q(client_time__gt=models.OuterRef("client_time"))
+                 | models.Q(client_time=models.OuterRef("client_time"), id__gt=models.OuterRef("id")))
+        return self.filter(models.Q(adjudicated=False) | ~models.Exists(later))
+
     def without_stale_transitions(self):
         """These judgements less the transitions that no article shows now: THE rule of which transitions count
         (the Y3 export, agreement, the dashboard and adjudication call it; the stored history keeps everything).

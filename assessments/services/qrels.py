@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from assessments.exporters import machine
 from assessments.exporters import qrels as rules
 from assessments.exporters.common import ExportFailed, resolve_scope
-from config.ids import parse_id
 
 AGGREGATES = rules.AGGREGATES
 LEVELS = rules.LEVELS
@@ -80,9 +79,8 @@ def _scope(request, assessor):
         text = str(request.machine_source)
         from assessments.models import MachineLabelSource
 
-        source_id = parse_id(text)
-        found = MachineLabelSource.objects.filter(**{"pk": source_id} if source_id is not None else {"name": text})
-        collection = found.values_list("collection__name", flat=True).first()
+        found = MachineLabelSource.objects.named(text)  # pick_source then says which, or why none
+        collection = found[0].collection.name if found else None
     return resolve_scope(
         collection=collection, topics=request.topics, pool=request.pool, assessor=assessor,
         campaign_id=request.campaign_id,

@@ -62,3 +62,17 @@ def page_state(response):
     html = response.content.decode()
     start = html.index('<script id="outline-data" type="application/json">') + len('<script id="outline-data" type="application/json">')
     return json.loads(html[start : html.index("</script>", start)])
+
+
+@pytest.fixture
+def organiser(client):
+    """A signed-in organiser ("boss", staff, in the organiser group); a test file may define its own."""
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import Role, ensure_groups
+
+    ensure_groups()
+    user = factories.user("boss", is_staff=True)
+    user.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(user)
+    return user

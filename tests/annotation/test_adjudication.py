@@ -82,6 +82,23 @@ def test_a_final_label_is_an_adjudicated_judgement_and_the_qrels_use_it(setup):
     assert next(i for i in disagreements(campaign).items if i.layer == "relevance").final == "Second heading SHOULD"
 
 
+def test_a_facet_set_after_another_organisers_removal_keeps_the_passage(setup):
+    """Two organisers settle one passage: the label set last is final, a facet after a removal as a removal after a
+    facet (the facet once lost to the other organiser's removal, whenever it was set)."""
+    campaign, topic, p1, p2, a, b, organiser = setup
+    other = factories.user("org2", is_staff=True)
+    other.groups.add(ensure_groups()[Role.ORGANISER])
+    set_final_label(campaign, organiser, layer="relevance", topic=topic, passage=p1, label="removed")
+    assert qrels("--aggregate", "adjudicated")[0].splitlines()[0].endswith(" 0")
+    set_final_label(campaign, other, layer="relevance", topic=topic, passage=p1,
+                    facet=f"{topic.external_id}/H1", relevance="should")
+    assert qrels("--aggregate", "adjudicated")[0].splitlines()[0].endswith(" 2")
+    assert next(i for i in disagreements(campaign).items if i.layer == "relevance").final == "First heading SHOULD"
+    set_final_label(campaign, organiser, layer="relevance", topic=topic, passage=p1, label="removed")
+    assert qrels("--aggregate", "adjudicated")[0].splitlines()[0].endswith(" 0")
+    assert next(i for i in disagreements(campaign).items if i.layer == "relevance").final == "removed"
+
+
 def test_a_transition_is_adjudicated_too_and_bad_labels_name_the_field(setup):
     campaign, topic, p1, p2, a, b, organiser = setup
     set_final_label(campaign, organiser, layer="transition", topic=topic, passage=p1, passage2=p2, label="coherent")

@@ -128,6 +128,24 @@ def test_an_assessor_who_judged_a_topic_keeps_it():
     assert by_topic[topic.pk] == {a3.pk}
 
 
+def test_labels_of_another_campaign_do_not_keep_a_topic():
+    """Judgements are keyed per campaign: what an assessor judged in another campaign on the same topics is no
+    reason to give them the topic here (the overlap counts this campaign's voices)."""
+    campaign, made, runs = make_campaign(topics=3, runs=2)
+    other = Campaign.objects.create(name="elsewhere")
+    a1, a2, a3 = people("a1", "a2", "a3")
+    topic, passages = made[0]
+    record_judgement(assessor=a3, layer=Layer.REMOVAL, value=True, topic=topic, passage=passages[0],
+                     campaign_id=other.pk)
+
+    for seed in range(1, 6):  # whichever seed: a3 is not forced on the topic by the other campaign's label
+        assign_campaign(campaign, ["a1", "a2", "a3"], overlap=1, seed=seed)
+        if topic_sets(campaign)[0][topic.pk] != {a3.pk}:
+            return
+        Assignment.objects.filter(campaign=campaign).delete()
+    raise AssertionError("a3 got the topic under every seed: the other campaign's label kept it")
+
+
 def test_plot_units_are_a_query_and_a_pool():
     coll = factories.collection("book")
     topics = [factories.topic(coll, f"q{i}", kind="plot", text="a query") for i in range(3)]

@@ -141,3 +141,14 @@ def test_the_forms_run_limits_stay_within_the_column(client, field, value):
     assert response.status_code == 400
     assert "2147483647" in " ".join(response.context["form"].errors[field])
     assert not Campaign.objects.exists()
+
+
+def test_a_topic_file_for_an_ad_hoc_campaign_says_where_its_topics_go(client):
+    """From an empty site the form's topic file is refused for an ad hoc campaign; the message said only that its
+    topics come from the collection, not how an organiser gets them there (the Data page)."""
+    with pytest.raises(SetupInvalid) as caught:
+        new_campaign(name="adhoc", task="adhoc", collection="cran",
+                     topic_file=Upload("topics.trec", io.BytesIO(b"<top>\n<num> 1\n<title> x\n</top>\n"), 33))
+    assert caught.value.field == "topic_file"
+    assert "upload them on the Data page" in caught.value.message and "Ad hoc topics" in caught.value.message
+    assert not Campaign.objects.exists()

@@ -5,10 +5,8 @@ import zipfile
 
 import pytest
 from django.utils import timezone
-from django.contrib.auth.models import Group
 
 from annotation.models import Assignment, Campaign, DataImport
-from annotation.roles import Role, ensure_groups
 from assessments.models import Pool, Run, Topic
 from tests import factories
 from tests.factories import DATA
@@ -17,15 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 OUTLINES = DATA / "car-y3" / "tqa-heading-cast-and-more-6.json"
 RUNS = sorted((DATA / "car-y3" / "runs").glob("*.json"))
-
-
-@pytest.fixture
-def organiser(client):
-    ensure_groups()
-    user = factories.user("boss", is_staff=True)
-    user.groups.add(Group.objects.get(name=Role.ORGANISER))
-    client.force_login(user)
-    return user
 
 
 def test_an_organiser_runs_a_car_campaign_from_forms_alone(client, organiser):

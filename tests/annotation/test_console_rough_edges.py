@@ -7,7 +7,7 @@ from assessments.models import Layer
 from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
-from tests.annotation.test_console_pages import OUTLINES, organiser  # noqa: F401 (a fixture)
+from tests.annotation.test_console_pages import OUTLINES  # the organiser fixture: tests/annotation/conftest.py
 
 pytestmark = pytest.mark.django_db
 

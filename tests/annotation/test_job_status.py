@@ -4,11 +4,9 @@ items done of the total, rate, time left, step, error, who started it), for orga
 import io
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.cache import cache
 
 from annotation.models import DataImport
-from annotation.roles import Role, ensure_groups
 from annotation.services.data_imports import Upload, start_import
 from assessments.models import MachineJob, MachineLabelSource
 from assessments.services import machine
@@ -17,15 +15,6 @@ from retrieval.services import background
 from tests import factories
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organiser(client):
-    ensure_groups()
-    user = factories.user("boss", is_staff=True)
-    user.groups.add(Group.objects.get(name=Role.ORGANISER))
-    client.force_login(user)
-    return user
 
 
 def test_a_running_import_shows_its_live_step_and_who_started_it(client, organiser):

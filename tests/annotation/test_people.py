@@ -4,25 +4,15 @@ import re
 
 import pytest
 from django.contrib.auth import authenticate, get_user_model
-from django.contrib.auth.models import Group
 
 from annotation.models import ApiToken
-from annotation.roles import Role, ensure_groups, is_organiser
+from annotation.roles import is_organiser
 from annotation.services import people
 from annotation.services.campaigns import create_campaign
 from annotation.services.tokens import token_for_key
 from tests import factories
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organiser(client):
-    ensure_groups()
-    user = factories.user("boss", is_staff=True)
-    user.groups.add(Group.objects.get(name=Role.ORGANISER))
-    client.force_login(user)
-    return user
 
 
 def test_a_person_made_with_a_password_can_sign_in_with_it_and_has_the_roles():

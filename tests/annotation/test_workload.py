@@ -2,10 +2,12 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 
 from annotation.models import Assignment, Campaign
 from annotation.roles import Role, ensure_groups
 from annotation.services.assignment import assign_campaign
+from annotation.services.errors import AssignmentError
 from annotation.services.workload import WorkInvalid, held_topics, loads, reassign, take_back
 from assessments.services.judging import record_judgement
 from tests import factories
@@ -95,3 +97,27 @@ def test_the_work_page_assigns_and_moves_work(client, campaign):
     response = client.post("/campaigns/c/work/", {"action": "take_back", "work": [f"{cat.pk}:{cat_topic.pk}"]})
     assert response.status_code == 302
     assert not Assignment.objects.filter(campaign=campaign, assessor=cat, topic=cat_topic).exists()
+
+
+def test_a_participant_team_is_given_no_work_and_an_inactive_account_none(campaign):
+    """A participant team (the API account that submits runs) judging the pool its runs made would grade its own
+    systems: assigning and reassigning refuse it, naming the field; one that is also an assessor may judge."""
+    ensure_groups()
+    team = factories.user("team")
+    team.groups.add(*Group.objects.filter(name=Role.PARTICIPANT))
+    topic = topic_of(campaign, "ann")
+    ann = get_user_model().objects.get(username="ann")
+    with pytest.raises(WorkInvalid) as refused:
+        reassign(campaign, [(ann.pk, topic.pk)], "team")
+    assert refused.value.field == "to" and "participant" in str(refused.value)
+    with pytest.raises(AssignmentError) as refused:
+        assign_campaign(campaign, ["ann", "bob", "team"], overlap=1, seed=0)
+    assert refused.value.field == "assessors" and "'team'" in str(refused.value)
+    get_user_model().objects.filter(username="cat").update(is_active=False)
+    with pytest.raises(AssignmentError, match="'cat'"):
+        assign_campaign(campaign, ["ann", "cat"], overlap=1, seed=0)
+    assert not Assignment.objects.filter(campaign=campaign, assessor__username__in=["team", "cat"]).exists()
+
+    team.groups.add(*Group.objects.filter(name=Role.ASSESSOR))
+    team = get_user_model().objects.get(username="team")  # the roles are cached on the user object
+    assert reassign(campaign, [(ann.pk, topic.pk)], "team") == 2

@@ -5,8 +5,12 @@ import pytest
 from ir_measures import Qrel as IrQrel
 from ir_measures import ScoredDoc
 
+from rest_framework.test import APIClient
+
 from annotation.models import Campaign
+from annotation.services.campaigns import create_campaign
 from annotation.services.submissions import upload_run
+from annotation.services.tokens import issue_token
 from assessments.models import Judgement, Layer, Qrel, QrelSet, Topic
 from assessments.services.judging import record_judgement
 from retrieval.models import Passage
@@ -35,10 +39,12 @@ def run(adhoc, keys):
 
 @pytest.fixture
 def judged(run):
+    """GRADES as labels of the run's campaign (a campaign's run is scored by its campaign's labels)."""
+    campaign = Campaign.objects.get(name=run.track)
     for name, grades in GRADES.items():
         assessor = factories.user(name)
         for (qid, docid), grade in grades.items():
-            record_judgement(assessor=assessor, layer=Layer.PLOT_GRADE, value=grade,
+            record_judgement(assessor=assessor, layer=Layer.PLOT_GRADE, value=grade, campaign_id=campaign.pk,
                              topic=Topic.objects.get(external_id=qid), passage=Passage.objects.get(external_id=docid))
     return run
 
@@ -122,7 +128,27 @@ def test_participants_wait_until_the_campaign_opens_evaluation(client_as, judged
 def test_adjudicated_labels_do_not_count_as_an_assessors_vote(organiser, judged):
     boss = Judgement.objects.model._meta.get_field("assessor").related_model.objects.get(username="boss")
     record_judgement(assessor=boss, layer=Layer.PLOT_GRADE, value=1, topic=Topic.objects.get(external_id="301"),
-                     passage=Passage.objects.get(external_id="d1"), source="adjudication")
+                     passage=Passage.objects.get(external_id="d1"), source="adjudication",
+                     campaign_id=Campaign.objects.get(name="adhoc").pk)
     body = organiser.get(f"/api/runs/{judged.pk}/evaluation/", {"measure": "P@1"}).json()
     # Under majority, d1 stays 0 (bob's 0): the organiser's adjudicated label is not a third assessor.
     assert body["all"]["P@1"] == pytest.approx(0.0)
+
+
+@pytest.mark.django_db
+def test_a_campaigns_run_is_scored_by_that_campaigns_labels_only(run, organiser):
+    """The results page scores a campaign's runs by its own labels; the API scored them by every campaign's labels of
+    the collection, so even a token limited to campaign adhoc read scores made of another campaign's judgements."""
+    adhoc = Campaign.objects.get(name="adhoc")
+    pilot = create_campaign(name="adhoc-pilot", task="adhoc", topics=["301", "302"])
+    topic, d1 = Topic.objects.get(external_id="301"), Passage.objects.get(external_id="d1")
+    record_judgement(assessor=factories.user("ann"), layer=Layer.PLOT_GRADE, value=0, topic=topic, passage=d1,
+                     campaign_id=adhoc.pk)
+    for name in ("pat", "sam"):  # the pilot's two assessors: d1 relevant
+        record_judgement(assessor=factories.user(name), layer=Layer.PLOT_GRADE, value=2, topic=topic, passage=d1,
+                         campaign_id=pilot.pk)
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser', campaign='adhoc')[1]}")
+    for client in (scoped, organiser):
+        body = client.get(f"/api/runs/{run.pk}/evaluation/", {"measure": "P@1", "per_topic": "true"}).json()
+        assert body["all"] == {"P@1": 0.0} and body["per_topic"] == {"301": {"P@1": 0.0}}, body

@@ -44,6 +44,7 @@ TABLE = {
     ("POST", "/api/campaigns/{name}/machine/train/"): (401, 403, 403, 403, 400),
     ("POST", "/api/campaigns/{name}/machine/label/"): (401, 403, 403, 403, 400),
     ("POST", "/api/campaigns/{name}/machine/judge/"): (401, 403, 403, 403, 400),
+    ("POST", "/api/campaigns/{name}/machine/zero-shot/"): (401, 403, 403, 403, 400),
     ("POST", "/api/campaigns/{name}/machine/nuggets/"): (401, 403, 403, 403, 400),
     ("GET", "/api/runs/"): (401, 200, 200, 403, 200),
     ("POST", "/api/runs/"): (401, 201, 201, 403, 201),

@@ -129,3 +129,23 @@ def test_a_campaign_token_cannot_pool_another_campaigns_runs(run_ids, client_as,
     response = scoped.post("/api/pools/", {"name": "grab", "campaign": "rival", "runs": [run_ids["a1"]]}, format="json")
     assert response.status_code == 400 and "has no runs with ids" in response.json()["detail"]
     assert not Pool.objects.filter(name="grab").exists()  # adhoc's run a1 stays out of reach
+
+
+def test_a_campaign_token_sees_a_shared_pool_listing_its_own_campaign_only(run_ids, organiser, web):
+    """A pool two campaigns share: a token limited to one of them does not learn the other's name."""
+    from annotation.models import Campaign
+    from annotation.roles import Role, ensure_groups
+    from annotation.services.campaigns import create_campaign
+    from annotation.services.tokens import issue_token
+    from rest_framework.test import APIClient
+
+    assert organiser.post("/api/pools/", {"name": "shared", "campaign": "adhoc", "runs": [run_ids["a1"]]},
+                          format="json").status_code == 201
+    create_campaign(name="rival", task="adhoc", topics=["301", "302"])
+    Campaign.objects.get(name="rival").pools.add(Pool.objects.get(name="shared"))
+    factories.user("rival-boss").groups.add(ensure_groups()[Role.ORGANISER])
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='rival-boss', role='organiser', campaign='rival')[1]}")
+    assert scoped.get("/api/pools/shared/").json()["campaigns"] == ["rival"]
+    assert [p["campaigns"] for p in scoped.get("/api/pools/").json()["results"]] == [["rival"]]
+    assert sorted(organiser.get("/api/pools/shared/").json()["campaigns"]) == ["adhoc", "rival"]

@@ -78,6 +78,24 @@ def test_qrels_of_a_stored_qrel_set(web, organiser):
     assert text(organiser.get("/api/qrels/?qrel_set=official")) == "301 0 d1 2\n"
 
 
+def test_qrels_of_one_campaign_as_export_qrels_campaign_gives_them(web, adhoc, organiser):
+    """export_qrels --campaign has them; the API took no `campaign` and answered ?campaign=adhoc with every
+    campaign's labels of the collection, silently."""
+    from annotation.services.campaigns import create_campaign
+
+    pilot = create_campaign(name="adhoc-pilot", task="adhoc", topics=["301"])
+    topic = Topic.objects.get(external_id="301")
+    for campaign, grade in ((adhoc, 0), (pilot, 2)):
+        record_judgement(assessor=factories.user(f"judge-{campaign.name}"), layer="grade", value=grade, topic=topic,
+                         passage=Passage.objects.get(external_id="d1"), campaign_id=campaign.pk)
+    assert text(organiser.get("/api/qrels/", {"collection": "web", "campaign": "adhoc"})) == "301 0 d1 0\n"
+    assert text(organiser.get("/api/qrels/", {"collection": "web", "campaign": "adhoc-pilot"})) == "301 0 d1 2\n"
+    assert text(organiser.get("/api/qrels/", {"collection": "web", "aggregate": "max"})) == "301 0 d1 2\n"
+    unknown = organiser.get("/api/qrels/", {"collection": "web", "campaign": "nope"})
+    assert unknown.status_code == 400 and unknown.json() == {
+        "detail": "Nothing was exported: no campaign named 'nope'", "field": "campaign"}
+
+
 @pytest.mark.parametrize(
     "query, message",
     [

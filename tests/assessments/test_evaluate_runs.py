@@ -130,6 +130,9 @@ def test_export_run_keeps_the_order_of_runs_without_scores(tmp_path):
     assert out.splitlines() == ["t1 Q0 p0 1 3.0 article", "t1 Q0 p1 2 2.0 article", "t1 Q0 p2 3 1.0 article"]
     with pytest.raises(CommandError, match="no run named 'nope'"):
         run_command("export_run", "nope", "--out", "-")
+    for bad in (tmp_path / "no-such-folder" / "article.run", tmp_path):  # was a traceback (FileNotFoundError...)
+        with pytest.raises(CommandError, match=f"nothing was exported: cannot write '{bad}'"):
+            run_command("export_run", "article", "--out", str(bad))
 
 
 @pytest.mark.django_db

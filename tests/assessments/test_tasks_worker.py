@@ -6,6 +6,7 @@ import pytest
 from assessments.models import CandidateSource, Pool, PoolCandidate
 from assessments.tasks import build_pool
 from tests import factories
+from tests.retrieval.fixtures import thread_worker_of
 
 pytestmark = [
     pytest.mark.worker,
@@ -15,11 +16,9 @@ pytestmark = [
 
 @pytest.fixture
 def worker(transactional_db):
-    from celery.contrib.testing.worker import start_worker
-
     from config.celery import app
 
-    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
+    with thread_worker_of(app, concurrency=2, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
         yield app
 
 

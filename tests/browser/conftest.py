@@ -39,7 +39,9 @@ def new_page(browser, live_server):
 
     def make(width=1400, height=900):
         context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server.url)
-        context.set_default_timeout(10_000)
+        # 20 s: a CI machine runs two xdist processes, two Chromiums and the suite's model training on 2 cores; a
+        # 10 s wait once ran out there (27 Nov 2026). A passing wait returns as soon as its condition holds.
+        context.set_default_timeout(20_000)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -38,6 +38,13 @@ CONTRAST = """() => {
   return bad;
 }"""
 
+# Every id that more than one element has (a label's `for`, aria-describedby and `#…` links need each to be unique).
+REPEATED_IDS = """() => {
+  const seen = {};
+  for (const el of document.querySelectorAll("[id]")) seen[el.id] = (seen[el.id] || 0) + 1;
+  return Object.keys(seen).filter(id => seen[id] > 1);
+}"""
+
 
 @pytest.fixture
 def site():
@@ -62,6 +69,7 @@ def test_every_console_page_meets_aa_contrast(new_page, site):
         page.goto(url)
         page.wait_for_selector("body[data-ready=console]")
         assert page.evaluate(CONTRAST) == [], url
+        assert page.evaluate(REPEATED_IDS) == [], url
     # The check finds what it should: light grey on white.
     page.evaluate("document.querySelector('main').insertAdjacentHTML('beforeend', '<p style=\"color: #999\">pale</p>')")
     assert [line for line in page.evaluate(CONTRAST) if "pale" in line]

@@ -199,7 +199,7 @@ def test_an_assessor_judges_a_real_article_with_the_keyboard_only(new_page, assi
     kb.press("1")
     expected_transitions[(REMOVED, REMOVED + 1)] = "same"
 
-    page.wait_for_function("window.pooljudge.outbox().length >= 6")  # 6 changes (notes: one, or more if typing paused)
+    page.wait_for_function("() => window.pooljudge.outbox().length >= 6")  # 6 changes (notes: one, or more if typing paused)
     page.wait_for_selector('#savestate[data-state="pending"]')
     assert "not yet saved" in page.text_content("#savestate")
     outbox_ids = page.evaluate("window.pooljudge.outbox().map(it => it.id)")

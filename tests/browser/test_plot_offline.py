@@ -33,7 +33,7 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
 
     page.route("**/save", lose_answer)
     page.keyboard.press("2")
-    page.wait_for_function("window.pooljudge.outbox().length === 1")
+    page.wait_for_function("() => window.pooljudge.outbox().length === 1")
     page.wait_for_selector('#savestate[data-state="pending"]')
     page.unroute("**/save")
     page.route("**/save", lambda route: route.abort())  # and now the network is down
@@ -43,7 +43,7 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
     page.keyboard.press("1")
     page.keyboard.press("j")
     page.keyboard.press("0")
-    page.wait_for_function("window.pooljudge.outbox().length === 4")
+    page.wait_for_function("() => window.pooljudge.outbox().length === 4")
     page.reload()
     page.wait_for_selector("body[data-ready=plot]")
     page.wait_for_selector('#savestate[data-state="pending"]')

@@ -165,6 +165,9 @@ TABLE = {
     "api/campaigns/<str:name>/machine/judge/": {
         "POST": ("/api/campaigns/{campaign}/machine/judge/", (401, 403, 403, 403, 400, 403, 400)),
     },
+    "api/campaigns/<str:name>/machine/zero-shot/": {
+        "POST": ("/api/campaigns/{campaign}/machine/zero-shot/", (401, 403, 403, 403, 400, 403, 400)),
+    },
     "api/campaigns/<str:name>/machine/nuggets/": {  # the world's campaign is no nuggets campaign: 400 for organisers
         "POST": ("/api/campaigns/{campaign}/machine/nuggets/", (401, 403, 403, 403, 400, 403, 400)),
     },

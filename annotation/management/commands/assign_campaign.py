@@ -38,7 +38,8 @@ class Command(BaseCommand):
                             help="Triage: candidates this machine label source scores at least --likely-threshold go "
                             "to --likely-extra more assessors (pool-based campaigns; annotation/services/triage.py).")
         parser.add_argument("--likely-threshold", type=float, default=0.5, metavar="SCORE",
-                            help="With --likely-source: a classifier's probability or an LLM's grade (default 0.5).")
+                            help="With --likely-source: a classifier's probability, an LLM's grade, or a zero-shot "
+                            "source's grade (1: its top share of each topic) (default 0.5).")
         parser.add_argument("--likely-extra", type=int, default=1, metavar="N",
                             help="With --likely-source: extra assessors for each such candidate (default 1).")
         parser.add_argument("--stage", choices=NUGGET_STAGES,

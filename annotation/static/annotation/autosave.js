@@ -191,7 +191,8 @@
     });
   }
 
-  // options: user, assignment (token), topic, saveUrl, markUrl, reopenUrl, readonly,
+  // options: user, assignment (token), topic, saveUrl, markUrl, reopenUrl, readonly, readonlyText (what the save box
+  // says on a read-only page; "Read-only" unless given),
   //   hint(text), changed() (redraw save states), saved(payload) (the server's answer to a change),
   //   remote(body) (a change made in another tab of this assignment), status(status) (marked in another tab)
   function create(options) {
@@ -396,7 +397,7 @@
       var errorCount = Object.keys(errors).length + otherErrors;
       var state, text;
       if (o.readonly) {
-        state = "saved"; text = "Read-only";
+        state = "saved"; text = o.readonlyText || "Read-only";
       } else if (queued && failures > 0) {
         state = "pending";
         var secs = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
@@ -563,7 +564,7 @@
     }
     var saver = create({
       user: S.user, assignment: S.assignment, topic: S.topic, saveUrl: S.save_url, markUrl: S.mark_url,
-      reopenUrl: S.reopen_url, readonly: !!S.readonly, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
+      reopenUrl: S.reopen_url, readonly: !!S.readonly, readonlyText: S.readonly_text, hint: hooks.hint, changed: hooks.changed, remote: hooks.remote,
       saved: saved, status: setStatus,
     });
     // The page's two actions (its Shift D and Shift R, and the buttons): one at a time, then the page redrawn.

@@ -187,7 +187,7 @@ def judging_order(request, name):
     form = JudgingOrderForm(request.POST)
     if form.is_valid():
         try:
-            changed = form.order_settings()
+            changed = form.order_settings(campaign)
         except OrderSettingsInvalid as exc:
             form.add_service_error(exc.field, exc.message)
         else:

@@ -1,8 +1,10 @@
 """Data in the browser: upload topics, documents, runs, qrels and books (/data/, or a campaign's
-/campaigns/<name>/data/), follow an import (/data/imports/<pk>/; its JSON status is every job's, /jobs/import/<pk>/),
-see what a collection holds and preview one of its documents (/data/documents/)."""
+/campaigns/<name>/data/; a nuggets campaign's also takes nugget banks and assignments), follow an import
+(/data/imports/<pk>/; its JSON status is every job's, /jobs/import/<pk>/), see what a collection holds and preview
+one of its documents (/data/documents/)."""
 
 import json
+import re
 
 from django.contrib import messages
 from django.db.models import Count
@@ -24,6 +26,24 @@ from retrieval.models import Book, Collection, Passage
 SAMPLE_DOCUMENTS = 10  # documents of the campaign's collection listed on its data page
 PREVIEW_CHARS = 200_000  # of a document's text shown by the preview
 PREVIEW_FIELD_CHARS = 2_000  # of each metadata field
+
+
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_FLAG_HINT = re.compile(r"\s*\([^()]*--[a-z][^()]*\)$")
+
+
+def _in_form_words(data_import) -> list:
+    """An import's problems as this form names its options: the importers speak to command-line users ("(--update
+    replaces it)"), so a flag the form offers for the files' kind becomes its label ("“Replace what the collection
+    has”"), and a hint naming one it does not offer is cut (as the API cuts them)."""
+
+    def label(match):
+        option = match.group(1).replace("-", "_")
+        field = UploadForm.base_fields.get(option)
+        return f"“{field.label}”" if field is not None and option in (data_import.options or {}) else match.group()
+
+    return [{**p, "message": _FLAG_HINT.sub("", _FLAG.sub(label, p.get("message") or ""))}
+            for p in data_import.problems]
 
 
 def _context(campaign, form, **extra):
@@ -69,7 +89,7 @@ def _upload(request, campaign):
     started.refresh_from_db()  # without a broker it may have run before the request answered (BACKGROUND_THREADS off)
     if started.status == DataImport.Status.FAILED:
         return render(request, template, _context(
-            campaign, form, failed=started, problems=started.problems,
+            campaign, form, failed=started, problems=_in_form_words(started),
             more_problems=max(0, started.problem_total - len(started.problems)),
         ), status=400)
     if started.status == DataImport.Status.DONE:
@@ -108,7 +128,7 @@ def import_page(request, pk):
     """One import: its progress while it runs (the page follows it), then what it did or every problem."""
     found = get_object_or_404(DataImport.objects.select_related("campaign", "created_by"), pk=pk)
     return render(request, "annotation/console/import.html", {
-        "data_import": found, "campaign": found.campaign, "tab": "data", "problems": found.problems,
+        "data_import": found, "campaign": found.campaign, "tab": "data", "problems": _in_form_words(found),
         "more_problems": max(0, found.problem_total - len(found.problems)), "progress": data_imports.progress_of(pk),
     })
 

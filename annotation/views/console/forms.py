@@ -7,8 +7,10 @@ from django.core.validators import validate_slug
 from annotation.models import Campaign, DataImport, Track
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
+from annotation.services.data_imports import kinds_for
 from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
 from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
+from assessments.machine.annotator import ZERO_SHOT, ZERO_SHOT_SHARE
 from assessments.models import Pool
 from assessments.services.runs import run_labels
 from config.ids import parse_id
@@ -70,14 +72,16 @@ class JudgingOrderFields(forms.Form):
         help_text="For the machine order: the id of the source whose scores order the queue (never shown).",
     )
 
-    def order_settings(self) -> dict:
+    def order_settings(self, campaign=None) -> dict:
+        """The order's settings, checked; `campaign` the one they are for (None: a new campaign)."""
         from annotation.services.judging_order import order_settings
 
         data = self.cleaned_data
         target = data.get("target_recall")
         return order_settings(order=data.get("judging_order") or SHUFFLED,
                               target_recall=None if target is None else target / 100,
-                              budget=data.get("judging_budget"), machine_source=data.get("machine_source"))
+                              budget=data.get("judging_budget"), machine_source=data.get("machine_source"),
+                              campaign_id=campaign.pk if campaign is not None else None)
 
 
 class JudgingOrderForm(ServiceErrorsMixin, JudgingOrderFields):
@@ -365,6 +369,7 @@ TOPIC_FORMATS = [("auto", "Told from the content"), ("trec", "Classic TREC (<top
 DOCUMENT_FORMATS = [("auto", "Told from the content"), ("sgml", "TREC SGML (<DOC> <DOCNO> <TEXT>)"),
                     ("jsonl", "JSON lines (Pyserini id/contents, BEIR _id/title/text)"),
                     ("tsv", "TSV (id, text; id, title, text)")]
+DOCUMENT_ENCODINGS = [("utf-8", "UTF-8"), ("latin-1", "Latin-1 (ISO 8859-1)"), ("cp1252", "Windows-1252")]
 
 
 class UploadForm(ServiceErrorsMixin, forms.Form):
@@ -396,13 +401,18 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
                                           "(else refused). Placeholders that runs or qrels made (documents "
                                           "without text) are filled in either way.")
     only_needed = forms.BooleanField(required=False, label="Only the documents judging needs",
-                                     help_text="Documents: only those the collection's runs, pools and qrels name "
-                                               "(upload those first).")
+                                     help_text="Documents: only those the collection's runs, pools, qrels and "
+                                               "answers name (upload those first).")
+    encoding = forms.ChoiceField(choices=DOCUMENT_ENCODINGS, initial="utf-8", required=False, label="Text encoding",
+                                 help_text="Documents: UTF-8, or the 8-bit encoding of old TREC disks.")
+    bad_bytes = forms.BooleanField(required=False, label="Replace bytes the encoding cannot read",
+                                   help_text="Documents: such a byte becomes \N{REPLACEMENT CHARACTER} and the report "
+                                             "names its place (web crawls mix encodings); else the file is refused.")
 
     def __init__(self, *args, kinds=None, **kwargs):
         super().__init__(*args, **kwargs)
-        if kinds:
-            self.fields["kind"].choices = [(k.value, k.label) for k in kinds]
+        kinds = kinds or kinds_for(None)  # the site's page: no campaign's own kinds (nugget files)
+        self.fields["kind"].choices = [(k.value, k.label) for k in kinds]
 
     def options(self) -> dict:
         data = self.cleaned_data
@@ -417,7 +427,8 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
             return {"format": data["topic_format"] or "auto", "update": data["update"]}
         if kind == DataImport.Kind.DOCUMENTS:
             return {"format": data["document_format"] or "auto", "update": data["update"],
-                    "only_needed": data["only_needed"]}
+                    "only_needed": data["only_needed"], "encoding": data["encoding"] or "utf-8",
+                    "bad_bytes": "replace" if data["bad_bytes"] else "refuse"}
         return {}
 
 
@@ -510,7 +521,9 @@ class AssignForm(ServiceErrorsMixin, forms.Form):
         help_text="Triage (plot and ad hoc campaigns): the candidates this machine label source scores at least the "
                   "threshold also go to extra assessors, who see only those candidates and never a score.")
     likely_threshold = forms.FloatField(initial=0.5, required=False, label="Score at least",
-                                        help_text="A classifier's probability of relevant, or an LLM's grade 0–3.")
+                                        help_text="A classifier's probability of relevant, an LLM's grade 0–3, or a "
+                                                  "zero-shot source's grade (1: the top share of each topic it "
+                                                  "labels relevant; 0.5 takes those).")
     likely_extra = forms.IntegerField(min_value=1, max_value=20, initial=1, required=False, label="Extra assessors")
 
     stage = forms.ChoiceField(
@@ -565,6 +578,9 @@ class TrainAnnotatorForm(ServiceErrorsMixin, forms.Form):
     model_name = forms.CharField(required=False, max_length=300, label="Model name or folder",
                                  help_text="A Hugging Face encoder or cross-encoder: organisation/model, or a folder "
                                            "on the workers holding one.")
+    run_blind = forms.BooleanField(required=False, label="Run-blind (for filled qrels)",
+                                   help_text="The features model reads no run's rank or score: train the annotator "
+                                             "whose labels fill qrels that rank those same runs with it.")
     folds = forms.IntegerField(min_value=2, max_value=20, initial=5, label="Folds (k)",
                                help_text="Measured by k-fold cross-validation before it labels anything.")
     epochs = forms.IntegerField(min_value=1, max_value=50, initial=1)
@@ -578,6 +594,7 @@ class TrainAnnotatorForm(ServiceErrorsMixin, forms.Form):
     name = forms.CharField(required=False, max_length=200, help_text="Default annotator-ID.")
 
     def __init__(self, *args, qrel_sets=(), pools=(), **kwargs):
+        kwargs.setdefault("auto_id", "train-%s")  # its inputs' ids: the Machine page's other forms share its names
         super().__init__(*args, **kwargs)
         self.fields["qrels"].choices = [("", "–")] + [(n, n) for n in qrel_sets]
         self.fields["pool"].choices = [("", "–")] + [(n, n) for n in pools]
@@ -605,8 +622,31 @@ class MachineLabelForm(ServiceErrorsMixin, forms.Form):
                                         help_text="To compare with them; the pairs it was trained on are flagged.")
 
     def __init__(self, *args, annotators=(), pools=(), **kwargs):
+        kwargs.setdefault("auto_id", "label-%s")  # its inputs' ids: the Machine page's other forms have pools too
         super().__init__(*args, **kwargs)
         self.fields["annotator"].choices = [(s.pk, f"{s.name} (#{s.pk})") for s in annotators]
+        self.fields["pools"].choices = [(n, n) for n in pools]
+
+
+ZERO_SHOT_METHODS = {"fusion": "Reciprocal-rank fusion of the pools' runs",
+                     "encoder": "The bundled encoder's cosine similarity of topic and passage"}
+
+
+class ZeroShotForm(ServiceErrorsMixin, forms.Form):
+    """A zero-shot source (no human label needed) and the job that labels chosen pools with it."""
+
+    method = forms.ChoiceField(choices=[(m, ZERO_SHOT_METHODS.get(m, m)) for m in ZERO_SHOT], initial="fusion",
+                               widget=forms.RadioSelect,
+                               help_text=f"The top {ZERO_SHOT_SHARE:.0%} of each topic's candidates by its score are "
+                                         "labelled relevant.")
+    pools = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    name = forms.CharField(required=False, max_length=200, help_text="Default METHOD-ID.")
+    include_judged = forms.BooleanField(required=False, label="Label the candidates people judged too",
+                                        help_text="To compare with them.")
+
+    def __init__(self, *args, pools=(), **kwargs):
+        kwargs.setdefault("auto_id", "zero-shot-%s")  # its inputs' ids: the other forms have pools and a name too
+        super().__init__(*args, **kwargs)
         self.fields["pools"].choices = [(n, n) for n in pools]
 
 
@@ -632,6 +672,7 @@ class LlmJudgeForm(ServiceErrorsMixin, LlmLimitFields):
     field_order = ["pools", "filter_queries"]
 
     def __init__(self, *args, pools=(), **kwargs):
+        kwargs.setdefault("auto_id", "judge-%s")  # its inputs' ids: the Machine page's other forms have pools too
         super().__init__(*args, **kwargs)
         self.fields["pools"].choices = [(n, n) for n in pools]
 
@@ -643,7 +684,14 @@ class LlmNuggetsForm(ServiceErrorsMixin, LlmLimitFields):
     step = forms.ChoiceField(choices=[("assign", "Assign: each answer's support of each nugget of its topic's bank"),
                                       ("suggest", "Suggest: each topic's atomic nuggets, vital or okay")],
                              widget=forms.RadioSelect, initial="assign")
-    field_order = ["step"]
+    topics = forms.CharField(required=False, label="Only these topics",
+                             help_text="Topic ids of this campaign, separated by spaces or commas (empty: all).")
+    field_order = ["step", "topics"]
+
+    def clean(self):
+        data = super().clean()
+        data["topics"] = _lines(data.get("topics"))  # the service's list, as the API and llm_nuggets --topics give it
+        return data
 
 
 class AuditForm(ServiceErrorsMixin, forms.Form):
@@ -654,14 +702,17 @@ class AuditForm(ServiceErrorsMixin, forms.Form):
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
 
     def __init__(self, *args, sources=(), **kwargs):
+        kwargs.setdefault("auto_id", "audit-%s")  # its inputs' ids, its own on the Machine page
         super().__init__(*args, **kwargs)
         self.fields["machine_source"].choices = [(s.pk, f"{s.name} (#{s.pk})") for s in sources]
 
 
 class LlmPromptForm(ServiceErrorsMixin, forms.Form):
-    """The campaign's own prompt for the LLM judge (or its query filter)."""
+    """The campaign's own prompt for the LLM judge, its query filter, or the LLM's nugget steps (machine.PROMPTS)."""
 
-    which = forms.ChoiceField(choices=[("llm_prompt", "relevance"), ("llm_filter_prompt", "query filter")],
+    which = forms.ChoiceField(choices=[("llm_prompt", "relevance"), ("llm_filter_prompt", "query filter"),
+                                       ("llm_nugget_assign_prompt", "nugget assignment"),
+                                       ("llm_nugget_suggest_prompt", "nugget suggestion")],
                               widget=forms.HiddenInput)
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), required=False, strip=False,
                              help_text="{query} and {passage} are replaced by the topic and the passage; the answer "

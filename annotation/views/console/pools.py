@@ -8,8 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.services.pool_setup import (
-    PoolInvalid, delete_pool, forced_choice_items, new_pool, pair_items, pool_deletion, poolable_runs, preview,
-    rename_pool, retriever_list, study_runs,
+    PoolInvalid, delete_pool, forced_choice_items, new_pool, pair_items, pairable_pools, pool_deletion, poolable_runs,
+    preview, rename_pool, retriever_list, study_runs,
 )
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
@@ -32,7 +32,7 @@ def _render(request, campaign, form, status=200, shown=None, error=None, deletio
     track = getattr(campaign, "track", None)
     pair_sources = [  # (sources, a source in words, [(value, label)]) of the pair-item forms
         ("runs", "run", [(r.pk, r.label) for r in _pair_runs(campaign)]),
-        ("pools", "pool", [(q.name, q.name) for q in Pool.objects.filter(collection=track.collection).order_by("name")]),
+        ("pools", "pool", [(q.name, q.name) for q in pairable_pools(campaign, track.collection_id).order_by("name")]),
     ] if pair and track else []
     for pool in pools:
         pool.study_runs = study_runs(pool) if choice and pool.status == Pool.Status.READY else []

@@ -22,7 +22,7 @@ from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
-DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "agreement", "audit")
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "agreement", "audit", "evaluation")
 
 
 @require_GET
@@ -109,9 +109,30 @@ def download(request, name, what):
             text = report_csv(campaign_report(campaign))
             return _attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"),
                                f"{campaign.name}-agreement.csv")
+        if what == "evaluation":
+            return _evaluation(campaign, request.GET.get("aggregate") or "majority")
         return _audit(campaign)
     except ExportFailed as exc:
         return _failed(exc)
+
+
+def _evaluation(campaign, aggregate):
+    """The runs' scores as the results page shows them (reports.results.evaluation), as TSV: a header of the
+    measures, a line per run, best first; the page's notes (which qrels, how many topics) as # lines above."""
+    if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
+        raise ExportFailed(f"{aggregate[:100]!r} is not one of {', '.join(a for a in qrels_rules.AGGREGATES if a != 'one')}",
+                           "aggregate")
+    if campaign.task == campaign.Task.NUGGETS:
+        raise ExportFailed(f"campaign {campaign.name!r} is a nuggets campaign: its runs' scores are the nugget scores",
+                           "campaign")
+    found = evaluation(campaign, aggregate=aggregate)
+    if "error" in found:
+        raise ExportFailed(found["error"], "campaign")
+    lines = [f"# {note}" for note in found["notes"]]
+    lines.append("\t".join(["run", *found["measures"]]))
+    lines += ["\t".join([row[0], *("" if v is None else f"{v:.4f}" for v in row[1:])]) for row in found["rows"]]
+    return _attachment(HttpResponse("\n".join(lines) + "\n", content_type="text/tab-separated-values; charset=utf-8"),
+                       f"{campaign.name}-evaluation-{aggregate}.tsv")
 
 
 def _y3_zip(campaign, track):

@@ -20,10 +20,12 @@ def _assessors():
 
 
 def _sources(campaign):
-    """The machine label sources triage may use: the campaign's own annotators and LLM judges."""
+    """The machine label sources triage may use: the campaign's own annotators, LLM judges and zero-shot sources
+    (annotation.services.triage.triage_sources), ready."""
+    from annotation.services.triage import triage_sources
     from assessments.services.machine import campaign_sources
 
-    return [s for s in campaign_sources(campaign.pk) if s.kind in ("classifier", "llm") and s.status == "ready"]
+    return [s for s in triage_sources(campaign_sources(campaign.pk)) if s.status == "ready"]
 
 
 def _render(request, campaign, form=None, status=200, error=None):
