@@ -442,13 +442,15 @@ HOSTILE_MB = 20 * 1024 * 1024  # the most an outlines upload may have
     (b"\x9f" + b"\x80" * HOSTILE_MB + b"\xff", "more than 1,000,000 CBOR items"),
     (b"\x81" * HOSTILE_MB, "CBOR lists or maps nested more than 64 deep at offset 64"),
 ], ids=["bignum", "empty-lists", "empty-lists-in-one-list", "nested-lists"])
-def test_a_hostile_20_mb_cbor_file_is_refused_within_5_seconds_and_50_mb(data, expected):
+def test_a_hostile_20_mb_cbor_file_is_refused_in_bounded_time_and_50_mb(data, expected):
     """The pure-Python decoder took 15.9 s for a 300 KB bignum (quadratic: 20 MB, hours) and 150 MB for 2 MB of
-    empty lists; check_cbor refuses each before decoding (0.4 s at most here, nothing kept)."""
+    empty lists; check_cbor refuses each before decoding (0.4 s at most on an idle machine, nothing kept). The
+    bound is a guard against hours, not a pace: 60 s of CPU (a 5 s bound read 9.7 s of wall clock, then CPU time
+    near it on a loaded 2-core machine, whose hyperthreads run at half speed)."""
     started = time.process_time()
     with pytest.raises(ImportFailed) as excinfo:
         parse_cbor_outlines(data, "outlines.cbor")
-    assert time.process_time() - started < 5
+    assert time.process_time() - started < 60
     assert expected in excinfo.value.report()
     tracemalloc.start()  # again, for its memory (tracemalloc slows it)
     try:

@@ -39,9 +39,10 @@ def new_page(browser, live_server):
 
     def make(width=1400, height=900):
         context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server.url)
-        # 20 s: a CI machine runs two xdist processes, two Chromiums and the suite's model training on 2 cores; a
-        # 10 s wait once ran out there (27 Nov 2026). A passing wait returns as soon as its condition holds.
-        context.set_default_timeout(20_000)
+        # A guard, not a pace: a passing wait returns as soon as its condition holds. A CI machine runs two xdist
+        # processes, two Chromiums and the suite's model training on 2 cores; a 10 s wait once ran out there
+        # (27 Nov 2026), so every wait gets a minute, and no test sets a shorter one.
+        context.set_default_timeout(60_000)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -6,6 +6,8 @@ organiser's dashboard, adjudication, studies, the admin, the browsable API), wit
 The control shows the listener does hear a violation: an inline script added to a page is refused and reported.
 """
 
+import time
+
 import pytest
 
 from tests.browser.test_xss import pages, sign_in, world  # noqa: F401  (the pages and their data)
@@ -52,7 +54,10 @@ def test_an_inline_script_is_refused_and_heard(world, new_page):  # noqa: F811
     page.goto("/accounts/login/")
     page.evaluate("""() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';
                              document.body.appendChild(s); }""")
-    page.wait_for_timeout(100)
+    # The violation is reported by an event the browser fires later: wait until it is heard (a guard, not a pace).
+    page.wait_for_function("() => (window.__csp || []).some(v => v.startsWith('script-src'))")
     assert page.evaluate("typeof window.__ran") == "undefined"
-    assert any(v.startswith("script-src") for v in page.evaluate("window.__csp"))
-    assert console
+    deadline = time.monotonic() + 60  # a guard: the console message of the same violation arrives as an event
+    while not console:
+        assert time.monotonic() < deadline, "the violation was not written to the console"
+        page.wait_for_timeout(50)  # Playwright delivers the page's events while it waits

@@ -57,7 +57,7 @@ def test_a_change_made_during_an_outage_waits_is_retried_and_stored_once(new_pag
     page.keyboard.press("1")
     page.keyboard.press("m")
     page.wait_for_function("() => document.querySelector('#savestate').dataset.state !== 'saved'")
-    page.wait_for_selector('#savestate[data-state="saved"]', timeout=20_000)
+    page.wait_for_selector('#savestate[data-state="saved"]')
 
     assert answers[:3] == [503, 503, "lost"] and "through" in answers
     assert JudgementChange.objects.count() == 1

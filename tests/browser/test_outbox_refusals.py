@@ -43,13 +43,13 @@ def test_a_refused_change_is_named_and_the_next_ones_flow(new_page, assignment, 
     page.keyboard.press("m")  # refused
     # The hint comes back after the refused request's round trip; a loaded CI machine (two xdist processes, two
     # Chromiums, the suite's model training) once took over 10 s for it (CI of 27 Nov 2026), hence the longer wait.
-    page.wait_for_selector("#hint:has-text('Not saved: value: refused for the test')", timeout=30_000)
+    page.wait_for_selector("#hint:has-text('Not saved: value: refused for the test')")
     assert seen[0] == "facet"
     page.keyboard.press("j")
     page.keyboard.press("1")
     page.keyboard.press("s")  # flows on
     page.wait_for_function("() => Object.keys(localStorage).filter(k => k.startsWith('pooljudge:outbox'))"
-                           ".every(k => JSON.parse(localStorage.getItem(k)).length === 0)", timeout=15_000)
+                           ".every(k => JSON.parse(localStorage.getItem(k)).length === 0)")
     page.wait_for_selector('#savestate[data-state="error"], #savestate[data-state="saved"]')
     assert Judgement.objects.filter(layer=Layer.FACET).count() == 1
     assert Judgement.objects.get(layer=Layer.FACET).value[0]["relevance"] == "should"
@@ -73,6 +73,6 @@ def test_server_and_network_errors_are_retried_until_saved(new_page, assignment,
     page.route("**/save", fail_twice)
     page.keyboard.press("1")
     page.keyboard.press("m")
-    page.wait_for_selector('#savestate[data-state="saved"]', timeout=20_000)
+    page.wait_for_selector('#savestate[data-state="saved"]')
     assert len(tries) >= 3
     assert Judgement.objects.get(layer=Layer.FACET).value[0]["relevance"] == "must"

@@ -41,8 +41,8 @@ def plan(facet_ids):
     return [(str(k + 1), fid) for k, fid in enumerate(facet_ids)] + [("o", "other"), ("g", "general")]
 
 
-def wait_saved(page, timeout=15_000):
-    page.wait_for_selector('#savestate[data-state="saved"]', timeout=timeout)
+def wait_saved(page):
+    page.wait_for_selector('#savestate[data-state="saved"]')
 
 
 def facet_grades(page, n):
@@ -216,7 +216,7 @@ def test_an_assessor_judges_a_real_article_with_the_keyboard_only(new_page, assi
     assert JudgementChange.objects.filter(assessor=assessor).count() == before + 1  # only the one that got through
 
     page.unroute("**/save")  # the network is back: the page sends what waits, by itself
-    wait_saved(page, timeout=20_000)
+    wait_saved(page)
     assert page.evaluate("window.pooljudge.outbox().length") == 0
 
     check_page(removed=False)

@@ -44,7 +44,7 @@ def test_changes_made_while_signed_out_wait_and_are_sent_after_signing_in_again(
     assert not JudgementChange.objects.exists()
 
     sign_in(other_tab)
-    page.wait_for_selector('#savestate[data-state="saved"]', timeout=15_000)
+    page.wait_for_selector('#savestate[data-state="saved"]')
     assert page.is_hidden("#signed-out")
     assert JudgementChange.objects.count() == 1
     judgement = Judgement.objects.get(layer=Layer.FACET)

@@ -51,7 +51,7 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
     assert JudgementChange.objects.count() == 1 and lost
 
     page.unroute("**/save")
-    page.wait_for_selector('#savestate[data-state="saved"]', timeout=20_000)
+    page.wait_for_selector('#savestate[data-state="saved"]')
     assert page.evaluate("window.pooljudge.outbox().length") == 0
     assert JudgementChange.objects.count() == 4
     assert JudgementChange.objects.filter(change_id=lost[0]).count() == 1

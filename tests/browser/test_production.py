@@ -126,7 +126,7 @@ def test_an_assessor_judges_on_the_production_server_and_the_change_is_stored(pr
     manage(env, SETUP)
     context = browser.new_context(base_url=url, extra_http_headers={"X-Forwarded-Proto": "https"})
     try:
-        context.set_default_timeout(20_000)
+        context.set_default_timeout(60_000)
         page = context.new_page()
         errors, violations, statics = [], [], []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
