@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.benchmark  # out of `make test`: `pytest -m benchmark` runs it
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 

@@ -6,7 +6,11 @@ through the outline page's endpoint; its figures are not asserted here (the mach
 
 import re
 
+import pytest
+
 from tests.reliability.benchmark_runs import run_benchmark
+
+pytestmark = pytest.mark.benchmark  # out of `make test`: `pytest -m benchmark` runs it
 
 
 def test_the_load_benchmark_runs_a_smoke_level():

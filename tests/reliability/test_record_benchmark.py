@@ -3,9 +3,11 @@ alternating, and prints the time a change takes in each mode and the ratio (need
 
 import re
 
+import pytest
+
 from tests.reliability.benchmark_runs import needs_postgresql, postgres_server, run_benchmark
 
-pytestmark = needs_postgresql
+pytestmark = [needs_postgresql, pytest.mark.benchmark]  # out of `make test`: `pytest -m benchmark`
 
 
 def test_the_record_benchmark_compares_two_trees():

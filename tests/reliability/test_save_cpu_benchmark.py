@@ -3,9 +3,11 @@ and prints the CPU a save and a page load cost each and the ratio (needs Postgre
 
 import re
 
+import pytest
+
 from tests.reliability.benchmark_runs import needs_postgresql, postgres_server, run_benchmark
 
-pytestmark = needs_postgresql
+pytestmark = [needs_postgresql, pytest.mark.benchmark]  # out of `make test`: `pytest -m benchmark`
 
 
 def test_the_save_cpu_benchmark_compares_two_trees_through_gunicorn():
