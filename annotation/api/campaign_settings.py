@@ -48,9 +48,16 @@ class CampaignSettings(APIView):
         form = SettingsChangeRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
+        # Only the settings a campaign declares, named in the 400 as the service names its refusals: a key such as
+        # "confirm", "assessors", "seed" or "campaign" was passed on as a keyword of change_settings itself (a 500
+        # for two values of one argument, or silently taken as the argument).
+        unknown = sorted(str(key) for key in data["settings"] if key not in FIELDS)
+        if unknown:
+            return Response({"detail": f"{unknown[0]!r} is not a setting that can be changed here (settings: "
+                             f"{', '.join(FIELDS)})", "field": unknown[0]}, status=status.HTTP_400_BAD_REQUEST)
         try:
             change = change_settings(campaign, confirm=data.get("confirm") or None, assessors=data.get("assessors"),
-                                     **{str(k): v for k, v in data["settings"].items()})
+                                     **data["settings"])
         except ServiceError as exc:
             return Response({"detail": exc.message, "field": exc.field}, status=status.HTTP_400_BAD_REQUEST)
         return Response(SettingsChangeSerializer({"applied": change.applied, "changed": change.changed,

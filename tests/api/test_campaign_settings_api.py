@@ -38,6 +38,10 @@ def test_a_preview_then_the_confirmed_change(organiser):
     ({"review_threshold": "high"}, "review_threshold"),
     ({"guidelines": {"a": 1}}, "guidelines"),
     ({"no_such": 1}, "no_such"),
+    ({"confirm": "x"}, "confirm"),  # the change_settings keywords: 500s, or "seed" silently taken
+    ({"assessors": ["ann"]}, "assessors"),
+    ({"campaign": 1}, "campaign"),
+    ({"seed": 3}, "seed"),
     ({"worked_examples": [{"topic": "401"}]}, "worked_examples"),
 ])
 def test_a_refusal_is_a_400_naming_the_field_and_changes_nothing(organiser, changes, field):
