@@ -29,3 +29,15 @@ def past_any_id(text) -> bool:
             if len(digits) > len(str(ID_MAX)) or (digits and int(digits) > ID_MAX):
                 return True
     return False
+
+
+LOOKUP_BATCH = 10_000  # ids a query in a lookup by many ids: far under PostgreSQL's 65,535 parameters
+
+
+def batched(ids, size: int | None = None):
+    """`ids` in lists of at most `size` (default LOOKUP_BATCH), for one query each: a single `IN (...)` over every id
+    of a big import fails past the database's parameter limit (psycopg: 'number of parameters must be between 0 and
+    65535')."""
+    ids, size = list(ids), size or LOOKUP_BATCH
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

@@ -40,7 +40,7 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        if not isinstance(exception, (OperationalError, InterfaceError)) or _permanent(exception):
             return None
         # Logged with its traceback: on SQLite a bug (a missing column) is an OperationalError too.
         log.error("database unavailable for %s %s: %s", request.method, request.path, exception, exc_info=exception)
@@ -49,6 +49,15 @@ class DatabaseUnavailableMiddleware:
         if _wants_json(request):
             return JsonResponse({"retry": True, "message": message}, status=503, headers=headers)
         return HttpResponse(message, status=503, content_type="text/plain; charset=utf-8", headers=headers)
+
+
+# OperationalErrors that no retry mends: psycopg refuses a query of too many parameters before sending it (a bug
+# of ours: the site batches its lookups), and it was answered as an outage ("unreachable for a moment… try again").
+PERMANENT_ERRORS = ("number of parameters must be between",)
+
+
+def _permanent(exception) -> bool:
+    return any(words in str(exception) for words in PERMANENT_ERRORS)
 
 
 class LoginThrottleMiddleware:

@@ -11,6 +11,7 @@ from django.db import transaction
 from annotation.models import Campaign, Track
 from assessments.importers.trec import ids_by_external_id
 from assessments.models import Pool, Run, Topic
+from config.ids import batched
 from retrieval.models import Collection
 
 TOPIC_KIND = {
@@ -46,16 +47,21 @@ def add_topics(campaign, topic_ids) -> int:
     topics of another collection stay out, since a track is of one collection. How many were new to the campaign.
     Called when units are made (assign_campaign: the console, the command, the demo) and when an import or upload
     brings topics (data_imports)."""
-    topics = Topic.objects.filter(pk__in=set(topic_ids), kind=TOPIC_KIND[campaign.task])
+    ids, kind = sorted(set(topic_ids)), TOPIC_KIND[campaign.task]
     track = Track.objects.filter(campaign=campaign).first()
     if track is None:
-        first = topics.order_by("pk").values_list("collection_id", flat=True).first()
+        first = next((c for chunk in batched(ids) for c in Topic.objects.filter(pk__in=chunk, kind=kind)
+                      .order_by("pk").values_list("collection_id", flat=True)[:1]), None)
         if first is None:
             return 0
         track, _ = Track.objects.get_or_create(campaign=campaign, defaults={"collection_id": first})
-    new = set(topics.filter(collection_id=track.collection_id).values_list("pk", flat=True))
+    new = set()
+    for chunk in batched(ids):  # 70,000 topics in one IN (...) were past PostgreSQL's parameter limit
+        new.update(Topic.objects.filter(pk__in=chunk, kind=kind, collection_id=track.collection_id)
+                   .values_list("pk", flat=True))
     new -= set(track.topics.values_list("pk", flat=True))
-    track.topics.add(*new)
+    through = Track.topics.through  # as track.topics.add(*new) writes it, without its lookup of every new id
+    through.objects.bulk_create([through(track_id=track.pk, topic_id=pk) for pk in sorted(new)], batch_size=1000)
     return len(new)
 
 

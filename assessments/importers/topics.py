@@ -24,6 +24,7 @@ from assessments.importers.sniff import but_looks_like
 from assessments.importers.topic_ids import topic_id
 from assessments.importers.trec import check_slug, no_progress, raise_if_any, topics_by_id
 from assessments.models import Topic
+from config.ids import batched
 from retrieval.ingest import Problems, file_batches, json_type, parse_json_lines
 from retrieval.models import Collection
 
@@ -440,7 +441,9 @@ def write_topics(records, problems, collection_name, *, update=False, progress=n
     existing = {}
     if collection is not None:  # by topic_ids' rule: a topic stored as `051` is the file's 51
         pks = topics_by_id(Topic.objects.filter(collection=collection), [r.qid for r in records])
-        by_pk = Topic.objects.in_bulk(list(pks.values()))
+        by_pk = {}
+        for chunk in batched(pks.values()):  # in_bulk does not batch on PostgreSQL (65,535 parameters at most)
+            by_pk.update(Topic.objects.in_bulk(chunk))
         existing = {qid: by_pk[pk] for qid, pk in pks.items()}
     for record in records:
         topic = existing.get(record.qid)

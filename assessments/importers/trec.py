@@ -37,6 +37,8 @@ from assessments.importers.trec_files import (  # noqa: F401  (MAX_* and parse_s
 from assessments.importers.topic_ids import topic_id
 from assessments.models import Qrel, QrelSet, Run, RunEntry, Topic
 from assessments.services.runs import name_taken_message, taken_names
+from config import ids as ids_module
+from config.ids import batched
 from retrieval.bulk import has_copy_specials, insert_rows, no_progress  # noqa: F401  (imported from here too)
 from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, hidden_characters
 from retrieval.models import Collection, Passage
@@ -72,9 +74,7 @@ def ids_by_external_id(queryset, external_ids) -> dict[str, int]:
             rows = queryset.extra(where=[f"{column} = ANY(%s)"], params=[chunk]).values_list("external_id", "pk")
             found.update(rows)
         return found
-    chunk_size = (connection.features.max_query_params or 1000) - 50
-    for start in range(0, len(ids), chunk_size):
-        chunk = ids[start : start + chunk_size]
+    for chunk in batched(ids, min(ids_module.LOOKUP_BATCH, (connection.features.max_query_params or 1000) - 50)):
         found.update(queryset.filter(external_id__in=chunk).values_list("external_id", "pk"))
     return found
 

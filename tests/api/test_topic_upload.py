@@ -107,3 +107,35 @@ def test_an_outline_campaign_takes_no_topic_file(organiser, outline):
 def test_a_bad_format_is_a_400_naming_it(organiser, adhoc):
     response = upload(organiser, ROBUST, format="sgml")
     assert response.status_code == 400 and response.json()["problems"][0]["field"] == "format"
+
+
+
+def test_the_lookups_of_an_uploads_ids_are_batched(organiser, adhoc, monkeypatch):
+    """Each lookup of the imported ids was one `IN (...)` over all of them: 70,000 topics were past PostgreSQL's
+    65,535 parameters, which psycopg refused (OperationalError) and the site then called an outage ("the database
+    is unreachable… retry": a 503). With the batch made 50, no query of an upload, a campaign token's check and an
+    update of 300 topics reads more than 50 ids (on SQLite before: 300 in one query)."""
+    from django.db import connection
+    from rest_framework.test import APIClient
+
+    from annotation.models import Campaign
+    from annotation.services.tokens import issue_token
+    from config import ids
+
+    monkeypatch.setattr(ids, "LOOKUP_BATCH", 50)
+    scoped = APIClient()  # a campaign's token checks every topic against the campaign's own: one more lookup
+    scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser', campaign='adhoc')[1]}")
+    body = "".join(f"{1000 + i}\ttopic {i}\n" for i in range(300)).encode()
+    most = []
+
+    def count(execute, sql, params, many, context):
+        if not many and sql.lstrip().upper().startswith("SELECT"):
+            most.append((len(params or ()), sql[:200]))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        assert upload(scoped, body, "many.tsv").status_code == 201
+        assert upload(scoped, body.replace(b"\ttopic ", b"\tnew "), "many.tsv", update="true").status_code == 201
+    assert max(most)[0] <= 50 + 5, max(most)
+    assert Topic.objects.filter(title__startswith="new ").count() == 300
+    assert Campaign.objects.get(name="adhoc").track.topics.filter(external_id__startswith="1").count() == 300

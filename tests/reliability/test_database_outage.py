@@ -72,6 +72,23 @@ def test_other_errors_stay_errors(client, assignment, article):
 
 
 @pytest.mark.django_db
+def test_too_many_parameters_is_no_outage_to_retry(client, assignment, article):
+    """psycopg refuses a query of over 65,535 parameters with an OperationalError: it was answered as an outage,
+    503 "unreachable for a moment… try again", which no retry mends. It is an error (a 500, logged)."""
+    client.raise_request_exception = False
+    client.force_login(assignment.assessor)
+
+    def too_many(execute, sql, params, many, context):
+        raise OperationalError("sending query and params failed: number of parameters must be between 0 and 65535")
+
+    with connection.execute_wrapper(too_many):
+        response = client.post(reverse("annotation:save", args=[assignment.token]), change(article[2][0]),
+                               content_type="application/json")
+    assert response.status_code == 500
+    assert b"retry" not in response.content
+
+
+@pytest.mark.django_db
 def test_server_timing_reports_the_database_time_when_asked(client, assignment, settings):
     client.force_login(assignment.assessor)
     url = reverse("annotation:outline", args=[assignment.token])
