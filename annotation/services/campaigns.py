@@ -61,7 +61,8 @@ def add_topics(campaign, topic_ids) -> int:
                    .values_list("pk", flat=True))
     new -= set(track.topics.values_list("pk", flat=True))
     through = Track.topics.through  # as track.topics.add(*new) writes it, without its lookup of every new id
-    through.objects.bulk_create([through(track_id=track.pk, topic_id=pk) for pk in sorted(new)], batch_size=1000)
+    through.objects.bulk_create([through(track_id=track.pk, topic_id=pk) for pk in sorted(new)], batch_size=1000,
+                                ignore_conflicts=True)  # as add() does: a row another import added meanwhile
     return len(new)
 
 
