@@ -92,6 +92,8 @@ if not DATABASE_URL:
     DATABASE_URL = f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend, waiting for a shared cache's table lock as for a locked file (config/sqlite/base.py).
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}

@@ -72,7 +72,7 @@ def test_database_url_selects_the_database(settings):
 
     parsed = dj_database_url.parse("postgres://pj@127.0.0.1:5432/pooljudge")
     assert parsed["ENGINE"] == "django.db.backends.postgresql"
-    expected = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite3"
+    expected = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
     assert settings.DATABASES["default"]["ENGINE"].endswith(expected)
 
 

@@ -1,0 +1,61 @@
+"""Django's SQLite backend, waiting for a table lock of a shared cache as SQLite waits for a locked file.
+
+SQLite's busy timeout (OPTIONS["timeout"]) makes a statement wait while another connection holds the database
+file. Connections to one *shared-cache* database (the tests' in-memory database, `file:memorydb_default?mode=
+memory&cache=shared`, which a live server's threads and the background thread all open) do not lock the file:
+they lock tables, and a statement that meets another connection's table lock fails at once with
+SQLITE_LOCKED_SHAREDCACHE, "database table is locked", whatever the timeout. That is how an import's last write
+failed while the import's page read the same row (CI, 2 Dec 2026: the job stayed "Running" and the browser test
+waited for "Done" in vain). SQLite's own answer is sqlite3_unlock_notify, which Python does not offer; so a
+statement that meets such a lock is run again, after a pause that doubles up to 50 ms, until the busy timeout
+has passed, and only then is the error raised. Nothing else changes; other errors are raised at once.
+"""
+
+import sqlite3
+import time
+
+from django.db.backends.sqlite3 import base
+
+SQLITE_LOCKED_SHAREDCACHE = getattr(sqlite3, "SQLITE_LOCKED_SHAREDCACHE", 6 | (1 << 8))
+lock_waits = 0  # statements that met a shared-cache table lock (tests/config/test_sqlite_backend.py)
+
+
+def _shared_cache_lock(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == SQLITE_LOCKED_SHAREDCACHE
+
+
+class WaitingCursor(base.SQLiteCursorWrapper):
+    timeout = 5.0  # set from the connection's busy timeout
+
+    def _waiting(self, run, *args):
+        global lock_waits
+        deadline, pause, waited = None, 0.001, False
+        while True:
+            try:
+                return run(*args)
+            except sqlite3.OperationalError as exc:
+                if not _shared_cache_lock(exc):
+                    raise
+                now = time.monotonic()
+                deadline = deadline or now + self.timeout
+                if now >= deadline:
+                    raise
+                if not waited:
+                    waited = True
+                    lock_waits += 1
+                time.sleep(min(pause, deadline - now))
+                pause = min(pause * 2, 0.05)
+
+    def execute(self, query, params=None):
+        return self._waiting(super().execute, query, params)
+
+    def executemany(self, query, param_list):
+        param_list = list(param_list)  # run again, it must be read again
+        return self._waiting(super().executemany, query, param_list)
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def create_cursor(self, name=None):
+        cursor = self.connection.cursor(factory=WaitingCursor)
+        cursor.timeout = float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))
+        return cursor
