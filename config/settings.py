@@ -96,7 +96,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["ENGINE"] = "config.sqlite"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
-    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
+    # ":memory:" said outright: Django's shared-cache in-memory database, which pytest-django names per xdist process
+    # only for its own engine name (it took the file's name for config.sqlite's).
+    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or ":memory:"}
 else:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Django's backend with a health check that needs no round trip (config/postgresql/base.py).
