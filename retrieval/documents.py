@@ -34,7 +34,7 @@ from django.db import IntegrityError, connection, transaction
 
 from retrieval import ingest
 from retrieval.bulk import copy_escaped, insert_rows, no_progress
-from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, json_type, parse_json_lines
+from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, id_problem, json_type, parse_json_lines
 from retrieval.models import Collection, Passage
 
 FORMATS = ("auto", "sgml", "jsonl", "tsv")
@@ -132,6 +132,8 @@ def _valid_id(docid, line, problems, field_name) -> bool:
         problems.add(f"an id longer than {MAX_EXTERNAL_ID} characters", line=line, field=field_name)
     elif _SPACE.search(docid):
         problems.add(f"{docid[:60]!r} is not a document id: it holds a space", line=line, field=field_name)
+    elif problem := id_problem(docid):
+        problems.add(f"{docid[:60]!r} is not a document id: {problem}", line=line, field=field_name)
     else:
         return True
     _stopping(problems)

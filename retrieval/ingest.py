@@ -11,6 +11,7 @@ import json
 import lzma
 import re
 import sys
+import unicodedata
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -376,6 +377,23 @@ def hidden_characters(text: str) -> str | None:
         if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
             name = unicodedata.name(ch, "unnamed")
             return f"character {i + 1} is U+{ord(ch):04X} {name.lower()}, which a reader cannot see"
+    return None
+
+
+FULLWIDTH_ASCII = range(0xFF01, 0xFF5F)  # "Ａ", "１": look like ASCII letters, digits and signs, and are not
+
+
+def id_problem(value: str) -> str | None:
+    """What makes `value` no id a person can read back and type (hidden_characters, or a full-width form of an ASCII
+    character, which looks like another id: "１２３" beside "123"), or None. THE check of every id a file or a
+    request names: topics, documents, runs."""
+    hidden = hidden_characters(value)
+    if hidden:
+        return hidden
+    for i, ch in enumerate(value):
+        if ord(ch) in FULLWIDTH_ASCII:
+            return (f"character {i + 1} is U+{ord(ch):04X} {unicodedata.name(ch).lower()}, which looks like "
+                    f"{chr(ord(ch) - 0xFEE0)!r} and is not")
     return None
 
 

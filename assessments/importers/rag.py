@@ -37,7 +37,7 @@ from assessments.services import nuggets
 from assessments.services.judging import record_judgement
 from assessments.services.runs import RunLookupError, find_run, name_taken_message, taken_names
 from retrieval.bulk import no_progress
-from retrieval.ingest import InvalidJSON, Problems, hidden_characters, json_type, load_json
+from retrieval.ingest import InvalidJSON, Problems, id_problem, json_type, load_json
 from retrieval.models import Passage
 
 MAX_LINE_CHARS = 1_000_000  # one answer, bank or assignment line: a longer one is refused, not read
@@ -152,8 +152,8 @@ def parse_answers(batches, problems, scope) -> list[ParsedAnswer]:
                 problems.add(f"expected an object, got {json_type(head)}", line=number, field="metadata")
                 continue
         run_id = _text(head, "run_id", number, problems, place=run_key, limit=MAX_RUN_NAME)
-        if run_id is not None and hidden_characters(run_id):
-            problems.add(f"run name {run_id!r}: {hidden_characters(run_id)}", line=number, field=run_key)
+        if run_id is not None and id_problem(run_id):
+            problems.add(f"run name {run_id!r}: {id_problem(run_id)}", line=number, field=run_key)
         qid = _text(head, "topic_id" if head is obj else "narrative_id", number, problems, place=topic_key)
         topic = _topic(qid, number, scope, problems, topic_key)
         qid = qid if topic is None else topic.external_id  # one topic however the lines pad its id

@@ -25,7 +25,7 @@ from assessments.importers.topic_ids import topic_id
 from assessments.importers.trec import check_slug, no_progress, raise_if_any, topics_by_id
 from assessments.models import Topic
 from config.ids import batched
-from retrieval.ingest import Problems, file_batches, json_type, parse_json_lines
+from retrieval.ingest import Problems, file_batches, id_problem, json_type, parse_json_lines
 from retrieval.models import Collection
 
 FORMATS = ("auto", "trec", "xml", "tsv", "jsonl")
@@ -124,6 +124,9 @@ def _check_id(raw, line, seen, problems, field_name) -> str | None:
     if len(raw) > MAX_EXTERNAL_ID or any(c.isspace() for c in raw):
         problems.add(f"{raw[:60]!r} is not a topic id (no spaces, at most {MAX_EXTERNAL_ID} characters)",
                      line=line, field=field_name)
+        return None
+    if problem := id_problem(raw):
+        problems.add(f"{raw[:60]!r} is not a topic id: {problem}", line=line, field=field_name)
         return None
     qid = topic_id(raw)
     if qid in seen:

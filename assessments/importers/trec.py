@@ -40,7 +40,7 @@ from assessments.services.runs import name_taken_message, taken_names
 from config import ids as ids_module
 from config.ids import batched
 from retrieval.bulk import has_copy_specials, insert_rows, no_progress  # noqa: F401  (imported from here too)
-from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, hidden_characters
+from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, id_problem
 from retrieval.models import Collection, Passage
 
 BATCH_SIZE = 1000
@@ -161,6 +161,12 @@ def resolve_references(collection, topic_lines, doc_lines, create_missing, probl
                 f"unknown document {docid!r} in collection {collection.name!r} (--create-missing creates it)",
                 line=doc_lines[docid], field=doc_field,
             )
+    elif create_missing:  # an id made here is checked as an imported one is (the known ones were, when imported)
+        for ids, lines, noun, field in ((new_topics, topic_lines, "topic", topic_field),
+                                        (new_passages, doc_lines, "document", doc_field)):
+            for value in ids:
+                if problem := id_problem(value):
+                    problems.add(f"{value[:60]!r} is not a {noun} id: {problem}", line=lines[value], field=field)
     return References(topics, passages, new_topics, new_passages)
 
 
@@ -290,8 +296,8 @@ def import_parsed_run(
         problems.add("the run name is empty", field="name")
     elif len(run_name) > MAX_RUN_NAME:
         problems.add(f"run name {run_name[:40]!r}... is longer than {MAX_RUN_NAME} characters", field="name")
-    elif hidden_characters(run_name):
-        problems.add(f"run name {run_name!r}: {hidden_characters(run_name)}", field="name")
+    elif id_problem(run_name):
+        problems.add(f"run name {run_name!r}: {id_problem(run_name)}", field="name")
 
     collection = find_collection(collection_name, create_missing, problems)
     scope = {"owner": (run_fields or {}).get("owner"), "track": (run_fields or {}).get("track", "")}

@@ -267,6 +267,12 @@ def test_bad_classic_topics_name_line_and_field_and_store_nothing(tmp_path, text
     ("t.jsonl", '{"query_id": "1", "text": "a"}\n{"qid": "1", "text": "b"}\n',
      "t.jsonl:2: qid: topic '1' is in the file twice (first on line 1)"),
     ("t.jsonl", '{"query_id": "1", "text": "a"\n', "t.jsonl:1: invalid JSON"),
+    # ids a reader cannot read back (issue 38 item 12): zero-width, right-to-left override, full-width
+    ("t.tsv", "1\tone\n2\u200b\ttwo\n", "t.tsv:2: qid: '2\\u200b' is not a topic id: character 2 is U+200B zero width"),
+    ("t.jsonl", '{"query_id": "1", "text": "a"}\n{"query_id": "\\u202e12", "text": "b"}\n',
+     "t.jsonl:2: query_id: '\\u202e12' is not a topic id: character 1 is U+202E right-to-left override"),
+    ("t.jsonl", '{"query_id": "\uff11\uff12", "text": "a"}\n',
+     "t.jsonl:1: query_id: '１２' is not a topic id: character 1 is U+FF11 fullwidth digit one, which looks like '1'"),
 ])
 def test_bad_other_formats(tmp_path, name, text, expected):
     assert expected in failure(write(tmp_path, text, name))

@@ -174,6 +174,16 @@ def test_every_problem_is_reported_at_once(coll, tmp_path):
     assert f"{path}:1: rank:" in message and f"{path}:2: score:" in message and f"{path}:3: expected 6" in message
 
 
+@pytest.mark.parametrize("line,expected", [
+    ("301 Q0 d\u200b9 1 2.0 r\n", "run.txt:1: docid: 'd\\u200b9' is not a document id: character 2 is U+200B zero width"),
+    ("3\u202e03 Q0 d9 1 2.0 r\n", "run.txt:1: qid: '3\\u202e03' is not a topic id: character 2 is U+202E"),
+    ("301 Q0 d9 1 2.0 \uff52\n", "run name 'ｒ': character 1 is U+FF52 fullwidth latin small letter r, which looks"),
+])
+def test_ids_made_by_create_missing_and_run_names_are_checked_for_characters_a_reader_cannot_tell(coll, tmp_path, line,
+                                                                                                  expected):
+    assert expected in rejected(write(tmp_path, line), "--collection", "web", "--create-missing")
+
+
 def test_run_name_already_in_the_collection_is_rejected(coll, tmp_path):
     factories.run(coll, name="bm25")
     path = write(tmp_path, "301 Q0 d1 1 1 bm25\n")

@@ -298,6 +298,11 @@ def test_a_duplicate_across_files_and_in_a_collection_with_passages(tmp_path):
     ('{"id": "a", "contents": "x"}\n{"contents": "no id"}\n', "docs.txt:2: id: the record has no id"),
     ('{"id": "a", "contents": "x"}\n{"id": "b", "contents": 5}\n', "docs.txt:2: contents: expected a string"),
     ('{"id": "a b", "contents": "x"}\n', "docs.txt:1: id: 'a b' is not a document id"),
+    ('{"id": "a", "contents": "x"}\n{"id": "b\\u200d", "contents": "y"}\n',
+     "docs.txt:2: id: 'b\\u200d' is not a document id: character 2 is U+200D zero width joiner"),
+    ("d\u202e1\tone\n", "docs.txt:1: id: 'd\\u202e1' is not a document id: character 2 is U+202E right-to-left"),
+    ("\uff24\uff11\tone\n", "docs.txt:1: id: 'Ｄ１' is not a document id: character 1 is U+FF24 fullwidth latin "
+                              "capital letter d, which looks like 'D'"),
     ("d1\tone\nd2\ttwo\tthree\n", "docs.txt:2: 3 columns, where the file's first line has 2 (id, text)"),
 ])
 def test_bad_files_name_line_and_field_and_store_nothing(tmp_path, text, expected):

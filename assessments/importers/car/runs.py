@@ -24,7 +24,7 @@ from assessments.importers.sniff import but_looks_like
 from assessments.models import Facet, Run, RunEntry, Topic
 from assessments.services.runs import name_scope, name_taken_message, taken_names
 from retrieval.ingest import (
-    ImportFailed, InvalidJSON, Problems, hidden_characters, json_type, load_json, parse_json_lines, read_text,
+    ImportFailed, InvalidJSON, Problems, id_problem, json_type, load_json, parse_json_lines, read_text,
 )
 from retrieval.models import Collection, Passage
 
@@ -129,8 +129,8 @@ def parse_article(obj, line, source, problems) -> Article | None:
             add(f"{short(run_id)} is not a Y3 run id (at most 15 characters of A-Z a-z 0-9 _ . -)", "run_id")
         elif run_id != run_id.strip():
             add(f"{short(run_id)} has leading or trailing spaces", "run_id")
-        elif hidden_characters(run_id):
-            add(f"{short(run_id)}: {hidden_characters(run_id)}", "run_id")
+        elif id_problem(run_id):
+            add(f"{short(run_id)}: {id_problem(run_id)}", "run_id")
 
     title = obj.get("title")
     if "title" not in obj:
