@@ -3,11 +3,17 @@
 markdown-it-py with raw HTML switched off: any HTML the organiser types is shown as text, never run, and
 links only to http(s), mailto and relative addresses (its validateLink refuses javascript:, vbscript:,
 file: and data:). Links open in the same tab and send no referrer.
+
+A text is rendered once per change, not on every page load: its HTML is cached under the hash of the text (a
+changed text has another key), in Django's cache (shared by the web processes) and in this process. 100 KB of
+`![` took markdown-it 5–6 s, on every page of the campaign (issue 38, item 11).
 """
 
+import hashlib
 from functools import lru_cache
 
 from django import template
+from django.core.cache import cache
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
@@ -28,9 +34,25 @@ def _parser():
     return md
 
 
+CACHE_SECONDS = 30 * 24 * 3600
+
+
 def render_markdown(text: str) -> str:
-    """The HTML of Markdown `text` (raw HTML escaped)."""
-    return _parser().render((text or "")[:MAX_CHARS])
+    """The HTML of Markdown `text` (raw HTML escaped), rendered once per text (see above)."""
+    text = (text or "")[:MAX_CHARS]
+    if not text:
+        return ""
+    return _rendered(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), text)
+
+
+@lru_cache(maxsize=32)
+def _rendered(digest: str, text: str) -> str:
+    key = f"pooljudge:markdown:{digest}"
+    html = cache.get(key)
+    if html is None:
+        html = _parser().render(text)
+        cache.set(key, html, CACHE_SECONDS)
+    return html
 
 
 @register.filter(name="markdown")
