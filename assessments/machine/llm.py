@@ -78,6 +78,23 @@ GRADES = (0, 1, 2, 3)
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 FATAL_STATUS = {401, 403, 404}
 MAX_RETRY_AFTER = 120.0
+MAX_REPLY_BYTES = 8 * 1024 * 1024  # a chat completion is kilobytes; a bigger reply is refused unread (issue 38, 8)
+READ_CHUNK = 64 * 1024
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is not followed: urllib would send the request's headers, the key among them, to wherever the
+    endpoint points (another host included). The 3xx comes back as an HTTPError (_refused_redirect)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
+class ReplyTooLarge(ValueError):
+    """A reply over MAX_REPLY_BYTES: one unreadable answer, its rest never read."""
 
 
 class LLMInvalid(ValueError):
@@ -146,10 +163,14 @@ class Endpoint:
         if self.api_key:
             request.add_header("Authorization", f"Bearer {self.api_key}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                data = json.loads(response.read().decode("utf-8"))
+            with _opener.open(request, timeout=self.timeout) as response:
+                data = json.loads(self._read(response).decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
+            if 300 <= exc.code < 400:
+                raise Fatal(f"HTTP {exc.code} from {self.base_url}: the endpoint redirects (to "
+                            f"{str(exc.headers.get('Location') or '?')[:200]}), and a redirect is not followed: "
+                            "the key goes to the configured address only. Configure the address it names.") from None
+            detail = exc.read(300)[:300].decode("utf-8", "replace")
             if exc.code in TRANSIENT_STATUS:
                 raise Transient(f"HTTP {exc.code}", _retry_after(exc.headers.get("Retry-After"))) from None
             if exc.code in FATAL_STATUS:
@@ -162,6 +183,8 @@ class Endpoint:
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise Transient(f"no answer within {self.timeout:g} s") from exc
             raise Transient(f"cannot reach {self.base_url}: {reason}") from exc
+        except ReplyTooLarge:
+            raise
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested past Python's limit
             raise ValueError(f"the answer is not JSON: {str(exc)[:200]}") from None
         try:
@@ -174,6 +197,24 @@ class Endpoint:
             tokens = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
         return {"text": text if isinstance(text, str) else json.dumps(text), "tokens": int(tokens or 0),
                 "model": str(data.get("model") or self.model)}
+
+
+    def _read(self, response) -> bytes:
+        """The reply's body: at most MAX_REPLY_BYTES (ValueError past them, the rest unread), and all of it within
+        the timeout (a reply dripping in keeps every single read under the socket's timeout)."""
+        length = response.headers.get("Content-Length")
+        if length and length.isdigit() and int(length) > MAX_REPLY_BYTES:
+            raise ReplyTooLarge(f"the answer is {int(length):,} bytes, over the {MAX_REPLY_BYTES:,} taken")
+        deadline = time.monotonic() + self.timeout
+        chunks, size = [], 0
+        while chunk := response.read(READ_CHUNK):
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise ReplyTooLarge(f"the answer is over the {MAX_REPLY_BYTES:,} bytes taken")
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            chunks.append(chunk)
+        return b"".join(chunks)
 
 
 def _retry_after(value):

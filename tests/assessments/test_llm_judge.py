@@ -69,6 +69,14 @@ class Handler(BaseHTTPRequestHandler):
             count = server.seen[text]
         if self.path != "/v1/chat/completions":
             return self.reply(404, {"error": "no such path"})
+        if text.startswith("redirect"):  # to another server (server.elsewhere), as a 302
+            self.send_response(302)
+            self.send_header("Location", server.elsewhere + "/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        if text.startswith(("huge", "endless")):  # a body over the cap: said by its length, or never ending
+            return self.oversized(llm.MAX_REPLY_BYTES + 1, announced=text.startswith("huge"))
         if "slow" in text and count == 1:
             time.sleep(1.0)
         if "busy" in text and count == 1:
@@ -89,6 +97,19 @@ class Handler(BaseHTTPRequestHandler):
             answer = "I think this passage is quite relevant to the query."
         self.reply(200, {"model": body["model"] + "-2024", "choices": [{"message": {"role": "assistant", "content": answer}}],
                          "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}})
+
+    def oversized(self, size, announced):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if announced:
+            self.send_header("Content-Length", str(size))
+        self.end_headers()
+        try:
+            for _ in range(0, size, 65536):
+                self.wfile.write(b" " * 65536)
+        except OSError:  # the client stopped reading, as it should
+            pass
+        self.close_connection = True
 
     def raw(self, payload):
         self.send_response(200)
@@ -321,3 +342,31 @@ def test_a_campaign_prompt_without_its_fields_is_refused(server):
     Campaign.objects.create(name="news", task=Campaign.Task.ADHOC, settings={"llm_prompt": "Rate: {query}"})
     with pytest.raises(CommandError, match=re.escape("--llm-prompt: the campaign's prompt has no {passage}")):
         judge(server, "--pool", "judge-pool", "--campaign", "news")
+
+
+def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(server):
+    """urllib follows a 302 of a POST with the request's headers: the key would go to the address it names."""
+    elsewhere = FakeLLM()
+    thread = threading.Thread(target=elsewhere.serve_forever, daemon=True)
+    thread.start()
+    try:
+        server.elsewhere = elsewhere.url
+        make_pool(["redirect me", "good 2"])
+        with pytest.raises(CommandError, match=r"HTTP 302 .*the endpoint redirects .*a redirect is not followed"):
+            judge(server, "--pool", "judge-pool")
+        assert elsewhere.requests == [] and elsewhere.keys == []
+        assert MachineJob.objects.get().status == "failed"
+    finally:
+        elsewhere.shutdown()
+        elsewhere.server_close()
+
+
+def test_a_reply_over_the_size_cap_is_one_unreadable_answer_and_the_rest_goes_on(server, monkeypatch):
+    monkeypatch.setattr(llm, "MAX_REPLY_BYTES", 200_000)  # the cap is 8 MB; a small one keeps the test small
+    make_pool(["huge 1", "endless 1", "good 2"])
+    summary, _ = judge(server, "--pool", "judge-pool")
+    labels = {l.passage.external_id: l for l in MachineLabel.objects.select_related("passage")}
+    assert labels["d3"].grade == 2
+    assert "200,001 bytes, over the 200,000 taken" in labels["d1"].error and labels["d1"].grade is None
+    assert "over the 200,000 bytes taken" in labels["d2"].error and labels["d2"].grade is None
+    assert summary["errors_now"] == 2
