@@ -207,6 +207,9 @@ EXPORT_DIR = Path(env_str("EXPORT_DIR") or BASE_DIR / "var" / "exports")
 # Model-assisted assessment (issue 18): where trained annotators are kept, and the LLM judge (any OpenAI-compatible
 # chat endpoint). Nothing is sent to an LLM unless LLM_JUDGE_BASE_URL is set or a command names --endpoint.
 MACHINE_MODEL_DIR = Path(env_str("MACHINE_MODEL_DIR") or BASE_DIR / "var" / "annotators")
+# Hugging Face hub names a page or the API may name (training, a pool's encoder or cross-encoders): a name not listed
+# would make a worker download it. Folders and the bundled model need no listing (retrieval.specs.model_problem).
+MODEL_ALLOW_LIST = env_list("MODEL_ALLOW_LIST")
 LLM_JUDGE_BASE_URL = env_str("LLM_JUDGE_BASE_URL") or ""
 LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL") or ""
 LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY") or ""

@@ -62,6 +62,18 @@ def resolve_model(model: str) -> str:
     return str(Path(found.origin).resolve().parent / "model")
 
 
+def model_problem(model: str) -> str | None:
+    """Why a page or the API may not name `model` (None: it may): a folder (a path) or the bundled or default
+    encoder may always be named; a Hugging Face hub name only when settings.MODEL_ALLOW_LIST lists it, so that no
+    form field starts a download from the hub. THE rule for a model a request names (commands may name any)."""
+    if model.startswith(("/", ".", "~")) or model in (BUNDLED_ENCODER, default_encoder()):
+        return None
+    if model in getattr(settings, "MODEL_ALLOW_LIST", ()):
+        return None
+    return (f"{model[:100]!r} is not on this site's MODEL_ALLOW_LIST of Hugging Face models (a name not listed would "
+            "be downloaded by a worker): name a folder on the workers, or ask the site's administrator to list it")
+
+
 def parse(text: str) -> dict:
     """One spec string → a dict with `kind` and every option filled in."""
     text = text.strip()

@@ -41,9 +41,12 @@ def retriever_list(*, bm25=False, dense=False, encoder="", rerankers=()) -> list
         specs.append(f"dense:{encoder.strip()}" if encoder.strip() else "dense")
     specs.extend(f"rerank:{model.strip()}" for model in rerankers if model.strip())
     try:
-        retriever_specs.split(specs)
+        first, second = retriever_specs.split(specs)
     except retriever_specs.SpecError as exc:
         raise PoolInvalid("retrievers", str(exc)) from None
+    for spec in first + second:
+        if spec.get("model") and (problem := retriever_specs.model_problem(spec["model"])):
+            raise PoolInvalid("encoder" if spec["kind"] == "dense" else "rerankers", problem)
     return specs
 
 

@@ -35,6 +35,7 @@ from assessments.machine.metrics import FIGURES
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
 from assessments.models.machine import several_sources
 from retrieval.services import background
+from retrieval.specs import model_problem
 
 BUNDLED_MODEL = annotator.DEFAULT_MODEL
 HUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$")
@@ -74,7 +75,8 @@ def _bounded(name, value, *, optional=False):
 def check_model(name) -> str:
     """The annotator's model: `features` (the default: logistic regression on rank, BM25 and encoder features,
     seconds on a CPU), or a transformer to fine-tune: `minilm` (the bundled all-MiniLM-L6-v2), a folder holding a
-    Hugging Face model (its config.json), or a Hugging Face hub name (organisation/model) the workers can load."""
+    Hugging Face model (its config.json), or a Hugging Face hub name (organisation/model) on MODEL_ALLOW_LIST
+    (retrieval.specs.model_problem: no request starts a download)."""
     name = (name or BUNDLED_MODEL).strip()
     if name in (BUNDLED_MODEL, annotator.BUNDLED_TRANSFORMER):
         return name
@@ -86,6 +88,8 @@ def check_model(name) -> str:
     if not HUB_NAME.fullmatch(name):
         raise MachineInvalid("model", f"{name[:100]!r}: give features, minilm, a model folder, or a Hugging Face "
                                       "name such as organisation/model")
+    if problem := model_problem(name):
+        raise MachineInvalid("model", problem)
     return name
 
 

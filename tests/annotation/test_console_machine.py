@@ -74,6 +74,7 @@ def test_a_running_job_is_followed_by_the_page_and_its_json_says_the_time_left(c
     ({"folds": 1}, "folds", "Ensure this value is greater than or equal to 2."),
     ({"model_name": "/nowhere/model"}, "model_name", "is not a folder holding a Hugging Face model"),
     ({"model_name": "not a name!"}, "model_name", "give features, minilm, a model folder, or a Hugging Face name"),
+    ({"model_name": "someone/huge-model"}, "model_name", "not on this site's MODEL_ALLOW_LIST"),  # no download
     ({"threshold": 3}, None, "all 32 human labels are non-relevant"),
     ({"topics": "1\n2"}, None, "only 16 human labels: an annotator needs at least 20"),
     ({"run_blind": "on"}, "run_blind", "only the feature model reads the runs"),

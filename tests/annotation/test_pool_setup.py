@@ -59,12 +59,23 @@ def test_topics_outside_the_campaign_and_runs_of_another_campaign_are_refused(ca
     assert not Pool.objects.exists()
 
 
-def test_retrievers_are_named_as_build_pool_names_them():
+def test_retrievers_are_named_as_build_pool_names_them(settings):
+    settings.MODEL_ALLOW_LIST = ["intfloat/e5-small-v2"]
     assert retriever_list(bm25=True, dense=True) == ["bm25", "dense"]
     assert retriever_list(dense=True, encoder="intfloat/e5-small-v2", rerankers=["/m/ce"]) == [
         "dense:intfloat/e5-small-v2", "rerank:/m/ce"]
     with pytest.raises(PoolInvalid):
         retriever_list(dense=True, encoder="a,b=c,d")
+
+
+def test_a_hub_model_not_on_the_allow_list_is_refused_naming_its_field(settings):
+    """A form field must not make a worker download a model from the hub (issue 38 item 8)."""
+    settings.MODEL_ALLOW_LIST = ["intfloat/e5-small-v2"]
+    for kwargs, field in (({"dense": True, "encoder": "someone/huge-model"}, "encoder"),
+                          ({"bm25": True, "rerankers": ["cross-encoder/ms-marco-MiniLM-L-6-v2"]}, "rerankers")):
+        with pytest.raises(PoolInvalid, match="not on this site's MODEL_ALLOW_LIST") as caught:
+            retriever_list(**kwargs)
+        assert caught.value.field == field
 
 
 def test_a_choice_campaign_makes_its_forced_choice_items_from_a_pool_run(tmp_path, client):

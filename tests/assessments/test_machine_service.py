@@ -26,10 +26,12 @@ def test_a_pools_runs_include_the_retriever_runs_that_brought_its_candidates():
 
 
 @pytest.mark.parametrize("name, ok", [
-    ("minilm", True), ("sentence-transformers/all-MiniLM-L6-v2", True), ("bert-base-uncased", True),
+    ("minilm", True), ("sentence-transformers/all-MiniLM-L6-v2", True), ("bert-base-uncased", False),
     ("/nowhere/at/all", False), ("two words", False), ("a/b/c", False), ("", True),
 ])
-def test_the_base_model_is_the_bundled_one_a_hub_name_or_a_folder_holding_a_model(name, ok, tmp_path):
+def test_the_base_model_is_the_bundled_one_a_listed_hub_name_or_a_folder_holding_a_model(name, ok, tmp_path,
+                                                                                         settings):
+    settings.MODEL_ALLOW_LIST = ["sentence-transformers/all-MiniLM-L6-v2"]  # bert-base-uncased is not listed
     if ok:
         assert machine.check_model(name)
     else:
