@@ -187,6 +187,33 @@ def test_hostile_sgml_is_read_in_time_linear_in_its_size(tmp_path, case):
     assert document.docid == "X" and (expected is None or document.text == expected(n))
 
 
+@pytest.mark.parametrize("nested", [
+    lambda n: "<TEXT>" * n + "deep" + "</TEXT>" * n,  # a text in a text: the outermost is the text
+    lambda n: "<TEXT>" + "<p><b>" * n + "deep" + "</b></p>" * n + "</TEXT>",  # each <b> held its content's copy
+    lambda n: "<TEXT>" + "<b>" * n + "deep",  # never closed: text of the <TEXT>
+])
+def test_nested_tags_take_memory_linear_in_the_file(tmp_path, nested):
+    """12,000 nested tags (108 KB) peaked at 809 MB: every element kept a copy of its content (issue 38 item 1).
+    Now a few times the file: the peak of 12,000 against a one-line document's, within 20 MB."""
+    import tracemalloc
+
+    from retrieval.documents import read_documents
+
+    def peak(body):
+        path = write(tmp_path, f"<DOC>\n<DOCNO> X </DOCNO>\n{body}\n</DOC>\n", "nested.txt")
+        tracemalloc.start()
+        try:
+            (document,) = read_documents(path, ingest.Problems(path))
+            return tracemalloc.get_traced_memory()[1], document
+        finally:
+            tracemalloc.stop()
+
+    one_line, _ = peak("<TEXT>deep</TEXT>")
+    deep, document = peak(nested(12_000))
+    assert deep - one_line < 20_000_000, f"{deep / 1e6:.0f} MB against {one_line / 1e6:.1f} MB"
+    assert document.docid == "X" and document.text.split() == ["deep"]
+
+
 def test_the_trec_rag_segmented_corpus_keeps_its_segment_as_the_text(tmp_path):
     """MS MARCO V2.1 segmented (TREC RAG 2024: the passages answers cite) gives its text as `segment`: it was stored
     in metadata and the passage's text left empty, so the support pages showed assessors empty cited passages."""
