@@ -60,6 +60,9 @@ class BackgroundJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    restarts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times it was taken again from a worker that stopped while running it (killed, perhaps "
+                             "for memory): at retrieval.services.background.MAX_RESTARTS it fails for good.")
 
     objects = BackgroundJobQuerySet.as_manager()
 

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.db import InterfaceError, OperationalError, connections, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from retrieval.models.background import ACTIVE, BackgroundJob, JobStatus
@@ -40,6 +40,7 @@ logger = logging.getLogger("retrieval.background")
 
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 LEASE = timedelta(minutes=10)  # a RUNNING job with no news for this long may be claimed again
+MAX_RESTARTS = 2  # a job whose worker stopped under it this often is not taken a third time: it may be what kills it
 WRITE_EVERY = 2.0  # seconds between writes of a job's progress to its row
 LIVE_EVERY = 0.25  # seconds between writes of live progress to the cache
 LIVE_TTL = 24 * 3600
@@ -145,13 +146,27 @@ def claim(model, pk, *, statuses=(JobStatus.QUEUED,), stale: timedelta | None = 
     the message came back (`redelivered`: its worker died) or when it has had no news for `stale`. False: another
     worker has it, or it has ended."""
     now = timezone.now()
-    claimable = Q(status__in=list(statuses))
-    if redelivered:
-        claimable |= Q(status=JobStatus.RUNNING)
-    elif stale is not None:
-        claimable |= Q(status=JobStatus.RUNNING, updated_at__lt=now - stale)
-    return bool(model.objects.filter(claimable, pk=pk).update(status=JobStatus.RUNNING, started_at=now,
-                                                               updated_at=now, **fields))
+    if model.objects.filter(pk=pk, status__in=list(statuses)).update(status=JobStatus.RUNNING, started_at=now,
+                                                                     updated_at=now, **fields):
+        return True
+    if not redelivered and stale is None:
+        return False
+    # RUNNING, and its worker stopped under it (the broker sent it back) or it has had no news for `stale`: taken
+    # again, up to MAX_RESTARTS times. A job that killed its worker (acknowledged late, it comes back) would kill
+    # the next one, for ever; after that many it fails for good, saying why.
+    orphaned = Q(status=JobStatus.RUNNING) if redelivered else Q(status=JobStatus.RUNNING, updated_at__lt=now - stale)
+    if model.objects.filter(orphaned, pk=pk, restarts__gte=MAX_RESTARTS).update(
+            status=JobStatus.FAILED, finished_at=now, updated_at=now, error=gave_up_after_restarts()):
+        cache.delete(live_key(model(pk=pk)))
+        return False
+    return bool(model.objects.filter(orphaned, pk=pk).update(status=JobStatus.RUNNING, started_at=now, updated_at=now,
+                                                             restarts=F("restarts") + 1, **fields))
+
+
+def gave_up_after_restarts() -> str:
+    return (f"its worker stopped while running it {MAX_RESTARTS + 1} times (killed, perhaps for memory, or its "
+            "machine restarted): it is not tried again, so that it cannot stop the next worker too. Look at what it "
+            "was given (a file's size or nesting), and start it again once that is fixed.")
 
 
 def end(job: BackgroundJob, status, *, message: str = "", error: str = "", **fields) -> BackgroundJob:
