@@ -21,8 +21,10 @@ GLANCE_LAYER = {"outline": "relevance", "plot": "plot_grade", "adhoc": "grade"}
 
 
 def campaign_runs(campaign) -> list:
-    """The runs of the campaign's pools and the retriever runs made for them, by name."""
+    """The runs of the campaign, by name: those submitted to it (its track: participants' over the API, the
+    organisers' on its Data page), those of its pools, and the retriever runs made for them."""
     ids = set(Run.objects.filter(pools__in=campaign.pools.all()).values_list("pk", flat=True))
+    ids.update(Run.objects.filter(track=campaign.name).values_list("pk", flat=True))
     for params in campaign.pools.values_list("params", flat=True):
         built = (params or {}).get("built", {})
         ids.update(built.get("runs", []))

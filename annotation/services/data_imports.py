@@ -152,7 +152,7 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
             paths, names = _write_files(data_import, Path(folder))
             summary, topic_ids = import_files(
                 data_import.kind, paths, data_import.collection, data_import.options, progress=report,
-                campaign=data_import.campaign,
+                campaign=data_import.campaign, owner=data_import.created_by,
             )
             _name_sources(names)
             for path, name in names.items():  # a warning names its file as uploaded, not the temporary path
@@ -247,9 +247,12 @@ def _message(text) -> dict:
     return {"source": "", "line": None, "field": None, "message": text}
 
 
-def import_files(kind, paths, collection, options, *, progress=None, campaign=None) -> tuple[str, list[int]]:
+def import_files(kind, paths, collection, options, *, progress=None, campaign=None, owner=None
+                 ) -> tuple[str, list[int]]:
     """Import files of one kind with the importer the kind's command calls; (summary, ids of the topics they name).
-    Nugget banks and assignments go into `campaign` (a nuggets campaign), under the commands' default users.
+    Nugget banks and assignments go into `campaign` (a nuggets campaign), under the commands' default users. A TREC
+    run uploaded for a campaign is submitted to it (track) by `owner` (who uploaded it), as a run uploaded over the
+    API is: it is the campaign's, listed by `GET /api/runs/?campaign=` and scored on its results page.
 
     Raises ImportFailed (nothing written) with every problem the importer found.
     """
@@ -283,9 +286,10 @@ def import_files(kind, paths, collection, options, *, progress=None, campaign=No
         )
         return result.summary(), _entry_topics(before, collection)
     if kind == Kind.TREC_RUN:
+        submitted = {"track": campaign.name, "owner": owner} if campaign is not None and owner is not None else {}
         result = trec.import_run(
             paths[0], collection, name=options.get("name") or None,
-            create_missing=bool(options.get("create_missing")), progress=progress,
+            create_missing=bool(options.get("create_missing")), progress=progress, run_fields=submitted,
         )
         topics = Topic.objects.filter(run_entries__run=result.run).distinct()
         return result.summary(), list(topics.values_list("pk", flat=True))

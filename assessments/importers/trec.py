@@ -257,14 +257,16 @@ class RunImport:
         )
 
 
-def import_run(path, collection_name, *, name=None, create_missing=False, progress=no_progress) -> RunImport:
-    """Import a TREC run file as a Run of `collection_name`; ImportFailed (nothing written) if anything is wrong."""
+def import_run(path, collection_name, *, name=None, create_missing=False, progress=no_progress,
+               run_fields=None) -> RunImport:
+    """Import a TREC run file as a Run of `collection_name`; ImportFailed (nothing written) if anything is wrong.
+    `run_fields`: further Run fields (a campaign's upload: track and owner; import_parsed_run)."""
     source = str(path)
     problems = Problems(source)
     parsed = read_run(path, problems, progress=progress)
     return import_parsed_run(
         parsed, problems, collection_name, name=name, create_missing=create_missing,
-        run_fields={"source_file": source}, progress=progress,
+        run_fields={"source_file": source, **(run_fields or {})}, progress=progress,
     )
 
 

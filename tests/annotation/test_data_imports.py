@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from annotation.models import DataImport, DataImportFile
+from annotation.models import Campaign, DataImport, DataImportFile
 from annotation.services import data_imports
 from annotation.services.campaigns import create_campaign
 from annotation.services.data_imports import ImportInvalid, Upload, progress_of, progress_reporter, start_import
@@ -98,3 +98,34 @@ def test_runs_and_qrels_from_an_upload_keep_the_uploaded_files_name_not_the_serv
                  collection="web", options={"create_missing": True})
     assert sorted(Run.objects.values_list("source_file", flat=True)) == [RUN.name, "team-a.run"]
     assert list(QrelSet.objects.values_list("source_file", flat=True)) == ["judged.qrels"]
+
+
+def test_a_run_uploaded_for_a_campaign_is_submitted_to_it_and_scored_on_its_results(client):
+    """Issue 39 items 2 and 3: a run uploaded on the campaign's Data page had no campaign and no owner, `GET
+    /api/runs/?campaign=` left it out, and the results page scored only the pools' runs, not the runs submitted to
+    the campaign (over the API or on the page)."""
+    from annotation.reports.results import campaign_runs
+    from annotation.roles import Role, ensure_groups
+    from django.contrib.auth.models import Group
+
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    web = factories.collection("web")
+    factories.topic(web, "1", kind=Topic.Kind.ADHOC)
+    campaign = create_campaign(name="adhoc-a", task="adhoc", topics=["1"], collection="web")
+    create_campaign(name="adhoc-b", task="adhoc", topics=["1"], collection="web")
+    done = start_import(kind="trec-run", uploads=[Upload("mine.run", io.BytesIO(b"1 Q0 d 1 1 mine\n"))],
+                        collection="web", options={"create_missing": True}, campaign=campaign, user=boss)
+    done.refresh_from_db()
+    assert done.status == DataImport.Status.DONE, done.problems
+    run = Run.objects.get(name="mine")
+    assert (run.track, run.owner) == ("adhoc-a", boss)
+    client.force_login(boss)
+    listed = client.get("/api/runs/", {"campaign": "adhoc-a"}).json()
+    names = [r["name"] for r in listed.get("results", listed)]
+    assert names == ["mine"]
+    other = client.get("/api/runs/", {"campaign": "adhoc-b"}).json()
+    assert [r["name"] for r in other.get("results", other)] == []
+    assert [r.name for r in campaign_runs(campaign)] == ["mine"]  # no pool yet: the submitted run is the campaign's
+    assert campaign_runs(Campaign.objects.get(name="adhoc-b")) == []
