@@ -10,6 +10,7 @@ unit is complete when every pair has a label. The page reuses the nugget support
 a list of items, each labelled with a key) and its topic card.
 """
 
+from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.nugget_support import answer_of, answers_of_units, sentences
 from annotation.services.progress import Progress
@@ -57,7 +58,6 @@ def citation_page(assignment, *, readonly=False) -> dict:
     current = labels(assignment, answer.pk) if answer is not None else {}
     ids = {p["id"] for p in found}
     topic = assignment.topic
-    meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     state = {
         "kind": "citation_support",
         "layer": Layer.CITATION_SUPPORT,
@@ -76,8 +76,7 @@ def citation_page(assignment, *, readonly=False) -> dict:
         "labels": {pid: v for pid, v in current.items() if pid in ids},
     }
     return {
-        "query": topic.title or topic.text,
-        "description": str(meta.get("description") or ""),
+        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
         "sentences": shown,
         "pairs": found,
         "values": VALUES,

@@ -18,6 +18,7 @@ as it came (`suggested`: {text, importance}) beside its text and importance, how
 """
 
 from annotation.models import Assignment
+from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.machine.nuggets import topic_suggestions
@@ -37,7 +38,6 @@ def own_bank(assignment):
 def creation_page(assignment, *, readonly=False) -> dict:
     """The topic, a few of its answers' sentences to draw nuggets from, and the bank to edit (`state`)."""
     topic = assignment.topic
-    meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     bank = own_bank(assignment)
     own = bank is not None
     if bank is None:
@@ -64,8 +64,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
         state["suggestions"] = found["nuggets"] if found else []
     return {
         "suggestions_on": shown,
-        "query": topic.title or topic.text,
-        "description": str(meta.get("description") or ""),
+        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
         "answers": texts,
         "state": state,
         "progress": bank_progress(bank if own else []),

@@ -17,6 +17,7 @@ save or a mark is refused (BankNotReady, a 409) without storing anything.
 
 from annotation.models import Assignment
 from annotation.services import status
+from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.models import Answer, AnswerCitation, Judgement, Layer
@@ -143,7 +144,6 @@ def nugget_page(assignment, *, readonly=False) -> dict:
     current = labels(assignment, answer.pk) if answer is not None else {}
     ids = {n["id"] for n in bank}
     topic = assignment.topic
-    meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     shown = sentences(answer)
     passages = {}
     for s in shown:
@@ -169,8 +169,7 @@ def nugget_page(assignment, *, readonly=False) -> dict:
     state["items"] = [{"id": n["id"], "n": n["n"], "fields": {"nugget": n["id"]}} for n in state["nuggets"]]
     done = sum(1 for nid in current if nid in ids)
     return {
-        "query": topic.title or topic.text,
-        "description": str(meta.get("description") or ""),
+        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
         "sentences": shown,
         "passages": list(passages.values()),
         "nuggets": state["nuggets"],

@@ -391,7 +391,8 @@ def nugget_lines(scope, banks) -> str:
         if topic.pk in banks:
             value = [{"text": n["text"], "importance": n["importance"],
                       **({"suggested": n["suggested"]} if "suggested" in n else {})} for n in banks[topic.pk].value]
-            lines.append(json.dumps({"qid": topic.external_id, "query": topic.title or topic.text, "nuggets": value},
+            # the query in full (a title may be cut: Cranfield's are its query's first words and an ellipsis)
+            lines.append(json.dumps({"qid": topic.external_id, "query": topic.text or topic.title, "nuggets": value},
                                     ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
 

@@ -374,3 +374,22 @@ def test_the_consoles_new_campaign_form_offers_nuggets(rag):
     assert "nuggets" in dict(CampaignForm().fields["task"].choices)
     campaign = new_campaign(name="rag-console", task="nuggets", collection="msmarco-v21")
     assert sorted(campaign.track.topics.values_list("external_id", flat=True)) == [T1, T2, "2024-99999"]
+
+
+def test_the_whole_question_is_exported_and_shown_not_a_cut_title(rag, tmp_path):
+    """Issue 39 item 1: a Cranfield topic's title is its query's first words and an ellipsis; export_nuggets wrote
+    that as `query`, and the nugget pages showed only it."""
+    from annotation.models import Assignment
+    from annotation.services import nugget_creation
+
+    full = "how bone density changes with age in adults who run, and what that means for fractures ."
+    Topic.objects.filter(external_id=T2).update(title="how bone density changes with age…", text=full)
+    imported(tmp_path, "import_nuggets", NUGGETS)
+    out = tmp_path / "out.jsonl"
+    call_command("export_nuggets", campaign="rag24", out=str(out))
+    queries = {json.loads(x)["qid"]: json.loads(x)["query"] for x in out.read_text().splitlines()}
+    assert queries[T2] == full
+    unit = Assignment.objects.create(campaign=rag, assessor=factories.user("writer"), kind=Assignment.Kind.NUGGET_CREATION,
+                                     topic=Topic.objects.get(external_id=T2))
+    page = nugget_creation.creation_page(unit)
+    assert page["query"] == "how bone density changes with age…" and page["description"] == full
