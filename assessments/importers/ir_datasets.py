@@ -10,6 +10,7 @@ runs, pools, qrels and answers name, not read whole. The parts asked for go in o
 stores nothing, not even the parts before it (a run again then would find them there, half an import).
 """
 
+import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ def load(dataset_id):
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:
-        Problems("dataset").fail(f"ir_datasets knows no dataset {dataset_id!r}", field="dataset")
+        Problems(f"ir_datasets:{dataset_id}").fail(f"ir_datasets knows no dataset {dataset_id!r}", field="dataset")
 
 
 @contextmanager
@@ -53,11 +54,29 @@ def reading(source):
             raise
         tried = [getattr(mirror, "url", None) or str(mirror) for mirror, _ in (exc.args[1] if len(exc.args) > 1 else [])]
         why = str(exc.args[1][0][1]) if len(exc.args) > 1 and exc.args[1] else ""
+        where, md5 = _download_target(exc)
+        put = (f"; put the file from {tried[0] if tried else 'its source'} at {where}"
+               + (f" (md5 {md5})" if md5 else "") + " and import again") if where else ""
         Problems(source).fail(f"the dataset's files are not in ir_datasets' cache (IR_DATASETS_HOME) and the download "
-                              f"failed from {', '.join(tried) or 'every source'}" + (f" ({why[:300]})" if why else ""),
-                              field="dataset")
+                              f"failed from {', '.join(tried) or 'every source'}" + (f" ({why[:300]})" if why else "")
+                              + put, field="dataset")
     except OSError as exc:  # requests' ConnectionError and HTTPError are OSErrors: one source, and it failed
         Problems(source).fail(f"ir_datasets could not get the dataset's files: {str(exc)[:300]}", field="dataset")
+
+
+def _download_target(exc) -> tuple[str | None, str | None]:
+    """(the path ir_datasets wanted to download a file to, its md5), read from the failed download's frame (the error
+    does not carry them); (None, None) when not found."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.endswith(("ir_datasets/util/download.py", "ir_datasets\\util\\download.py")):
+            path = frame.f_locals.get("download_path")
+            owner = frame.f_locals.get("self")
+            if isinstance(path, str) and path != os.devnull:
+                return path, getattr(owner, "expected_md5", None)
+        tb = tb.tb_next
+    return None, None
 
 
 def collection_name(dataset_id) -> str:
