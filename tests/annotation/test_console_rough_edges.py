@@ -252,3 +252,21 @@ def test_y3_assessments_are_uploaded_in_the_console(client, organiser, django_ca
     assert (done.kind, done.status) == (DataImport.Kind.CAR_ASSESSMENTS, DataImport.Status.DONE), done.problems
     assert Judgement.objects.filter(topic__external_id=TOPIC).count() == 4
     assert 'value="car-assessments"' in client.get("/data/").content.decode()
+
+
+def test_the_assign_form_ticks_no_assessor_until_chosen(client, disagreeing):
+    """Issue 39 item 7: every assessor was ticked, so assigning "alice" gave units to bob and carol too."""
+    import re
+
+    from django.contrib.auth.models import Group, User
+
+    from annotation.roles import Role, ensure_groups
+
+    ensure_groups()
+    for user in User.objects.filter(username__in=["ann", "bob"]):
+        user.groups.add(Group.objects.get(name=Role.ASSESSOR))
+    html = client.get("/campaigns/edges/work/").content.decode()
+    form = html[html.index('id="assign-form"'):]
+    form = form[:form.index("</form>")]
+    boxes = re.findall(r'<input[^>]*name="assessors"[^>]*>', form)
+    assert boxes and not [box for box in boxes if "checked" in box]

@@ -118,6 +118,8 @@ def test_an_organiser_runs_a_plot_campaign_in_the_browser_from_an_empty_site(new
 
     passwords = {name: add_person(page, name) for name in ("ann", "bob")}
     page.goto("/campaigns/plot-wild/work/")
+    page.check("#assign-form input[name=assessors][value=ann]")
+    page.check("#assign-form input[name=assessors][value=bob]")
     page.fill("#id_overlap", "2")
     page.click("#assign")
     page.wait_for_selector("#load-table")

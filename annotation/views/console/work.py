@@ -34,8 +34,8 @@ def _render(request, campaign, form=None, status=200, error=None):
     return render(request, "annotation/console/work.html", {
         "campaign": campaign, "tab": "work", "error": error, "loads": loads(campaign), "held": held_topics(campaign),
         "form": form or _assign_form(campaign, assessors=assessors, initial={
-            "overlap": campaign.overlap, "seed": 0, "assessors": [u.username for u in assessors],
-            "stage": nugget_stage(campaign)}),
+            # no assessor ticked until chosen: all ticked, assigning "alice" gave units to bob and carol too
+            "overlap": campaign.overlap, "seed": 0, "assessors": [], "stage": nugget_stage(campaign)}),
         "assessors": assessors, "unit_topics": len(units), "unit_count": sum(len(u) for u in units.values()),
     }, status=status)
 
