@@ -30,11 +30,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from retrieval import ingest
 from retrieval.bulk import copy_escaped, insert_rows, no_progress
-from retrieval.ingest import ImportFailed, Problem, Problems, file_batches, id_problem, json_type, parse_json_lines
+from retrieval.ingest import (
+    ImportFailed, InputTooLarge, Problem, Problems, file_batches, id_problem, json_type, parse_json_lines,
+)
 from retrieval.models import Collection, Passage
 
 FORMATS = ("auto", "sgml", "jsonl", "tsv")
@@ -76,9 +79,15 @@ class Document:
 BAD_BYTES = ("refuse", "replace")  # what a byte the files' encoding cannot read does (read_documents)
 
 
-def _lines(path, encoding="utf-8", warn=None):
-    for first, block in file_batches(path, encoding=encoding, warn=warn):
-        yield from enumerate(block.split("\n"), start=first)
+def _lines(path, problems, encoding="utf-8", warn=None, max_bytes=None):
+    """The file's lines, numbered. Packed, it may unpack to at most API_MAX_COMPRESSION_RATIO times its size (a
+    command's corpus too: text packs 3 to 10 times), and to `max_bytes` (an upload's limit, as a run's)."""
+    try:
+        for first, block in file_batches(path, encoding=encoding, warn=warn, max_bytes=max_bytes,
+                                         max_ratio=settings.API_MAX_COMPRESSION_RATIO):
+            yield from enumerate(block.split("\n"), start=first)
+    except InputTooLarge as exc:
+        problems.fail(str(exc), field="file")
 
 
 def _stopping(problems):
@@ -95,7 +104,7 @@ def detect_format(head: str) -> str:
     return "tsv"
 
 
-def read_documents(path, problems: Problems, fmt="auto", *, encoding="utf-8", bad_bytes="refuse"):
+def read_documents(path, problems: Problems, fmt="auto", *, encoding="utf-8", bad_bytes="refuse", max_bytes=None):
     """Yield the Documents of a file in order; every problem is added to `problems` (reading stops after
     MAX_PROBLEMS). Ids are checked one by one (empty, too long, spaces); a repeated id is left to the writer.
     `encoding`: the files' (ingest.check_encoding); `bad_bytes` "replace": a byte it cannot read becomes U+FFFD,
@@ -108,7 +117,7 @@ def read_documents(path, problems: Problems, fmt="auto", *, encoding="utf-8", ba
         encoding = ingest.check_encoding(encoding)
     except ValueError as exc:
         problems.fail(str(exc), field="encoding")
-    lines = _lines(path, encoding, problems.warn if bad_bytes == "replace" else None)
+    lines = _lines(path, problems, encoding, problems.warn if bad_bytes == "replace" else None, max_bytes)
     for number, line in lines:
         if line.strip():
             break
@@ -485,12 +494,12 @@ def _copy_rows(collection_id, documents):
     return ((c, copy_escaped(i), copy_escaped(t), copy_escaped(x), copy_escaped(m)) for c, i, t, x, m in rows), True
 
 
-def import_documents(paths, collection_name, *, fmt="auto", encoding="utf-8", bad_bytes="refuse",
+def import_documents(paths, collection_name, *, fmt="auto", encoding="utf-8", bad_bytes="refuse", max_bytes=None,
                      **options) -> DocumentsResult:
     """Import documents from files into a collection (made if new), inside one transaction (see write_documents);
-    `encoding` and `bad_bytes` as read_documents takes them."""
+    `encoding`, `bad_bytes` and `max_bytes` (unpacked, a file) as read_documents takes them."""
     sources = [(str(path), lambda problems, path=Path(path): read_documents(
-        path, problems, fmt, encoding=encoding, bad_bytes=bad_bytes)) for path in paths]
+        path, problems, fmt, encoding=encoding, bad_bytes=bad_bytes, max_bytes=max_bytes)) for path in paths]
     return write_documents(sources, collection_name, **options)
 
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
+from django.conf import settings
 from django.db import transaction
 
 from assessments.importers.sniff import but_looks_like
@@ -25,7 +26,7 @@ from assessments.importers.topic_ids import topic_id
 from assessments.importers.trec import check_slug, no_progress, raise_if_any, topics_by_id
 from assessments.models import Topic
 from config.ids import batched
-from retrieval.ingest import Problems, file_batches, id_problem, json_type, parse_json_lines
+from retrieval.ingest import InputTooLarge, Problems, file_batches, id_problem, json_type, parse_json_lines
 from retrieval.models import Collection
 
 FORMATS = ("auto", "trec", "xml", "tsv", "jsonl")
@@ -410,11 +411,14 @@ def read_topics(path, problems, fmt="auto", notes=None) -> list[TopicRecord]:
     if fmt not in FORMATS:
         problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
     parts, size = [], 0
-    for _, block in file_batches(path, max_bytes=MAX_TOPIC_BYTES):
-        parts.append(block)
-        size += len(block)
-        if size > MAX_TOPIC_BYTES:
-            problems.fail(f"more than {MAX_TOPIC_BYTES:,} characters: not a topics file")
+    try:  # packed, at most the compression ratio a run may have (a 670 KB .xz held 2.5 GB)
+        for _, block in file_batches(path, max_bytes=MAX_TOPIC_BYTES, max_ratio=settings.API_MAX_COMPRESSION_RATIO):
+            parts.append(block)
+            size += len(block)
+            if size > MAX_TOPIC_BYTES:
+                problems.fail(f"more than {MAX_TOPIC_BYTES:,} characters: not a topics file")
+    except InputTooLarge as exc:
+        problems.fail(str(exc), field="file")
     text = "\n".join(parts)
     fmt = detect_format(text) if fmt == "auto" else fmt
     if fmt == "tsv":

@@ -232,8 +232,8 @@ def test_a_runs_problems_name_the_forms_options_not_the_commands_flags(client, o
     factories.passage(Collection.objects.get(name="robust"), "D-1")
     assert post(client, "/campaigns/adhoc/data/", "trec-run", ("run.txt", b"300 Q0 D-1 1 2.0 bm25\n")).status_code == 302
     listed = problems(post(client, "/campaigns/adhoc/data/", "trec-run", ("run2.txt", run)))
-    assert ("run2.txt", None, "name", "collection 'robust' already has a run named 'bm25' (give another “Run or qrel "
-            "set name”)") in listed, listed
+    # the run is submitted to the campaign by its uploader (issue 39 item 3): its name is checked among theirs there
+    assert ("run2.txt", None, "name", "you already have a run named 'bm25' in campaign 'adhoc'") in listed, listed
     assert ("run2.txt", 2, "qid", "unknown topic '999' in collection 'robust' (“Create missing topics and documents” "
             "creates it)") in listed, listed
     assert not any("--" in message for *_, message in listed), listed

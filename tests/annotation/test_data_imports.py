@@ -10,6 +10,7 @@ from annotation.services import data_imports
 from annotation.services.campaigns import create_campaign
 from annotation.services.data_imports import ImportInvalid, Upload, progress_of, progress_reporter, start_import
 from assessments.models import QrelSet, Run, Topic
+from retrieval.models import Passage
 from tests import factories
 from tests.factories import DATA
 
@@ -129,3 +130,17 @@ def test_a_run_uploaded_for_a_campaign_is_submitted_to_it_and_scored_on_its_resu
     assert [r["name"] for r in other.get("results", other)] == []
     assert [r.name for r in campaign_runs(campaign)] == ["mine"]  # no pool yet: the submitted run is the campaign's
     assert campaign_runs(Campaign.objects.get(name="adhoc-b")) == []
+
+
+def test_an_uploaded_document_file_has_the_unpacked_limit_a_run_has(settings):
+    """Issue 38 item 3: the upload limits every kind has for runs, for documents too (the command has none)."""
+    settings.API_MAX_UNCOMPRESSED_BYTES = 2_000_000
+    text = "".join(f'{{"id": "d{n}", "contents": "words {n} of a document"}}\n' for n in range(80_000))  # 3.6 MB
+    import gzip
+
+    packed = gzip.compress(text.encode())  # a plain file is held to the upload's own size limit
+    done = start_import(kind="documents", uploads=[Upload("docs.jsonl.gz", io.BytesIO(packed))], collection="web")
+    done.refresh_from_db()
+    assert done.status == DataImport.Status.FAILED
+    assert "docs.jsonl.gz:file: the file unpacks to more than 2,000,000 bytes" in done.error, done.error
+    assert not Passage.objects.exists()

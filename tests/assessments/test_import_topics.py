@@ -316,3 +316,14 @@ def test_topics_named_like_header_words_are_topics_when_the_data_has_them_too(tm
     out = run(write(tmp_path, "topic\tthe word topic\nid\tidentity documents\n", "t.tsv"), collection="words")
     assert sorted(Topic.objects.values_list("external_id", flat=True)) == ["id", "topic"]
     assert "header" not in out
+
+
+def test_a_packed_file_unpacking_past_the_ratio_a_run_may_have_is_refused_unread(tmp_path):
+    """Issue 38 item 3: a 670 KB .xz of topics held 2.5 GB in a web worker; topics had no ratio limit, runs did."""
+    from django.conf import settings
+
+    text = "".join(f"{n}\t{'the same words again ' * 40}\n" for n in range(1, 20_001))  # 16 MB, packs 1,000 times
+    packed = lzma.compress(text.encode())
+    assert len(text) > settings.API_MAX_COMPRESSION_RATIO * len(packed)
+    message = failure(write(tmp_path, packed, "t.tsv.xz"))
+    assert f"t.tsv.xz: file: the file unpacks to more than {settings.API_MAX_COMPRESSION_RATIO:g} times its size" in message

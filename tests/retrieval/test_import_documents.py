@@ -343,8 +343,8 @@ def test_binary_garbage_a_long_line_and_unknown_compression(tmp_path, monkeypatc
     assert "compressed with zip" in failure(write(tmp_path, b"PK\x03\x04" + bytes(64), "docs.zip"))
     monkeypatch.setattr(ingest, "MAX_LINE_BYTES", 1024 * 1024)  # 16 MiB in use; 1 MiB here
     long = "d1\tshort\nd2\t" + "x" * (3 * 1024 * 1024) + "\nd3\tafter\n"
-    assert "long.tsv:2: a line longer than 1,048,576 bytes" in failure(write(tmp_path, gzip.compress(long.encode()),
-                                                                            "long.tsv"))
+    # plain: packed, 3 MiB of one letter unpacks past the compression ratio any file may have, and is refused first
+    assert "long.tsv:2: a line longer than 1,048,576 bytes" in failure(write(tmp_path, long, "long.tsv"))
     huge = "<DOC>\n<DOCNO> D1 </DOCNO>\n<TEXT>\n" + ("words " * 1000 + "\n") * 200 + "</TEXT>\n</DOC>\n"
     assert "big.sgml:1: DOC: a document longer than 1,048,576 characters" in failure(write(tmp_path, huge, "big.sgml"))
 
@@ -478,3 +478,15 @@ def test_8_bit_text_is_refused_by_default_read_with_its_encoding_or_its_bad_byte
         with pytest.raises(CommandError, match=rf"encoding: '{bad}' {words}"):
             run(path, collection="other", args=["--encoding", bad])
     assert not Collection.objects.filter(name="other").exists()
+
+
+def test_a_packed_file_unpacking_past_the_ratio_a_run_may_have_is_refused_unread(tmp_path):
+    """Issue 38 item 3: documents had no compression ratio limit (1M tiny documents in 319 KB of .xz); runs did."""
+    from django.conf import settings
+
+    text = "".join(f'{{"id": "d{n}", "contents": "{"the same words again " * 40}"}}\n' for n in range(20_000))
+    packed = lzma.compress(text.encode())
+    assert len(text) > settings.API_MAX_COMPRESSION_RATIO * len(packed)
+    message = failure(write(tmp_path, packed, "docs.jsonl.xz"))
+    assert (f"docs.jsonl.xz: file: the file unpacks to more than {settings.API_MAX_COMPRESSION_RATIO:g} times its "
+            "size") in message
