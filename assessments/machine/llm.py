@@ -30,6 +30,7 @@ from django.db.models import Sum
 from assessments.machine import examples as texts_of
 from assessments.machine.jobs import Progress, claim, end
 from assessments.models import MachineJob, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
+from retrieval.ingest import load_json
 
 DEFAULT_PROMPT = """Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the \
 following meanings:
@@ -164,7 +165,7 @@ class Endpoint:
             request.add_header("Authorization", f"Bearer {self.api_key}")
         try:
             with _opener.open(request, timeout=self.timeout) as response:
-                data = json.loads(self._read(response).decode("utf-8"))
+                data = load_json(self._read(response).decode("utf-8"))  # a NUL or lone surrogate: unreadable
         except urllib.error.HTTPError as exc:
             if 300 <= exc.code < 400:
                 raise Fatal(f"HTTP {exc.code} from {self.base_url}: the endpoint redirects (to "

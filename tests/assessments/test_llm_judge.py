@@ -89,6 +89,8 @@ class Handler(BaseHTTPRequestHandler):
             answer = f"##final score: {text.split()[1]}"
         elif "slow" in text or "busy" in text or "flaky" in text:
             answer = "##final score: 2"
+        elif text.startswith("nul"):  # a NUL in the reply: no database stores it (PostgreSQL refuses the row)
+            answer = "##final score: 2\u0000"
         elif text.startswith("plot"):
             answer = "##plot: yes"
         elif text.startswith("feeling"):
@@ -370,3 +372,13 @@ def test_a_reply_over_the_size_cap_is_one_unreadable_answer_and_the_rest_goes_on
     assert "200,001 bytes, over the 200,000 taken" in labels["d1"].error and labels["d1"].grade is None
     assert "over the 200,000 bytes taken" in labels["d2"].error and labels["d2"].grade is None
     assert summary["errors_now"] == 2
+
+
+def test_a_reply_with_a_nul_is_one_unreadable_answer_not_a_failed_job(server):
+    """Issue 38 item 6: one LLM reply with a NUL failed the whole job (the row could not be stored)."""
+    make_pool(["nul 2", "good 3"])
+    summary, _ = judge(server, "--pool", "judge-pool")
+    labels = {l.passage.external_id: l for l in MachineLabel.objects.select_related("passage")}
+    assert labels["d2"].grade == 3 and labels["d1"].grade is None
+    assert "a NUL character" in labels["d1"].error and "\x00" not in labels["d1"].raw_answer
+    assert summary["errors_now"] == 1 and MachineJob.objects.get().status == "done"
