@@ -456,6 +456,8 @@ class DocumentsResult:
     missing: int = 0  # needed and not in the files (only_needed)
     warnings: list = field(default_factory=list)  # what the reading repaired (Problems.warn), with its place
     warning_total: int = 0
+    retexted_judged: int = 0  # documents whose text changed under judgements (retext_judged)
+    retexted_judgements: int = 0
 
     def summary(self) -> str:
         parts = [f"Imported {self.created:,} documents into {self.collection.name}"]
@@ -465,6 +467,9 @@ class DocumentsResult:
             parts.append(f"; filled in {self.filled:,} that runs or qrels had named")
         if self.updated:
             parts.append(f"; updated {self.updated:,}")
+        if self.retexted_judged:
+            parts.append(f" (the text of {self.retexted_judged:,} changed under {self.retexted_judgements:,} "
+                         "judgements given to the old text)")
         if self.skipped or self.missing:
             parts.append(f"; skipped {self.skipped:,} not needed, {self.missing:,} needed ones not in the files")
         lines = ["".join(parts) + "."]
@@ -504,13 +509,17 @@ def import_documents(paths, collection_name, *, fmt="auto", encoding="utf-8", ba
 
 
 def write_documents(sources, collection_name, *, update=False, needed=None, progress=None,
-                    check_slug=None) -> DocumentsResult:
+                    check_slug=None, retext_judged=False) -> DocumentsResult:
     """Write the documents of `sources`, [(name, reader)] where reader(problems) yields Documents (and may be called
     again), into a collection (made if new), inside one transaction.
 
     `needed`: a set of external ids, or None for all: only those documents are written (the others are read and
     checked, not stored). `check_slug(name, problems)` checks a new collection's name. ImportFailed lists the
     problems (source, line or record, field); nothing is stored then.
+
+    With `update`, a document whose text changes under judgements (a grade given to the old text would stand for
+    the new) is refused unless `retext_judged`; then the summary says how many judgements the new texts touch. One
+    under evidence spans (offsets into its text) is refused always: they would point at other words, or past its end.
     """
     progress = progress or no_progress
     collection = Collection.objects.filter(name=collection_name).first()
@@ -535,7 +544,7 @@ def write_documents(sources, collection_name, *, update=False, needed=None, prog
                     result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
                     fresh = False  # the next file may repeat an id: look it up
                 else:
-                    _write_batches(collection, documents, problems, result, update, last_pk, sources)
+                    _write_batches(collection, documents, problems, result, (update, retext_judged), last_pk, sources)
                 problems.raise_if_any()
                 result.warnings.extend(problems.warnings[: ingest.MAX_REPORTED - len(result.warnings)])
                 result.warning_total += problems.warning_total
@@ -563,7 +572,7 @@ def _counted(documents, bar, result, needed):
 
 def _write_batches(collection, documents, problems, result, update, last_pk, sources):
     """Write documents a batch at a time into a collection that has passages: new ones inserted, placeholders
-    filled in, others refused unless `update`."""
+    filled in, others refused unless `update` (a pair: update, retext_judged)."""
     batch = {}
     for document in documents:
         if problems:
@@ -583,6 +592,7 @@ def _write_batches(collection, documents, problems, result, update, last_pk, sou
 
 
 def _write_batch(collection, batch, problems, result, update, last_pk, sources):
+    update, retext_judged = update
     found, retexted = {}, {}  # retexted: pk -> docid of documents already there whose text the files change
     ids = list(batch)
     step = 10_000 if connection.vendor == "postgresql" else 500
@@ -594,6 +604,7 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
             if update and text and text != batch[docid].text:
                 retexted[pk] = docid
     marked = _with_evidence(retexted)
+    judged = _judged(retexted)
     changed = []
     for docid, (pk, placeholder) in found.items():
         document = batch[docid]
@@ -608,7 +619,13 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
             problems.add(f"document {docid!r}: its text would change, but {marked[pk]} label(s) mark evidence in it "
                          f"by character offsets, which would then point at other words; keep its text, or import "
                          f"the new text under a new id", line=document.line, field="text")
+        elif pk in judged and not retext_judged:
+            problems.add(f"document {docid!r}: its text would change, but {judged[pk]} judgement(s) were given to "
+                         f"the text it has, and would stand for the new one; keep its text, import the new text under "
+                         f"a new id, or change it under them (--retext-judged)", line=document.line, field="text")
         else:
+            result.retexted_judgements += judged.get(pk, 0)
+            result.retexted_judged += pk in judged
             changed.append((pk, placeholder, document))
         _stopping(problems)
     if problems:
@@ -630,6 +647,22 @@ def _write_batch(collection, batch, problems, result, update, last_pk, sources):
     if new:
         rows, escaped = _copy_rows(collection.pk, new)
         result.created += insert_rows(Passage, COLUMNS, rows, plain_text=escaped)
+
+
+def _judged(passages: dict) -> dict:
+    """{pk: how many judgements (with a value) name it} for those of these passages that have any."""
+    if not passages:
+        return {}
+    from django.apps import apps  # read by name: retrieval imports nothing from assessments
+
+    judgement = apps.get_model("assessments", "Judgement")
+    counts = {}
+    ids = list(passages)
+    for start in range(0, len(ids), 500):
+        for pk in judgement.objects.filter(passage_id__in=ids[start:start + 500], value__isnull=False).values_list(
+                "passage_id", flat=True):
+            counts[pk] = counts.get(pk, 0) + 1
+    return counts
 
 
 def _with_evidence(passages: dict) -> dict:

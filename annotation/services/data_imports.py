@@ -317,6 +317,7 @@ def import_files(kind, paths, collection, options, *, progress=None, campaign=No
             only_needed=bool(options.get("only_needed")), progress=progress,
             encoding=options.get("encoding") or "utf-8", bad_bytes=options.get("bad_bytes") or "refuse",
             max_bytes=settings.API_MAX_UNCOMPRESSED_BYTES,  # an upload's limit, as a run's (the command has none)
+            retext_judged=bool(options.get("retext_judged")),
         )
         return result.summary(), []
     if kind == Kind.BOOK:

@@ -24,11 +24,12 @@ def needed_documents(collection_name) -> set[str]:
 
 
 def import_collection_documents(paths, collection_name, *, fmt="auto", update=False, only_needed=False,
-                                progress=no_progress, encoding="utf-8", bad_bytes="refuse", max_bytes=None):
+                                progress=no_progress, encoding="utf-8", bad_bytes="refuse", max_bytes=None,
+                                retext_judged=False):
     """retrieval.documents.import_documents, with --only-needed's set and the collection name's rule."""
     needed = needed_documents(collection_name) if only_needed else None
     return import_documents(
         paths, collection_name, fmt=fmt, update=update, needed=needed, progress=progress, encoding=encoding,
-        bad_bytes=bad_bytes, max_bytes=max_bytes,
+        bad_bytes=bad_bytes, max_bytes=max_bytes, retext_judged=retext_judged,
         check_slug=lambda name, problems: check_slug(name, "collection name", problems, field="collection"),
     )

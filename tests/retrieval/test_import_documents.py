@@ -274,6 +274,28 @@ def test_a_document_already_there_is_an_error_unless_update(tmp_path):
     assert Passage.objects.get().title == "FORMER YUGOSLAVIA: APRIL"
 
 
+def test_update_refuses_to_change_a_judged_text_unless_told_and_then_counts_the_judgements(tmp_path):
+    """Issue 38 item 10: re-importing with update replaced a judged document's text, and qrels kept the grade given
+    to the old text for the new one. Refused, naming file, line and field; with --retext-judged, done and said."""
+    from assessments.models import Layer
+    from assessments.services.judging import record_judgement
+
+    run(write(tmp_path, FBIS + LATIMES))
+    fbis = Passage.objects.get(external_id="FBIS3-1")
+    topic = factories.topic(fbis.collection, "301", kind=Topic.Kind.ADHOC)
+    for name, grade in (("amy", 2), ("ben", 0)):
+        record_judgement(assessor=factories.user(name), layer=Layer.GRADE, topic=topic, passage=fbis, value=grade)
+    changed = FBIS.replace("Croatian radio", "Slovenian radio") + LATIMES.replace("POETIC", "PROSAIC")
+    with pytest.raises(CommandError, match=r"new.txt:1: text: document 'FBIS3-1': its text would change, but 2 "
+                                           r"judgement\(s\) were given to the text it has"):
+        run(write(tmp_path, changed, "new.txt"), args=["--update"])
+    assert Passage.objects.get(pk=fbis.pk).text == fbis.text
+    assert "POETIC" in Passage.objects.get(external_id="LA010189-0001").title  # nothing written
+    out = run(write(tmp_path, changed, "new.txt"), args=["--update", "--retext-judged"])
+    assert "updated 2 (the text of 1 changed under 2 judgements given to the old text)" in out
+    assert "Slovenian radio" in Passage.objects.get(pk=fbis.pk).text
+
+
 def test_update_keeps_the_text_under_evidence_spans_and_changes_only_the_rest(tmp_path):
     """Evidence marks are offsets into a document's text: --update may change a marked document's title or metadata,
     or its text when no mark is in it (a cleared one counts as none), but not the text under a mark: refused,

@@ -400,6 +400,10 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
                                 help_text="Topics and documents: those already in the collection are replaced "
                                           "(else refused). Placeholders that runs or qrels made (documents "
                                           "without text) are filled in either way.")
+    retext_judged = forms.BooleanField(required=False, label="Change the text of judged documents",
+                                       help_text="Documents, with “Replace”: a judged document's new text is taken, "
+                                                 "and the report says how many judgements then stand for it; else "
+                                                 "it is refused. Text under evidence spans never changes.")
     only_needed = forms.BooleanField(required=False, label="Only the documents judging needs",
                                      help_text="Documents: only those the collection's runs, pools, qrels and "
                                                "answers name (upload those first).")
@@ -427,7 +431,7 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
             return {"format": data["topic_format"] or "auto", "update": data["update"]}
         if kind == DataImport.Kind.DOCUMENTS:
             return {"format": data["document_format"] or "auto", "update": data["update"],
-                    "only_needed": data["only_needed"], "encoding": data["encoding"] or "utf-8",
+                    "retext_judged": data["retext_judged"], "only_needed": data["only_needed"], "encoding": data["encoding"] or "utf-8",
                     "bad_bytes": "replace" if data["bad_bytes"] else "refuse"}
         return {}
 

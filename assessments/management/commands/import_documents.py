@@ -18,6 +18,9 @@ class Command(ImportCommand):
         parser.add_argument("--only-needed", action="store_true", help="Import only the documents the collection's "
                             "runs, pools, qrels and answers name (import those first).")
         parser.add_argument("--update", action="store_true", help="Replace documents already in the collection.")
+        parser.add_argument("--retext-judged", action="store_true", help="With --update, change the text of a "
+                            "document people judged (their grades then stand for the new text; the summary says how "
+                            "many). Without it, such a change is refused. Text under evidence spans never changes.")
         parser.add_argument("--encoding", default="utf-8", help="The files' encoding: UTF-8 (the default) or an 8-bit "
                             "one, e.g. latin-1 or cp1252 for old TREC disks.")
         parser.add_argument("--bad-bytes", choices=BAD_BYTES, default="refuse", help="A byte the encoding cannot "
@@ -28,6 +31,6 @@ class Command(ImportCommand):
         result = import_collection_documents(
             options["paths"], options["collection"], fmt=options["format"], update=options["update"],
             only_needed=options["only_needed"], progress=self.progress, encoding=options["encoding"],
-            bad_bytes=options["bad_bytes"],
+            bad_bytes=options["bad_bytes"], retext_judged=options["retext_judged"],
         )
         self.stdout.write(self.style.SUCCESS(result.summary()))
