@@ -30,15 +30,35 @@ SUGGESTIONS_SETTING = "nugget_suggestions"  # the campaign setting that shows th
 
 def own_bank(assignment):
     """The assessor's own bank of the topic in the campaign (a list), or None when they have not saved one."""
+    return own_bank_and_version(assignment)[0]
+
+
+def own_bank_and_version(assignment):
+    """(own_bank, its version: the change_id of the bank's latest change as text, or None when none is stored)."""
     row = Judgement.objects.in_campaign(assignment.campaign_id).of_layer(Layer.NUGGETS).filter(
-        adjudicated=False, assessor_id=assignment.assessor_id, topic_id=assignment.topic_id).first()
-    return row.value if row is not None and isinstance(row.value, list) else None
+        adjudicated=False, assessor_id=assignment.assessor_id, topic_id=assignment.topic_id,
+    ).values_list("value", "latest_change__change_id").first()
+    if row is None:
+        return None, None
+    value, version = row
+    return (value if isinstance(value, list) else None), (str(version) if version else None)
+
+
+class BankChanged(ChangeInvalid):
+    """A bank save made from a page that had not seen the bank's latest version (another tab or device saved since):
+    refused (a 409), so that no writer's nugget is dropped by another's older copy of the bank."""
+
+    status_code = 409
+
+
+STALE = ("the bank was changed elsewhere (another tab or device) since this page last saw it: this change was not "
+         "saved, so that it drops none of those nuggets; reload the page to go on from the bank as it is")
 
 
 def creation_page(assignment, *, readonly=False) -> dict:
     """The topic, a few of its answers' sentences to draw nuggets from, and the bank to edit (`state`)."""
     topic = assignment.topic
-    bank = own_bank(assignment)
+    bank, version = own_bank_and_version(assignment)
     own = bank is not None
     if bank is None:
         bank = starting_bank(assignment)
@@ -53,6 +73,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
         "nuggets": [{"id": n["id"], "text": n["text"], "importance": n["importance"], "origin": n["origin"],
                      **({"suggested": n["suggested"]} if "suggested" in n else {})} for n in bank],
         "own": own,  # whether the bank shown is the assessor's own (saved): only theirs counts towards done
+        "version": version,  # the bank's latest change: each save says it is based on it (change_key refuses else)
         # ids a new nugget must not take (nuggets.ids_in_use): a support label may name one (the page's nextId)
         "ids_in_use": sorted(nuggets.ids_in_use(assignment.campaign_id, [topic.pk])[topic.pk]),
         "importance": list(nuggets.IMPORTANCE),
@@ -93,12 +114,20 @@ def change_key(assignment, data, layer, value) -> dict:
     """A bank change: layer nuggets, the value the whole list (validate_value checks it: ids, texts, importance,
     origin, each once). A nugget that is not in the bank the writer edited (their own, else the one their page starts
     from) may not take an id a support label names for another text (nuggets.reused_ids). ChangeInvalid names the
-    field."""
+    field. A save that says which version it is `base`d on (the page's: the change_id of the bank's latest change it
+    saw, null before any) is refused with BankChanged (409) when the bank has moved on since, unless it is that very
+    change sent again (stored once)."""
     if layer != Layer.NUGGETS:
         raise ChangeInvalid("layer", f"expected {Layer.NUGGETS}")
     if value is None:
         raise ChangeInvalid("value", "expected the list of nuggets (an empty list for none)")
-    before = own_bank(assignment)
+    before, version = own_bank_and_version(assignment)
+    if "base" in data:
+        base = data["base"]
+        if base is not None and not isinstance(base, str):
+            raise ChangeInvalid("base", "expected the change_id of the bank's version the page saw, or null")
+        if base != version and not _stored(data.get("change_id")):
+            raise BankChanged("base", STALE)
     reused = nuggets.reused_ids(assignment.campaign_id, assignment.topic_id, value,
                                 starting_bank(assignment) if before is None else before)
     if reused:  # refused, never renumbered here: the page names its nuggets by id (it keeps editing the one it sent)
@@ -107,6 +136,19 @@ def change_key(assignment, data, layer, value) -> dict:
                             "support labels would count for this text: give the new nugget an id not in use "
                             "(reload the page)")
     return {}
+
+
+def _stored(change_id) -> bool:
+    """Whether the change `change_id` is stored already (a resend: the save path stores it once)."""
+    import uuid
+
+    from assessments.models import JudgementChange
+
+    try:
+        key = uuid.UUID(str(change_id))
+    except ValueError:
+        return False
+    return JudgementChange.objects.filter(change_id=key).exists()
 
 
 def bank_progress(bank) -> Progress:

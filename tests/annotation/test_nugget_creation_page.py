@@ -169,3 +169,35 @@ def test_a_new_nugget_never_takes_the_id_of_one_taken_out_whose_labels_stay(clie
     edited = [*kept, {**world["bank"][3], "text": "It affects therapists most"}]
     response = save(client, unit, seq=4, layer="nuggets", value=edited, client_time=timezone.now().isoformat())
     assert response.status_code == 200, response.content  # an edit keeps the id (and its labels), as it always did
+
+
+def test_a_save_from_a_page_that_missed_the_banks_latest_version_is_a_409_and_drops_nothing(client, world):
+    """Issue 38 item 9: two tabs (or devices) on one bank: the last writer silently won and dropped the other's
+    nugget. Each save says which version of the bank it is based on; one based on an older version is refused."""
+    import uuid
+
+    unit = world["unit"]
+    state = page_state(client.get(f"/a/{unit.token}/").content.decode())
+    assert state["version"] is None  # nothing of the writer's own yet
+    bank = [{"id": "n5", "text": "Peer support helps", "importance": "vital", "origin": "assessor"}]
+    first = str(uuid.uuid4())
+    assert save(client, unit, 1, layer="nuggets", base=None, value=bank, change_id=first).status_code == 200
+    # a second tab loaded now: it sees that version and saves on it
+    assert page_state(client.get(f"/a/{unit.token}/").content.decode())["version"] == first
+    second = bank + [{"id": "n6", "text": "Supervision helps", "importance": "okay", "origin": "assessor"}]
+    second_id = str(uuid.uuid4())
+    assert save(client, unit, 2, layer="nuggets", base=first, value=second, change_id=second_id).status_code == 200
+    # the first tab, still on its version, saves its own edit: refused, the second tab's nugget stays
+    stale = bank + [{"id": "n7", "text": "Hobbies help", "importance": "okay", "origin": "assessor"}]
+    refused = save(client, unit, 3, layer="nuggets", base=first, value=stale)
+    assert refused.status_code == 409 and refused.json()["field"] == "base"
+    assert "changed elsewhere" in refused.json()["message"]
+    mine = Judgement.objects.get(layer=Layer.NUGGETS, assessor__username="writer")
+    assert [n["id"] for n in mine.value] == ["n5", "n6"]
+    # the second tab's change sent again (its answer was lost): stored once, not refused
+    again = save(client, unit, 2, layer="nuggets", base=first, value=second, change_id=second_id)
+    assert again.status_code == 200 and mine.changes.count() == 2
+    # a page on the latest version goes on; a body with no base (the API, an older page) is not checked
+    assert save(client, unit, 4, layer="nuggets", base=second_id, value=stale).status_code == 200
+    assert save(client, unit, 5, layer="nuggets", value=second).status_code == 200
+    assert save(client, unit, 6, layer="nuggets", base=7, value=second).status_code == 400

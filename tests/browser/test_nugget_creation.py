@@ -97,3 +97,25 @@ def test_a_nugget_added_after_one_is_taken_out_takes_a_new_id(new_page):
     assert page.locator("#bank-list li.nugget").last.get_attribute("data-id") == "n5"
     bank = nuggets.topic_banks(world["campaign"].pk)[unit.topic_id].value
     assert [(n["id"], n["text"]) for n in bank][3:] == [("n5", "Burnout is a different thing")]
+
+
+def test_an_edit_on_a_bank_another_device_changed_since_is_refused_and_says_so(new_page):
+    """Issue 38 item 9: the page's save is based on the bank's version it saw; another device saved since (not a tab
+    of this browser, which would have told this one): refused with a 409 that the page shows, nothing dropped."""
+    import uuid
+
+    from django.utils import timezone
+
+    from assessments.models import Judgement
+
+    world, unit = writer_world()
+    page = bank_page(new_page)
+    elsewhere = [{"id": "n9", "text": "Written on a laptop", "importance": "vital", "origin": "assessor"}]
+    record_judgement(assessor=unit.assessor, layer=Layer.NUGGETS, topic=unit.topic, value=elsewhere,
+                     campaign_id=world["campaign"].pk, change_id=uuid.uuid4(), client_time=timezone.now())
+    page.keyboard.press("a")
+    page.keyboard.type("Written in this tab")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('hint').textContent.includes('changed elsewhere')")
+    mine = Judgement.objects.get(layer=Layer.NUGGETS, assessor=unit.assessor, adjudicated=False)
+    assert [n["text"] for n in mine.value] == ["Written on a laptop"]

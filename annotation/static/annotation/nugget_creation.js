@@ -12,6 +12,10 @@
   var el = AS.el;
   var KEY = "nuggets:bank";
   var bank = S.nuggets.slice();
+  // The bank's version this page has seen: the change_id of its latest change (the server's, then each one this page
+  // or another tab of it makes). Each save says it is based on it; the server refuses one based on an older version
+  // (409: another device saved since), so no one's nugget is dropped by an older copy of the bank.
+  var version = S.version || null;
   var suggestions = Array.isArray(S.suggestions) ? S.suggestions : null;  // only where the campaign shows them
   var current = bank.length ? 0 : -1;
   var editing = null;  // the id being edited, or "" for a new nugget
@@ -27,7 +31,9 @@
 
   var saver = AS.forPage(S, {
     hint: hint, changed: function () { renderSaveState(); }, progress: function () { renderProgress(); },
-    remote: function (body) { if (body.layer === "nuggets" && Array.isArray(body.value)) { bank = body.value; render(); } },
+    remote: function (body) {
+      if (body.layer === "nuggets" && Array.isArray(body.value)) { bank = body.value; version = body.change_id; render(); }
+    },
   });
 
   function renderSaveState() { saver.renderBox(0); }
@@ -121,11 +127,12 @@
 
   function save(message) {
     S.own = true;
-    saver.queue(KEY, { layer: "nuggets", value: bank.map(function (n) {
+    var sent = saver.queue(KEY, { layer: "nuggets", base: version, value: bank.map(function (n) {
       var out = { id: n.id, text: n.text, importance: n.importance, origin: n.origin || "assessor" };
       if (n.suggested) out.suggested = n.suggested;
       return out;
     }) });
+    version = sent.change_id;
     render();
     if (message) hint(message);
   }
@@ -211,6 +218,7 @@
   if (!READONLY) saver.outbox().forEach(function (it) {
     if (it.assignment === S.assignment && it.body && it.body.layer === "nuggets" && Array.isArray(it.body.value)) {
       bank = it.body.value;
+      version = it.body.change_id;  // not yet sent: the bank's version once it is
       S.own = true;
     }
   });
