@@ -1,7 +1,7 @@
 """Server CPU per save: the save endpoint's cost in the web process, this tree against a baseline commit, same run.
 
     .venv/bin/python benchmarks/bench_save_cpu.py [--saves 400] [--baseline 16a309c] [--server] [--rounds 1]
-        [--pg postgres://postgres@127.0.0.1:5432] [--redis redis://127.0.0.1:6379/11]
+        [--pg postgres://postgres@127.0.0.1:5432] [--redis redis://127.0.0.1:6379/11] [--sqlite]
 
 For each tree (this one, and the baseline commit checked out into a temporary git worktree), a child process
 makes a fresh PostgreSQL database, a 20-passage article and its assessor, signs in (Django's test client, the real
@@ -21,6 +21,9 @@ gunicorn worker, its PostgreSQL backends and Redis: what a request costs the mac
 the server, the database health check and the connection handling. Prints the median block and the median of the
 blocks' ratios. On this machine one block's CPU per save moves by a quarter from one block to the next, so use many
 short blocks: `--server --saves 100 --pages 10 --rounds 40` gave 1.009 for a tree against itself (26 Nov 2026).
+
+`--sqlite` puts each tree's database in a SQLite file instead (the demo's database; its CPU is the web process's
+own, so the PostgreSQL column reads 0), sessions and caches still on Redis.
 """
 
 import argparse
@@ -54,6 +57,7 @@ def main(argv=None):
                         help="How many times each tree is measured, alternating (baseline, this tree, this tree, "
                              "baseline, …): the median is printed. With --server, blocks of --saves and --pages; use "
                              "many short ones (--saves 100 --pages 10 --rounds 40).")
+    parser.add_argument("--sqlite", action="store_true", help="A SQLite file database instead of PostgreSQL.")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -69,7 +73,8 @@ def main(argv=None):
                 for name, tree in (("baseline " + args.baseline, baseline), ("this tree", ROOT)):
                     out = subprocess.run(
                         [sys.executable, str(ROOT / "benchmarks" / "bench_save_cpu.py"), "--child", str(tree),
-                         "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis],
+                         "--saves", str(args.saves), "--pages", str(args.pages), "--pg", args.pg, "--redis", args.redis,
+                         *(["--sqlite"] if args.sqlite else [])],
                         capture_output=True, text=True, check=False)
                     if out.returncode != 0:
                         raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
@@ -99,12 +104,16 @@ def _median_round(rounds):
 def child(args):
     tree = Path(args.child)
     database = f"pj_savecpu_{secrets.token_hex(4)}"
-    import psycopg
+    if args.sqlite:
+        database_url = f"sqlite:///{tempfile.mkdtemp(prefix='savecpu-')}/{database}.sqlite3"
+    else:
+        import psycopg
 
-    with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{database}"')
+        with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{database}"')
+        database_url = f"{args.pg}/{database}"
     os.environ.update(
-        DATABASE_URL=f"{args.pg}/{database}", DJANGO_SETTINGS_MODULE="config.settings", DJANGO_DEBUG="0",
+        DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="config.settings", DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_ALLOWED_HOSTS="testserver", CACHE_URL=args.redis,
         CACHE_KEY_PREFIX=f"savecpu-{secrets.token_hex(4)}", DJANGO_STATIC_ROOT=tempfile.mkdtemp(prefix="savecpu-"),
     )
@@ -167,9 +176,11 @@ def child(args):
                 handler_cpu.append(time.process_time() - started)
 
         client.handler.get_response = timed_get_response
-        with connection.cursor() as cursor:  # the PostgreSQL backend serving this connection (same machine)
-            cursor.execute("SELECT pg_backend_pid()")
-            backend = cursor.fetchone()[0]
+        backend = None
+        if not args.sqlite:
+            with connection.cursor() as cursor:  # the PostgreSQL backend serving this connection (same machine)
+                cursor.execute("SELECT pg_backend_pid()")
+                backend = cursor.fetchone()[0]
         started, started_cpu, started_db = time.perf_counter(), time.process_time(), _process_cpu(backend)
         with connection.execute_wrapper(count):
             for seq in range(30, 30 + args.saves):
@@ -194,8 +205,9 @@ def child(args):
         from django.db import connections
 
         connections.close_all()
-        with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        if not args.sqlite:
+            with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     return 0
 
 
@@ -380,7 +392,9 @@ def _command(proc) -> str:
 
 
 def _process_cpu(pid) -> float:
-    """User and system CPU seconds of a process on this machine (/proc/PID/stat)."""
+    """User and system CPU seconds of a process on this machine (/proc/PID/stat); 0 for none (SQLite)."""
+    if pid is None:
+        return 0.0
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

@@ -372,18 +372,18 @@ def _store(row, change_row) -> Recorded | None:
     """Store a change and bring its judgement up to date; None for a change stored already.
 
     The storing rule, one home (each vendor's SQL below writes it, and tests/assessments/test_store_vendors.py
-    holds the two to the same results):
+    holds each to a plain Python writing of the rule):
     - the change is stored once (its change_id is unique); a change stored already changes nothing;
     - the judgement takes the change's value, grade, clock and id when the change is the assessor's latest by
       (client_time, client_seq), ties going to the change arriving last;
     - its runs become the sorted union of its runs and the change's, whether or not the change is the latest.
 
-    PostgreSQL: one statement (_store_in_one_statement). SQLite, which has no INSERT in a WITH: three, in one
-    transaction (_store_in_steps).
+    PostgreSQL: one statement (_store_in_one_statement). SQLite, which has no INSERT in a WITH: two, in one
+    transaction (_store_in_two_statements).
     """
     if connection.vendor == "postgresql":
         return _store_in_one_statement(row, change_row)
-    return _store_in_steps(row, change_row)
+    return _store_in_two_statements(row, change_row)
 
 
 def _store_in_one_statement(row, change_row) -> Recorded | None:
@@ -409,75 +409,54 @@ def _store_in_one_statement(row, change_row) -> Recorded | None:
     if found is None:  # the change is stored already: nothing was written
         return None
     *values, change_id = found
+    return _recorded(row, change_row, values, change_id)
+
+
+def _store_in_two_statements(row, change_row) -> Recorded | None:
+    """SQLite: two writes in one transaction (the caller's, when it has one: no savepoint), the same rule as the
+    PostgreSQL statement and in the same order:
+
+    1. INSERT the judgement, where the change_id is not stored yet, naming as its latest change the id the change
+       will take (the table's next AUTOINCREMENT id), ON CONFLICT (assessor, key) DO UPDATE to its final state
+       (the runs' sorted union; the value, grade, clock and latest change where the change is the latest),
+       RETURNING that state. No row: the change is stored already, and nothing was written.
+    2. INSERT the change with that id. The transaction holds SQLite's one write lock from statement 1 on, so no
+       other insert takes the id meanwhile; the judgement's foreign key to it is checked at COMMIT (Django's
+       SQLite foreign keys are deferred).
+
+    A save is then BEGIN, two statements and COMMIT (it was three statements, an upsert that only locked the row,
+    the change's insert and the judgement's update)."""
+    upsert, insert = _two_statements_sql(tuple(k for k in row if k != "latest_change_id"), tuple(change_row))
+    judgement_params = _params(Judgement, {k: v for k, v in row.items() if k != "latest_change_id"})
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(upsert, [*judgement_params, *_params(JudgementChange, {"change_id": change_row["change_id"]})])
+        values = cursor.fetchone()
+        if values is None:  # the change is stored already: nothing was written
+            return None
+        cursor.execute(insert, [values[0], *_params(JudgementChange, change_row)])
+        change_id = cursor.fetchone()[0]
+    return _recorded(row, change_row, values, change_id)
+
+
+def _recorded(row, change_row, values, change_id) -> Recorded:
+    """The Recorded of a new change, from the judgement's state as the store returned it and the change's id."""
     current = _current(values)
     judgement = Judgement(**{**row, **current})
     change = JudgementChange(pk=change_id, **dict(change_row, judgement_id=current["id"]))
     return Recorded(judgement=judgement, change=change, duplicate=False, current=current["latest_change_id"] == change_id)
 
 
-def _store_in_steps(row, change_row) -> Recorded | None:
-    """Three writes in one transaction (the caller's, when it has one: no savepoint):
-
-    1. INSERT the judgement ON CONFLICT (assessor, key) DO UPDATE (a no-op that locks the row), RETURNING its
-       current value, clock and runs;
-    2. INSERT the change ON CONFLICT (change_id) DO NOTHING RETURNING its id (no row: the change is stored already);
-    3. UPDATE the judgement: the runs, and the value, grade, clock and latest change when this change is the
-       assessor's latest by (client_time, client_seq).
-
-    Returns None for a change stored already (a judgement row made by step 1 for it is removed again).
-    """
-    with transaction.atomic(savepoint=False):
-        current = _upsert_judgement(row)
-        change_id = _insert_change(dict(change_row, judgement_id=current["id"]))
-        if change_id is None:
-            if current["latest_change_id"] is None:  # made by step 1 for a change that is not new: not kept
-                Judgement.objects.filter(pk=current["id"], latest_change__isnull=True).delete()
-            return None
-        is_latest = (row["client_time"], row["client_seq"]) >= (current["client_time"], current["client_seq"])
-        fields = dict(run_ids=sorted(set(current["run_ids"] or ()) | set(row["run_ids"])), updated_at=row["updated_at"])
-        if is_latest:
-            fields.update({name: row[name] for name in _LATEST_RULE_FIELDS}, latest_change_id=change_id)
-        _update_judgement(current["id"], fields)
-    state = {**row, **{k: current[k] for k in ("value", "grade", "client_time", "client_seq", "adjudicated",
-                                               "latest_change_id")}, **fields}
-    judgement = Judgement(pk=current["id"], **state)
-    change = JudgementChange(pk=change_id, **dict(change_row, judgement_id=current["id"]))
-    return Recorded(judgement=judgement, change=change, duplicate=False, current=is_latest)
-
-
 _RETURNED = ("id", "value", "grade", "client_time", "client_seq", "run_ids", "adjudicated", "latest_change_id")
 
 
-def _upsert_judgement(row) -> dict:
-    """INSERT … ON CONFLICT (assessor_id, key) DO UPDATE … RETURNING the row's current state (PostgreSQL and SQLite)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_sql("upsert", Judgement, tuple(row)), _params(Judgement, row))
-        values = cursor.fetchone()
-    return _current(values)
-
-
 def _current(values) -> dict:
-    """The judgement's state as write 1 returned it, converted as the ORM would."""
+    """The judgement's state as the store returned it, converted as the ORM would."""
     current = dict(zip(_RETURNED, values, strict=True))
     for name in ("value", "run_ids"):
         current[name] = Judgement._meta.get_field(name).from_db_value(current[name], None, connection)
     current["client_time"] = _datetime(current["client_time"])
     current["adjudicated"] = bool(current["adjudicated"])
     return current
-
-
-def _insert_change(row) -> int | None:
-    """INSERT … ON CONFLICT (change_id) DO NOTHING RETURNING id: the new change's id, or None when it is stored."""
-    with connection.cursor() as cursor:
-        cursor.execute(_sql("insert", JudgementChange, tuple(row)), _params(JudgementChange, row))
-        found = cursor.fetchone()
-    return found[0] if found else None
-
-
-def _update_judgement(pk, fields) -> None:
-    """UPDATE the judgement's `fields` (written as the ORM would write them, without compiling a queryset)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_sql("update", Judgement, tuple(fields)), [*_params(Judgement, fields), pk])
 
 
 def _params(model, row):
@@ -491,29 +470,41 @@ def _fields(model, names):
     return [model._meta.get_field(name) for name in names]
 
 
-def _sql(kind, model, names):
-    """The SQL of the save's three writes of `names` (field names or attnames) to `model`, built once per shape."""
-    return _built_sql(kind, model, names, connection.vendor)
-
-
-@functools.lru_cache(maxsize=64)
-def _built_sql(kind, model, names, vendor):  # per vendor: quoting is the connection's
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    columns = [quote(field.column) for field in _fields(model, names)]
-    if kind == "update":
-        assignments = ", ".join(f"{column} = %s" for column in columns)
-        return f"UPDATE {table} SET {assignments} WHERE {quote('id')} = %s"
-    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) "
-    if kind == "upsert":
-        return (f"{insert}ON CONFLICT ({quote('assessor_id')}, {quote('key')}) "
-                f"DO UPDATE SET {quote('updated_at')} = {table}.{quote('updated_at')} "
-                f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
-    return f"{insert}ON CONFLICT ({quote('change_id')}) DO NOTHING RETURNING {quote('id')}"
-
-
 # What the judgement takes from a change that is the assessor's latest (both writings of _store use it).
 _LATEST_RULE_FIELDS = ("value", "grade", "client_time", "client_seq", "latest_change_id")
+
+
+@functools.lru_cache(maxsize=16)
+def _two_statements_sql(judgement_names, change_names):
+    """The storing rule (_store) as SQLite's two statements (_store_in_two_statements): the judgement's upsert, its
+    parameters the judgement's row (without latest_change_id) and the change_id, RETURNING the judgement's state;
+    and the change's insert, its parameters the judgement's id and the change's row, RETURNING the change's id.
+
+    The change's id is AUTOINCREMENT's next: one more than the larger of the table's sequence and its largest id.
+    The runs' union is config/sqlite's json_sorted_union (Python's sort, and the text JSONField writes)."""
+    quote = connection.ops.quote_name
+    table = quote(Judgement._meta.db_table)
+    changes = quote(JudgementChange._meta.db_table)
+    next_id = (f"(SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = "
+               f"'{JudgementChange._meta.db_table}'), 0), COALESCE((SELECT MAX({quote('id')}) FROM {changes}), 0)) + 1)")
+    columns = [quote(field.column) for field in _fields(Judgement, judgement_names)]
+    latest = (f"(excluded.{quote('client_time')}, excluded.{quote('client_seq')}) "
+              f">= ({table}.{quote('client_time')}, {table}.{quote('client_seq')})")
+    run_ids = quote("run_ids")
+    runs = f"json_sorted_union({table}.{run_ids}, excluded.{run_ids})"  # config/sqlite: as the ORM writes a list
+    assignments = [f"{run_ids} = {runs}", f"{quote('updated_at')} = excluded.{quote('updated_at')}"]
+    for name in _LATEST_RULE_FIELDS:
+        column = quote(Judgement._meta.get_field(name).column)
+        assignments.append(f"{column} = CASE WHEN {latest} THEN excluded.{column} ELSE {table}.{column} END")
+    upsert = (f"INSERT INTO {table} ({', '.join(columns)}, {quote('latest_change_id')}) "
+              f"SELECT {', '.join(['%s'] * len(columns))}, {next_id} "
+              f"WHERE NOT EXISTS (SELECT 1 FROM {changes} WHERE {quote('change_id')} = %s) "
+              f"ON CONFLICT ({quote('assessor_id')}, {quote('key')}) DO UPDATE SET {', '.join(assignments)} "
+              f"RETURNING {', '.join(quote(c) for c in _RETURNED)}")
+    change_columns = [quote(field.column) for field in _fields(JudgementChange, change_names)]
+    insert = (f"INSERT INTO {changes} ({quote('id')}, {quote('judgement_id')}, {', '.join(change_columns)}) "
+              f"VALUES ({next_id}, %s, {', '.join(['%s'] * len(change_columns))}) RETURNING {quote('id')}")
+    return upsert, insert
 
 
 @functools.lru_cache(maxsize=16)

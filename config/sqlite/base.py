@@ -9,8 +9,13 @@ failed while the import's page read the same row (CI, 2 Dec 2026: the job stayed
 waited for "Done" in vain). SQLite's own answer is sqlite3_unlock_notify, which Python does not offer; so a
 statement that meets such a lock is run again, after a pause that doubles up to 50 ms, until the busy timeout
 has passed, and only then is the error raised. Nothing else changes; other errors are raised at once.
+
+Each connection also has one SQL function of ours, json_sorted_union(a, b): the sorted union of two JSON arrays of
+text, written as Django's JSONField writes a list (json.dumps), so a row an SQL statement wrote reads and exports
+byte for byte as one the ORM wrote (a judgement's runs: assessments.services.judging._two_statements_sql).
 """
 
+import json
 import sqlite3
 import time
 
@@ -54,7 +59,25 @@ class WaitingCursor(base.SQLiteCursorWrapper):
         return self._waiting(super().executemany, query, param_list)
 
 
+def json_sorted_union(a, b):
+    """The sorted union of two JSON arrays of text (anything else counts as an empty one), as JSONField writes it."""
+    items = set()
+    for text in (a, b):
+        try:
+            value = json.loads(text) if text is not None else []
+        except ValueError:
+            value = []
+        if isinstance(value, list):
+            items.update(str(item) for item in value)
+    return json.dumps(sorted(items))
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        connection.create_function("json_sorted_union", 2, json_sorted_union, deterministic=True)
+        return connection
+
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=WaitingCursor)
         cursor.timeout = float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))

@@ -159,7 +159,7 @@ def test_the_topics_facets_are_read_once_per_process_and_again_after_any_facet_c
     fresh = Topic.objects.get(pk=topic.pk)
     from django.db import connection
 
-    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 3):  # the writes; nothing for facets
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):  # the writes; nothing for facets
         facet_change(fresh, p1, judge, "tqa2:L_0257/T_1512")
     Facet.objects.filter(topic=topic).delete()
     assert Topic.objects.get(pk=topic.pk).facets_version > topic.facets_version

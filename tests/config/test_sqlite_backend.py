@@ -2,6 +2,7 @@
 it, as a statement meeting a locked file waits out SQLite's busy timeout (config/sqlite/base.py). Without that an
 import's last write failed while its page read the same row, and the import stayed "Running" (CI, 2 Dec 2026)."""
 
+import json
 import threading
 
 import pytest
@@ -67,3 +68,12 @@ def test_other_errors_are_raised_at_once():
         pytest.skip("SQLite's backend")
     with pytest.raises(OperationalError, match="no such table"), connection.cursor() as cursor:
         cursor.execute("SELECT * FROM no_such_table")
+
+
+def test_json_sorted_union_writes_a_list_as_the_orm_does():
+    """A judgement's runs written by SQL (the SQLite save) must read and export byte for byte as the ORM's."""
+    from config.sqlite.base import json_sorted_union
+
+    assert json_sorted_union('["guir", "\\u00fcnh"]', '["Guir", "guir"]') == json.dumps(["Guir", "guir", "ünh"])
+    assert json_sorted_union(None, '["b", "a"]') == '["a", "b"]'
+    assert json_sorted_union('{"not": "a list"}', "[]") == "[]"
