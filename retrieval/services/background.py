@@ -89,6 +89,38 @@ def in_background_thread() -> bool:
     return getattr(settings, "BACKGROUND_THREADS", True) and getattr(_serving, "active", False)
 
 
+def fail_orphans(before=None) -> int:
+    """Without a broker a job runs in a web process's background thread, and no one takes it again when that
+    process stops under it (killed, or restarted by runserver's reloader): it would read "Running" for ever. The
+    first time a process hands its background thread work, every job still running or finishing with no news since
+    before `before` (this process's start) is marked failed, saying why; resume starts it again. A job of another
+    live process writes its progress every few seconds (WRITE_EVERY), and an import's row at its claim and end.
+    Returns how many jobs it marked."""
+    before = before or _PROCESS_STARTED
+    now = timezone.now()
+    marked = 0
+    for model in kinds().values():
+        marked += model.objects.filter(status__in=(JobStatus.RUNNING, JobStatus.FINISHING),
+                                       updated_at__lt=before).update(
+            status=JobStatus.FAILED, finished_at=now, updated_at=now, error=ORPHANED)
+    if marked:
+        logger.warning("%d background job(s) left running by a process that stopped were marked failed", marked)
+    return marked
+
+
+ORPHANED = ("the process running it stopped while it ran (killed, or restarted): nothing was kept of a step it had "
+            "not finished. Resume it, or start it again.")
+
+
+def _in_thread(function):
+    try:
+        function()
+    except Exception:  # noqa: BLE001 — a thread has no one else to tell
+        logger.exception("background housekeeping %s failed", function.__name__)
+    finally:
+        connections.close_all()
+
+
 def _run_in_thread(task, args):
     try:
         task.apply(args=args, throw=True)
@@ -98,11 +130,15 @@ def _run_in_thread(task, args):
         connections.close_all()  # this thread's own connections
 
 
+_PROCESS_STARTED = timezone.now()  # this module's import: the process's start, near enough
+
+
 def _submit(task, args) -> Future:
     global _executor, _last
     with _executor_lock:
         if _executor is None:  # one thread: jobs run one after another, as on a single worker (SQLite-friendly)
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pooljudge-job")
+            _executor.submit(_in_thread, fail_orphans)  # first, before this process's own jobs
         _last = _executor.submit(_run_in_thread, task, tuple(args))
         return _last
 

@@ -52,3 +52,37 @@ def test_a_stale_machine_job_fails_after_its_restarts_too():
     assert not background.claim(MachineJob, job.pk, stale=timedelta(minutes=10))
     job.refresh_from_db()
     assert job.status == "failed" and "not tried again" in job.error
+
+
+def test_a_job_left_running_by_a_stopped_process_is_marked_failed_when_the_next_one_starts_its_thread(client, organiser):
+    """Without a broker jobs run in a web process's background thread. A job that process was running when it was
+    killed read "Running, 780,000 done" for ever; the next process's thread marks it failed, saying why, first."""
+    orphan, live = running_import(), running_import()
+    stopped = MachineJob.objects.create(
+        source=MachineLabelSource.objects.create(name="s", kind="llm", model="m", collection=factories.collection("web")),
+        kind="llm", status="running")
+    started = live.updated_at - timedelta(seconds=1)  # the live job's last news came after the new process started
+    for job in (orphan, stopped):
+        type(job).objects.filter(pk=job.pk).update(updated_at=started - timedelta(minutes=5))
+    assert background.fail_orphans(before=started) == 2
+    for job in (orphan, stopped):
+        job.refresh_from_db()
+        assert job.status == "failed" and job.finished_at is not None and "process running it stopped" in job.error
+    live.refresh_from_db()
+    assert live.status == "running"
+    shown = client.get(f"/jobs/import/{orphan.pk}/").json()
+    assert shown["status"] == "failed" and "Resume it" in shown["error"]
+    assert background.fail_orphans(before=started) == 0  # once marked, left alone
+
+
+def test_the_background_thread_looks_for_orphans_before_its_first_job(monkeypatch):
+    """The check runs in the thread, first: a request that starts the thread adds no statement of its own."""
+    calls = []
+    monkeypatch.setattr(background, "_executor", None)
+    monkeypatch.setattr(background, "fail_orphans", lambda: calls.append("orphans"))
+    monkeypatch.setattr(background, "_run_in_thread", lambda task, args: calls.append(task))
+    background._submit("first job", ())
+    background._submit("second job", ())
+    background.wait_for_background(timeout=30)
+    assert calls == ["orphans", "first job", "second job"]
+    background._executor.shutdown(wait=True)

@@ -78,3 +78,16 @@ def test_the_run_limit_counts_the_files_runs(rag, team_a):
     response = upload(team_a, answers("one", "301") + answers("two", "301"))
     assert response.status_code == 409
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize("bad, named", [
+    (b'"An answer to 302.\\u0000"', "NUL"),  # PostgreSQL text cannot hold it: was a 500
+    (b'"An answer to 302.\\ud800"', "surrogate"),
+])
+def test_unstorable_text_in_an_answer_is_a_400_naming_its_line(rag, team_a, bad, named):
+    data = answers("rag-a", "301", "302").replace(b'"An answer to 302."', bad)
+    response = upload(team_a, data)
+    assert response.status_code == 400, response.content
+    problems = response.json()["problems"]
+    assert [p["line"] for p in problems] == [2] and named in json.dumps(problems)
+    assert not Run.objects.exists() and not Answer.objects.exists()
