@@ -81,10 +81,13 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
     if len(uploads) > MAX_FILES:
         raise ImportInvalid("files", f"at most {MAX_FILES} files at once")
     most = settings.API_MAX_UPLOAD_BYTES
+    known = 0
     for upload in uploads:
         size = upload.size if upload.size is not None else getattr(upload.file, "size", None)
         if size is not None and size > most:
             raise ImportInvalid("files", f"{upload.name} has {size:,} bytes; at most {most:,} bytes a file are taken")
+        known += size or 0
+    _check_total(known, len(uploads))
     if campaign is not None:
         track = Track.objects.select_related("collection").filter(campaign=campaign).first()
         if track is not None and kind != Kind.BOOK:
@@ -107,16 +110,28 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
             kind=kind, campaign=campaign, collection=collection, options=options, created_by=user,
             file_names=[u.name for u in uploads],
         )
+        total = 0
         for position, upload in enumerate(uploads):
             content = _read_all(upload.file)
             if len(content) > most:
                 raise ImportInvalid(
                     "files", f"{upload.name} has more than {most:,} bytes; at most {most:,} bytes a file are taken")
+            total += len(content)
+            _check_total(total, len(uploads))  # sizes a file object did not say: counted as read, nothing kept
             DataImportFile.objects.create(
                 data_import=data_import, position=position, name=upload.name[:255], size=len(content), content=content,
             )
         send(data_import.pk)
     return data_import
+
+
+def _check_total(total: int, files: int) -> None:
+    """One import's files together (documents come as many) hold no more than one file may unpack to
+    (API_MAX_UNCOMPRESSED_BYTES): 50 files of 20 MB were a gigabyte stored from one request."""
+    most = settings.API_MAX_UNCOMPRESSED_BYTES
+    if total > most:
+        raise ImportInvalid("files", f"the {files} files have {total:,} bytes or more together; at most {most:,} "
+                                     "bytes are taken at once (API_MAX_UNCOMPRESSED_BYTES): upload them in parts")
 
 
 def _read_all(file) -> bytes:

@@ -59,12 +59,23 @@ def upload_answers(*, campaign, owner, data: bytes | None = None, file=None, fil
         raise UploadTooLarge(f"the file has {size:,} bytes; at most {settings.API_MAX_UPLOAD_BYTES:,} are taken")
     problems = Problems(source)
     fields = {"owner": owner, "source": Run.Source.UPLOADED, "track": campaign.name}
-    parsed = rag.parse_answers(upload_batches(stream, source, size), problems, scope)
+    room = None
+    if limit_runs:  # before reading, and while reading: a file past the limit is not held whole to be refused
+        allowed, have = _runs_allowed_and_had(campaign, owner)
+        room = allowed - have
+        if room <= 0:
+            raise RunLimitReached(f"you have {have} runs in campaign {campaign.name!r}, the most allowed ({allowed})")
+    try:
+        parsed = rag.parse_answers(upload_batches(stream, source, size), problems, scope, max_runs=room)
+    except rag.TooManyRuns as exc:
+        raise RunLimitReached(
+            f"you have {have} runs in campaign {campaign.name!r} and the file brings {exc.runs} or more (line "
+            f"{exc.line} starts run number {exc.runs}); at most {allowed} are allowed"
+        ) from None
     with transaction.atomic():
-        if limit_runs:
+        if limit_runs:  # again, under the owner's lock: two uploads at once cannot both pass the count
             get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-            allowed = runs_allowed(campaign.track)
-            have = Run.objects.filter(owner=owner, track=campaign.name).count()
+            allowed, have = _runs_allowed_and_had(campaign, owner)
             new = len({answer.run_id for answer in parsed})
             if have + new > allowed:
                 raise RunLimitReached(
@@ -72,6 +83,11 @@ def upload_answers(*, campaign, owner, data: bytes | None = None, file=None, fil
                     f"{allowed} are allowed"
                 )
         return rag.import_answers(iter(()), problems, scope, parsed=parsed, run_fields=fields)
+
+
+def _runs_allowed_and_had(campaign, owner) -> tuple[int, int]:
+    """How many runs `owner` may have in the campaign, and how many they have."""
+    return runs_allowed(campaign.track), Run.objects.filter(owner=owner, track=campaign.name).count()
 
 
 def importing_user(name):

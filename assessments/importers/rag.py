@@ -140,9 +140,21 @@ class AnswersImport:
                 + (f"; made {self.created_passages:,} placeholder documents" if self.created_passages else "") + ".")
 
 
-def parse_answers(batches, problems, scope) -> list[ParsedAnswer]:
-    """The answers of a TREC RAG answers file, checked one by one (the database's checks come in import_answers)."""
-    answers, seen = [], {}
+class TooManyRuns(Exception):
+    """The file brings more runs than its uploader may still add (parse_answers' `max_runs`): reading stopped."""
+
+    def __init__(self, runs: int, line: int):
+        super().__init__(f"line {line}: the file's run number {runs}")
+        self.runs, self.line = runs, line
+
+
+def parse_answers(batches, problems, scope, *, max_runs: int | None = None) -> list[ParsedAnswer]:
+    """The answers of a TREC RAG answers file, checked one by one (the database's checks come in import_answers).
+
+    With `max_runs`, reading stops (TooManyRuns) at the first line of a run past that many, so what is held stays
+    bounded by the runs one may upload times the campaign's topics (a run answers a topic once), whatever the file
+    (100 MB of answers of many runs were held whole, 350 MB, before the run limit was checked)."""
+    answers, seen, runs = [], {}, set()
     for number, obj in json_lines(batches, problems):
         before = problems.total
         head, run_key, topic_key = obj, "run_id", "topic_id"
@@ -152,6 +164,10 @@ def parse_answers(batches, problems, scope) -> list[ParsedAnswer]:
                 problems.add(f"expected an object, got {json_type(head)}", line=number, field="metadata")
                 continue
         run_id = _text(head, "run_id", number, problems, place=run_key, limit=MAX_RUN_NAME)
+        if run_id is not None and run_id not in runs:
+            runs.add(run_id)
+            if max_runs is not None and len(runs) > max_runs:
+                raise TooManyRuns(len(runs), number)
         if run_id is not None and id_problem(run_id):
             problems.add(f"run name {run_id!r}: {id_problem(run_id)}", line=number, field=run_key)
         qid = _text(head, "topic_id" if head is obj else "narrative_id", number, problems, place=topic_key)

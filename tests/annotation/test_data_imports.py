@@ -69,6 +69,22 @@ def test_a_file_over_the_upload_limit_is_refused(settings):
     assert caught.value.message == "q has 24 bytes; at most 10 bytes a file are taken"
 
 
+@pytest.mark.parametrize("said", [True, False])
+def test_documents_in_many_files_are_held_to_one_imports_total_and_count(settings, said):
+    """Documents come as many files: 50 of 20 MB were a gigabyte stored from one request. Together they hold no
+    more than one file may unpack to, whether the request said the sizes or not; and at most MAX_FILES files."""
+    settings.API_MAX_UPLOAD_BYTES, settings.API_MAX_UNCOMPRESSED_BYTES = 100, 250
+    files = [Upload(f"d{i}.jsonl", io.BytesIO(b"x" * 90), 90 if said else None) for i in range(3)]
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="documents", uploads=files, collection="web")
+    assert caught.value.field == "files" and "at most 250 bytes are taken at once" in caught.value.message
+    many = [Upload(f"d{i}.jsonl", io.BytesIO(b"x"), 1) for i in range(data_imports.MAX_FILES + 1)]
+    with pytest.raises(ImportInvalid) as caught:
+        start_import(kind="documents", uploads=many, collection="web")
+    assert caught.value.message == f"at most {data_imports.MAX_FILES} files at once"
+    assert not DataImport.objects.exists() and not DataImportFile.objects.exists()
+
+
 def test_progress_goes_through_the_cache_as_a_bar_or_a_wrapped_iterable():
     progress = progress_reporter(7)
     assert list(progress([1, 2, 3], desc="reading")) == [1, 2, 3]

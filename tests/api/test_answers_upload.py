@@ -2,9 +2,11 @@
 runs are uploaded: checked whole, every problem listed, nothing stored; the token scoped to its campaign."""
 
 import gzip
+import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
@@ -15,6 +17,7 @@ from assessments.models import Answer, Run
 pytestmark = pytest.mark.django_db
 
 URL = "/api/campaigns/rag/answers/"
+User = get_user_model()
 
 
 def answers(run_id, *topics):
@@ -91,3 +94,39 @@ def test_unstorable_text_in_an_answer_is_a_400_naming_its_line(rag, team_a, bad,
     problems = response.json()["problems"]
     assert [p["line"] for p in problems] == [2] and named in json.dumps(problems)
     assert not Run.objects.exists() and not Answer.objects.exists()
+
+
+class Counted(io.BytesIO):
+    """An upload that remembers how far it was read."""
+
+    most = 0
+
+    def read(self, size=-1):
+        data = super().read(size)
+        self.most = max(self.most, self.tell())
+        return data
+
+
+def test_a_file_past_the_run_limit_is_refused_where_its_extra_run_starts_not_read_whole(rag, team_a):
+    """Answers were parsed whole before the run limit was checked (100 MB unpacked held 350 MB): now reading stops
+    at the first line of a run the owner may not add, and the 409 names it."""
+    from annotation.services.nuggets import upload_answers
+    from annotation.services.submissions import RunLimitReached
+
+    rag.track.max_runs = 1
+    rag.track.save()
+    body = answers("one", "301") + answers("two", "301") + answers("three", "302") * 40_000  # about 8 MB more
+    stream = Counted(body)
+    stream.size = len(body)
+    with pytest.raises(RunLimitReached, match=r"the file brings 2 or more \(line 2 starts run number 2\)"):
+        upload_answers(campaign=rag, owner=User.objects.get(username="team-a"), file=stream, filename="a.jsonl")
+    assert stream.most < len(body) // 10
+    assert not Run.objects.exists()
+
+
+def test_an_owner_at_the_run_limit_is_refused_before_the_file_is_read(rag, team_a):
+    rag.track.max_runs = 1
+    rag.track.save()
+    assert upload(team_a, answers("one", "301")).status_code == 201
+    response = upload(team_a, b"not even json\n")
+    assert response.status_code == 409 and "the most allowed (1)" in response.content.decode()
