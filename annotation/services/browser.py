@@ -26,6 +26,7 @@ from annotation.services import adhoc, plot
 from annotation.services.errors import ServiceError
 from assessments.labels import DEFAULT_PLOT_SCALE, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS
 from assessments.models import CandidateSource, MachineLabel, Judgement, JudgementChange, Layer, PoolCandidate, Topic, Transition
+from assessments.services import nuggets
 from retrieval.models import Passage
 
 PAGE_SIZE = 50
@@ -104,6 +105,10 @@ def label_choices(campaign) -> list[tuple[str, str]]:
             scale = [[value, str(value), ""] for value in range(3, -1, -1)]
         return ([(f"{Layer.GRADE.value}:{value}", f"{value}: {name}") for value, name, _ in scale]
                 + [(Layer.EVIDENCE.value, Layer.EVIDENCE.label)])
+    if campaign.task == campaign.Task.NUGGETS:
+        return ([(Layer.NUGGETS.value, "nugget bank")]
+                + [(f"{Layer.NUGGET_SUPPORT.value}:{v}", f"nugget: {SUPPORT_WORDS[v]}") for v in nuggets.SUPPORT_VALUES]
+                + [(f"{Layer.CITATION_SUPPORT.value}:{v}", f"citation: {v} support") for v in nuggets.CITATION_VALUES])
     settings = campaign.settings if isinstance(campaign.settings, dict) else {}
     scale = settings.get("plot_scale")
     scale = scale if isinstance(scale, list) and all(isinstance(e, list) and len(e) == 2 for e in scale) else DEFAULT_PLOT_SCALE
@@ -112,17 +117,23 @@ def label_choices(campaign) -> list[tuple[str, str]]:
                (Layer.RATING.value, Layer.RATING.label)])
 
 
+SUPPORT_WORDS = {nuggets.SUPPORT: "supported", nuggets.PARTIAL: "partly supported", nuggets.NOT_SUPPORT: "not supported"}
+# The layers whose values are words, not grades: the words each takes.
+WORD_VALUES = {Layer.TRANSITION: tuple(Transition.values), Layer.NUGGET_SUPPORT: nuggets.SUPPORT_VALUES,
+               Layer.CITATION_SUPPORT: nuggets.CITATION_VALUES}
+
+
 def read_label(text) -> dict:
-    """The judgement filter of a label `layer` or `layer:value` (a grade, or a transition's value)."""
+    """The judgement filter of a label `layer` or `layer:value` (a grade, or a word: a transition's, a support's)."""
     found = LABEL.fullmatch(text)
     if found is None or found["layer"] not in Layer.values:
         raise BrowseInvalid("label", f"a layer ({', '.join(Layer.values)}), optionally :grade, not {text[:50]!r}")
     layer, value = found["layer"], found["value"]
     if value is None:
         return {"layer": layer}
-    if layer == Layer.TRANSITION:
-        if value not in Transition.values:
-            raise BrowseInvalid("label", f"a transition is one of {', '.join(Transition.values)}, not {value!r}")
+    if layer in WORD_VALUES:
+        if value not in WORD_VALUES[layer]:
+            raise BrowseInvalid("label", f"a {layer} label is one of {', '.join(WORD_VALUES[layer])}, not {value!r}")
         return {"layer": layer, "value": value}
     if not re.fullmatch(r"-?[0-9]+", value):
         raise BrowseInvalid("label", f"a {layer} label's value is a whole-number grade, not {value!r}")

@@ -176,3 +176,24 @@ def test_the_page_takes_the_same_statements_with_ten_times_the_labels(client, se
         with CaptureQueriesContext(connection) as large:
             assert client.get(url, filters).status_code == 200
         assert len(large) == len(small)
+
+
+def test_a_nuggets_campaign_filters_by_its_own_layers_and_values_not_plot_labels():
+    """The label filter offered plot grades and study labels in a nuggets campaign (issue 39 item 9)."""
+    from assessments.services import nuggets
+    from tests.annotation.nuggets_setup import RUNS, nuggets_world
+
+    judge_user = factories.user("nugget-judge")
+    world = nuggets_world(judge_user)
+    campaign, answer = world["campaign"], world["answers"][RUNS[0]]
+    offered = [value for value, _ in browser.label_choices(campaign)]
+    assert offered == ["nuggets", "nugget_support:support", "nugget_support:partial_support",
+                       "nugget_support:not_support", "citation_support:full", "citation_support:partial",
+                       "citation_support:none"]
+    for nugget, value in zip(world["bank"], ["support", "not_support", "support"]):
+        record_judgement(campaign_id=campaign.pk, assessor=judge_user, layer=Layer.NUGGET_SUPPORT, value=value,
+                         topic=answer.topic, item=nuggets.support_item(answer.pk, nugget["id"]))
+    found = browser.labels(campaign, browser.Filters(label="nugget_support:support"), size=100).rows
+    assert [j.value for j in found] == ["support", "support"]
+    with pytest.raises(browser.BrowseInvalid, match="nugget_support label is one of support, partial_support"):
+        browser.read_label("nugget_support:3")
