@@ -50,6 +50,9 @@ from config.ids import parse_id
 from retrieval.models import Passage
 
 LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support", "citation_support", "nuggets")
+# The layers a campaign of each task can disagree on (the page's layer filter offers these).
+TASK_LAYERS = {"outline": ("relevance", "facet", "transition"), "plot": ("plot_grade",), "adhoc": ("grade",),
+               "nuggets": ("nugget_support", "citation_support", "nuggets")}
 BANK_ITEM = "bank"  # the item of a bank disagreement (a bank is keyed on its topic alone)
 SUPPORT_NAMES = {nuggets.SUPPORT: "support", nuggets.PARTIAL: "partial support", nuggets.NOT_SUPPORT: "no support"}
 CITATION_NAMES = {"full": "full support", "partial": "partial support", "none": "no support"}
@@ -74,6 +77,11 @@ ANSWER_LAYERS = {
     "citation_support": AnswerLayer(Layer.CITATION_SUPPORT, CITATION_NAMES, nuggets.CITATION_ITEM,
                                     "<answer id>:<sentence>"),
 }
+def layers_for(campaign) -> tuple[str, ...]:
+    """The layers the campaign's task judges, in LAYERS' order (all of them for a task this does not know)."""
+    return TASK_LAYERS.get(campaign.task, LAYERS)
+
+
 _GRADE_LAYERS = {Layer.PLOT_GRADE: "plot_grade", Layer.GRADE: "grade"}  # a candidate's grade, as it is
 LIMIT = 500  # items listed at once
 

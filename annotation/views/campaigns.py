@@ -134,7 +134,7 @@ def adjudication_page(request, name):
         item.facet_choices = facets.get(item.topic.pk, [])
     return render(request, "annotation/adjudication.html", {
         "campaign": campaign, "found": found, "layer": layer, "topic": topic, "error": error,
-        "layers": adjudication.LAYERS, "transitions": adjudication.Transition.offered(),
+        "layers": adjudication.layers_for(campaign), "transitions": adjudication.Transition.offered(),
         "relevances": adjudication.Relevance.offered(), "importances": adjudication.nuggets.IMPORTANCE,
     }, status=400 if error else 200)
 

@@ -1,11 +1,14 @@
 """Adjudication: disagreements per layer side by side, final labels through record_judgement, qrels that use them."""
 
+import re
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.services import adjudication
 from annotation.services.adjudication import AdjudicationInvalid, disagreements, set_final_label
 from annotation.services.assignment import assign_campaign
 from annotation.roles import Role, ensure_groups
@@ -138,3 +141,14 @@ def test_the_page_shows_labels_side_by_side_escaped_and_only_to_organisers(clien
     response = client.post(url, {"layer": "relevance", "topic": topic.pk, "passage": "x"})
     assert response.status_code == 400 and "passage: expected a number" in response.content.decode()
     assert client.get(reverse("annotation:adjudication", args=["nope"])).status_code == 404
+
+
+def test_the_layer_filter_offers_the_campaigns_own_layers(client, setup):
+    """It listed all nine layers whatever the task (issue 39 item 9): an outline campaign's are its three."""
+    campaign, *_, organiser = setup
+    client.force_login(organiser)
+    page = client.get(reverse("annotation:adjudication", args=[campaign.name])).content.decode()
+    offered = re.findall(r'<option value="([a-z_]+)"', page.split('name="layer"', 1)[1].split("</select>", 1)[0])
+    assert offered == ["relevance", "facet", "transition"]
+    assert adjudication.layers_for(SimpleNamespace(task="nuggets")) == ("nugget_support", "citation_support", "nuggets")
+    assert adjudication.layers_for(SimpleNamespace(task="adhoc")) == ("grade",)
