@@ -79,3 +79,15 @@ def test_the_export_the_api_and_the_results_page_show_them(client, world):
     assert api["runs"][RUNS[1]]["citation_precision"] == pytest.approx(0.5)
     page = client.get(f"/campaigns/{campaign.name}/results/").content.decode()
     assert "citation_precision" in page and "citation_recall" in page and "0.7500" in page
+
+
+def test_a_nuggets_campaign_offers_no_qrels_which_would_be_empty(client, world):
+    """The results page offered a qrels download (with CAR's page/section options) that returned an empty file."""
+    campaign = world["campaign"]
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    page = client.get(f"/campaigns/{campaign.name}/results/").content.decode()
+    assert 'id="qrels-form"' not in page and 'id="download-nugget-scores"' in page
+    response = client.get(f"/campaigns/{campaign.name}/results/qrels/")
+    assert response.status_code == 400 and "it has no qrels; download its nugget scores" in response.content.decode()

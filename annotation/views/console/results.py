@@ -71,6 +71,9 @@ def download(request, name, what):
     track = getattr(campaign, "track", None)
     try:
         if what == "qrels":
+            if campaign.task == campaign.Task.NUGGETS:  # its labels grade answers against nuggets, not documents
+                raise ExportFailed(f"campaign {campaign.name!r} judges answers against nuggets: it has no qrels; "
+                                   "download its nugget scores", "campaign")
             level = request.GET.get("level") or "page"
             aggregate = request.GET.get("aggregate") or "majority"
             ties = request.GET.get("ties") or qrels_rules.TIES[0]
