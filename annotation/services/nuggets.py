@@ -7,6 +7,7 @@ participant's quota, the size caps, the run names the uploader has used in the c
 """
 
 import io
+import json
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -120,6 +121,24 @@ def import_assignments_file(campaign, path, *, assessor=IMPORTED_ASSIGNMENTS) ->
     unanswered = []
     labels = rag.read_assignments(file_batches(path), problems, scope, unanswered)
     return rag.store_assignments(labels, problems, scope, assessor=importing_user(assessor), unanswered=unanswered)
+
+
+def export_assignments(campaign, *, source=None):
+    """The campaign's nugget labels as the nuggetizer's assignments file, one JSON line per run and topic
+    (assessments.evaluation.nuggets.assignment_records: its calculate_nugget_scores gives exactly `scores`); the
+    people's labels, or a machine source's (its id or name). ServiceError names campaign or source."""
+    from assessments.evaluation.nuggets import assignment_records
+    from assessments.services import machine
+
+    scope = campaign_scope(campaign)
+    picked = None
+    if source not in (None, ""):
+        try:
+            picked = machine.nugget_source(scope.campaign_id, source)
+        except machine.MachineInvalid as exc:
+            raise ServiceError(exc.field, exc.message) from None
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n"
+                   for record in assignment_records(scope.campaign_id, source=picked))
 
 
 def scores(campaign, *, source=None) -> dict:

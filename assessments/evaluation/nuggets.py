@@ -201,6 +201,43 @@ def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
     return found
 
 
+def assignment_records(campaign_id, *, source=None):
+    """The labels nugget_scores scores, as the nuggetizer's assignments file (manage.py export_nugget_assignments):
+    one record per run and topic with a bank, `{"qid", "query", "run_id", "answer_text", "nuggets": [{"text",
+    "importance", "assignment"}]}`, the nuggets the bank's in its order. A nugget nobody labelled for the answer is
+    `not_support` (it scores so here), and a topic the run did not answer has the nuggetizer's empty answer
+    (answer_text "", every nugget not_support), so the nuggetizer's calculate_nugget_scores of each record, and the
+    mean of a run's records, are exactly nugget_scores'. Runs named as nugget_scores names them; the people's
+    labels, or a machine source's (`source`)."""
+    from assessments.models import AnswerSentence
+
+    banks = {topic: bank for topic, bank in nuggets.topic_banks(campaign_id).items()
+             if isinstance(bank.value, list) and bank.value}
+    labels = (support_labels(campaign_id) if source is None
+              else machine_nuggets.support_labels(source.pk, campaign_id))
+    answers = list(Answer.objects.filter(campaign_id=campaign_id).select_related("topic"))
+    if not banks:
+        return
+    topics = sorted(Topic.objects.filter(pk__in=list(banks)), key=lambda t: t.external_id)
+    names = run_labels(Run.objects.filter(pk__in={a.run_id for a in answers}).select_related("owner"))
+    by_key = {(a.run_id, a.topic_id): a for a in answers if a.topic_id in banks}
+    texts = defaultdict(list)
+    for answer_id, text in (AnswerSentence.objects.filter(answer_id__in=[a.pk for a in by_key.values()])
+                            .order_by("answer_id", "position").values_list("answer_id", "text")):
+        texts[answer_id].append(text)
+    for run_id in sorted(names, key=names.get):
+        for topic in topics:
+            answer = by_key.get((run_id, topic.pk))
+            assigned = [
+                {"text": n["text"], "importance": n["importance"],
+                 "assignment": (labels.get(nuggets.support_item(answer.pk, n["id"])) if answer else None)
+                 or nuggets.NOT_SUPPORT}
+                for n in banks[topic.pk].value
+            ]
+            yield {"qid": topic.external_id, "query": topic.text or topic.title, "run_id": names[run_id],
+                   "answer_text": " ".join(texts[answer.pk]) if answer else "", "nuggets": assigned}
+
+
 def unscored_warning(scores) -> str:
     """A line for each topic with answers and no nuggets (not scored), or "" (the export commands print it)."""
     return "".join(f"not scored: topic {topic} has answers ({len(runs)}: {', '.join(runs)}) and no nuggets in the "

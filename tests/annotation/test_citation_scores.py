@@ -91,3 +91,18 @@ def test_a_nuggets_campaign_offers_no_qrels_which_would_be_empty(client, world):
     assert 'id="qrels-form"' not in page and 'id="download-nugget-scores"' in page
     response = client.get(f"/campaigns/{campaign.name}/results/qrels/")
     assert response.status_code == 400 and "it has no qrels; download its nugget scores" in response.content.decode()
+
+
+def test_the_results_page_downloads_the_nugget_assignments_as_the_command_writes_them(client, world):
+    campaign = world["campaign"]
+    organiser = factories.user("org", is_staff=True)
+    organiser.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(organiser)
+    assert 'id="download-nugget-assignments"' in client.get(f"/campaigns/{campaign.name}/results/").content.decode()
+    response = client.get(f"/campaigns/{campaign.name}/results/nugget-assignments/")
+    out = io.StringIO()
+    call_command("export_nugget_assignments", "--campaign", campaign.name, stdout=out)
+    assert response.status_code == 200 and response.content.decode() == out.getvalue()
+    assert {json.loads(line)["run_id"] for line in out.getvalue().splitlines()} == set(RUNS)
+    bad = client.get(f"/campaigns/{campaign.name}/results/nugget-assignments/", {"source": "nope"})
+    assert bad.status_code == 400 and "source" in bad.content.decode()

@@ -444,3 +444,46 @@ def test_the_results_page_says_a_topic_without_nuggets_and_unanswered_topics(rag
     assert download.status_code == 200
     body = json.loads(b"".join(getattr(download, "streaming_content", [download.content])))
     assert body["topics_without_nuggets"] == {T2: ["ragnarok"]}
+
+
+@pytest.mark.parametrize("out", [False, True])
+def test_the_exported_assignments_score_to_the_platforms_scores_and_read_back(rag, tmp_path, out):
+    """export_nugget_assignments writes the nuggetizer's assignments format (issue 39 item 5): scored record by
+    record by its definitions (by_hand) and averaged per run, it gives export_nugget_scores' figures exactly;
+    read back as another assessor's labels, the same scores. One nugget left unlabelled counts not_support in both."""
+    assigned = dict(ASSIGNED)
+    assigned["ragnarok", T1] = ASSIGNED["ragnarok", T1][:3]  # "It affects therapists" unlabelled for ragnarok
+    load(tmp_path, assigned=assigned)
+    people = json.loads(run_command("export_nugget_scores", campaign="rag24")[0])["runs"]
+    if out:
+        target = tmp_path / "assignments.out.jsonl"
+        run_command("export_nugget_assignments", campaign="rag24", out=str(target))
+        text = target.read_text()
+    else:
+        text = run_command("export_nugget_assignments", campaign="rag24")[0]
+    records = [json.loads(x) for x in text.splitlines()]
+    assert [(r["run_id"], r["qid"]) for r in records] == [("baseline", T1), ("baseline", T2),
+                                                          ("ragnarok", T1), ("ragnarok", T2)]
+    assert set(records[0]) == {"qid", "query", "run_id", "answer_text", "nuggets"}
+    assert records[1]["answer_text"] == "" and {n["assignment"] for n in records[1]["nuggets"]} == {"not_support"}
+    assert records[2]["nuggets"][3] == {"text": "It affects therapists", "importance": "okay",
+                                        "assignment": "not_support"}
+    for run in ("ragnarok", "baseline"):
+        mine = [r for r in records if r["run_id"] == run]
+        for measure in ("all", "vital", "strict_all", "strict_vital", "weighted"):
+            values = [by_hand([(n["text"], n["importance"], n["assignment"]) for n in r["nuggets"]])[measure]
+                      for r in mine]
+            assert sum(values) / len(values) == pytest.approx(people[run][measure], abs=1e-12), (run, measure)
+    # Read back as a second assessor who agrees everywhere (and says not_support where nobody had): the same scores.
+    run_command("import_nugget_assignments", write(tmp_path, "back.jsonl", text), campaign="rag24",
+                assessor="read-back", no_progress=True)
+    assert Judgement.objects.filter(layer=Layer.NUGGET_SUPPORT, assessor__username="read-back").count() == 10  # not baseline T2: unanswered
+    again = json.loads(run_command("export_nugget_scores", campaign="rag24")[0])["runs"]
+    measures = ("all", "vital", "strict_all", "strict_vital", "weighted")
+
+    def figures(runs):
+        return {run: ([found[m] for m in measures], {t: [v[m] for m in measures] for t, v in found["topics"].items()})
+                for run, found in runs.items()}
+
+    assert figures(again) == figures(people)
+    assert again["ragnarok"]["topics"][T1]["assessed"] == people["ragnarok"]["topics"][T1]["assessed"] + 1

@@ -22,7 +22,8 @@ from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
-DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "agreement", "audit", "evaluation")
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "nugget-assignments", "agreement", "audit",
+             "evaluation")
 
 
 @require_GET
@@ -105,6 +106,17 @@ def download(request, name, what):
             text = json.dumps(found, indent=1) + "\n"
             return _attachment(HttpResponse(text, content_type="application/json; charset=utf-8"),
                                f"{campaign.name}-nugget-scores.json")
+        if what == "nugget-assignments":
+            from annotation.services.nuggets import export_assignments
+
+            if campaign.task != campaign.Task.NUGGETS:
+                raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
+            try:
+                text = export_assignments(campaign, source=request.GET.get("source"))
+            except ServiceError as exc:
+                raise ExportFailed(exc.message, exc.field) from None
+            return _attachment(HttpResponse(text, content_type="application/x-ndjson; charset=utf-8"),
+                               f"{campaign.name}-nugget-assignments.jsonl")
         if what == "agreement":
             from annotation.reports.agreement import campaign_report
             from assessments.agreement.formats import report_csv
