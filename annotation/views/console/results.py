@@ -58,6 +58,24 @@ def _attachment(response, filename):
     return response
 
 
+def _nugget_download(campaign, what, source):
+    """A nuggets campaign's scores (JSON) or labels in the nuggetizer's assignments format (JSON lines), the
+    people's or a machine source's; ExportFailed naming campaign or source."""
+    from annotation.services.nuggets import export_assignments, scores
+
+    if campaign.task != campaign.Task.NUGGETS:
+        raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
+    try:
+        if what == "nugget-scores":
+            text, kind, name = json.dumps(scores(campaign, source=source), indent=1) + "\n", "json", "scores.json"
+        else:
+            text, kind, name = export_assignments(campaign, source=source), "x-ndjson", "assignments.jsonl"
+    except ServiceError as exc:
+        raise ExportFailed(exc.message, exc.field) from None
+    return _attachment(HttpResponse(text, content_type=f"application/{kind}; charset=utf-8"),
+                       f"{campaign.name}-nugget-{name}")
+
+
 def _failed(exc):
     return HttpResponse(f"Nothing was exported: {exc}", status=400, content_type="text/plain; charset=utf-8")
 
@@ -94,29 +112,8 @@ def download(request, name, what):
             lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in adhoc_records(campaign.pk))
             return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
                                f"{campaign.name}-assessments.jsonl")
-        if what == "nugget-scores":
-            from annotation.services.nuggets import scores
-
-            if campaign.task != campaign.Task.NUGGETS:
-                raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
-            try:
-                found = scores(campaign, source=request.GET.get("source"))
-            except ServiceError as exc:
-                raise ExportFailed(exc.message, exc.field) from None
-            text = json.dumps(found, indent=1) + "\n"
-            return _attachment(HttpResponse(text, content_type="application/json; charset=utf-8"),
-                               f"{campaign.name}-nugget-scores.json")
-        if what == "nugget-assignments":
-            from annotation.services.nuggets import export_assignments
-
-            if campaign.task != campaign.Task.NUGGETS:
-                raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
-            try:
-                text = export_assignments(campaign, source=request.GET.get("source"))
-            except ServiceError as exc:
-                raise ExportFailed(exc.message, exc.field) from None
-            return _attachment(HttpResponse(text, content_type="application/x-ndjson; charset=utf-8"),
-                               f"{campaign.name}-nugget-assignments.jsonl")
+        if what in ("nugget-scores", "nugget-assignments"):
+            return _nugget_download(campaign, what, request.GET.get("source"))
         if what == "agreement":
             from annotation.reports.agreement import campaign_report
             from assessments.agreement.formats import report_csv
