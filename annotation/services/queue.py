@@ -54,7 +54,25 @@ def queue(user) -> list[tuple[Assignment, Progress]]:
         a.waiting = getattr(a, "waiting", False)
         a.waiting_on = getattr(a, "waiting_on", None)
         a.state = status.state(a, waiting=a.waiting)
-    return sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))
+    items = sorted(((a, progress[a.pk]) for a in assignments), key=lambda ap: (ap[0].position, ap[0].pk))
+    _number_parts([a for a, _ in items])
+    return items
+
+
+def _number_parts(assignments) -> None:
+    """A topic with candidates in several of the campaign's pools is several units of one kind for the assessor
+    (a unit is a topic and a pool), which read as identical rows. Each gets `part` (i, n) in queue order, shown as
+    "part i of n": no pool's name (an organiser's, which may name a system) reaches the assessor. A document in
+    both parts is judged once: its label is the topic's, shown judged in the other part too."""
+    groups = {}
+    for a in assignments:
+        a.part = None
+        if a.pool_id is not None:
+            groups.setdefault((a.campaign_id, a.topic_id, a.kind), []).append(a)
+    for units in groups.values():
+        if len(units) > 1:
+            for i, a in enumerate(units, start=1):
+                a.part = (i, len(units))
 
 
 def counts(items) -> Counts:

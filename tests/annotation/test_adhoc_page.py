@@ -197,3 +197,25 @@ def test_when_to_stop_and_the_dashboard_count_an_adhoc_campaigns_grades(client, 
     assert row["topic"] == "301" and row["candidates"] == 3 and row["judged"] == 2 and row["found"] == 1, row
     charts = {chart["id"]: chart for chart in dashboard(world["campaign"])["charts"]}
     assert charts["per-assessor"]["table"]["rows"] == [["grader", "2"]]
+
+
+def test_two_pools_give_a_topic_two_units_told_apart_and_a_document_is_judged_once(client, world):
+    """Two pools on a campaign gave two identical queue rows per topic (issue 39 item 10): each row now says which
+    part of the topic it is (no pool's name: an organiser's, which may name a system), and a document in both
+    parts, graded in one, counts as judged in the other."""
+    from assessments.models import Pool, PoolCandidate
+
+    first, (a, b, c) = world["unit"], world["documents"]
+    other = Pool.objects.create(name="bm25-secret-pool", collection=world["collection"], status=Pool.Status.READY)
+    other.topics.set([world["topic"]])
+    PoolCandidate.objects.bulk_create([PoolCandidate(pool=other, topic=world["topic"], passage=c, rank=1),
+                                       PoolCandidate(pool=other, topic=world["topic"], passage=a, rank=2)])
+    second = Assignment.objects.create(assessor=first.assessor, topic=world["topic"], pool=other,
+                                       campaign=world["campaign"], position=first.position + 1)
+    assert save(client, first, layer="grade", passage=c.pk, value=2).status_code == 200
+    home = client.get("/").content.decode()
+    assert "part 1 of 2" in home and "part 2 of 2" in home and "bm25-secret-pool" not in home
+    from annotation.services.queue import queue
+
+    progress = {unit.pk: (unit.part, p.done, p.total) for unit, p in queue(first.assessor)}
+    assert progress == {first.pk: ((1, 2), 1, 3), second.pk: ((2, 2), 1, 2)}
