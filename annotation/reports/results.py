@@ -34,7 +34,8 @@ def campaign_runs(campaign) -> list:
 
 
 def evaluation(campaign, *, aggregate="majority") -> dict:
-    """{"measures", "rows": [[run, value...]], "chart", "topics", "qrels_lines", "notes"} or {"error": text}."""
+    """{"measures", "rows": [[run, value...]], "chart", "topics", "qrels_lines", "notes", "report" (the
+    assessments.evaluation Report: per topic too)} or {"error": text}."""
     track = getattr(campaign, "track", None)
     runs = campaign_runs(campaign)
     if track is None or not runs:
@@ -67,6 +68,7 @@ def evaluation(campaign, *, aggregate="majority") -> dict:
                       "rows": [[r[0], *["–" if v is None else f"{v:.4f}" for v in r[1:]]] for r in ordered]}
     return {
         "measures": [str(m) for m in report.measures], "rows": ordered, "chart": chart, "reusability": reuse,
+        "report": report,
         "topics": len(judged), "qrels_lines": sum(len(d) for d in qrels.values()),
         "notes": [f"qrels: the campaign's labels so far, aggregate {aggregate}, page level; {len(judged)} of "
                   f"{len(topics)} topics judged (a judged topic a run lacks scores 0).", *report.notes],

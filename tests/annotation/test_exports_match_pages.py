@@ -275,13 +275,7 @@ def test_the_results_pages_run_evaluation_downloads_as_the_page_shows_it(client,
     400 naming it."""
     from annotation.reports.results import evaluation
 
-    (org,) = organisers("org")
-    client.force_login(org)
-    campaign, topic, docs = adhoc["campaign"], adhoc["topic"], adhoc["documents"]
-    for name, ranking in (("run-a", docs), ("run-b", docs[::-1])):
-        adhoc["pool"].runs.add(factories.run(topic.collection, name, {topic: ranking}))
-    campaign.pools.add(adhoc["pool"])
-    Track.objects.create(campaign=campaign, collection=topic.collection).topics.set([topic])
+    campaign = _two_runs_scored(client, adhoc)
     found = evaluation(campaign, aggregate="max")
     assert "error" not in found, found
     page = client.get(f"/campaigns/{campaign.name}/results/", {"aggregate": "max"}).content.decode()
@@ -296,3 +290,41 @@ def test_the_results_pages_run_evaluation_downloads_as_the_page_shows_it(client,
         assert f"{row[1]:.4f}" in page
     bad = client.get(f"/campaigns/{campaign.name}/results/evaluation/", {"aggregate": "median"})
     assert bad.status_code == 400 and "aggregate" in bad.content.decode()
+
+
+def _two_runs_scored(client, adhoc):
+    """The ad hoc campaign with two runs of its pool on its track, an organiser signed in."""
+    (org,) = organisers("org")
+    client.force_login(org)
+    campaign, topic, docs = adhoc["campaign"], adhoc["topic"], adhoc["documents"]
+    for name, ranking in (("run-a", docs), ("run-b", docs[::-1])):
+        adhoc["pool"].runs.add(factories.run(topic.collection, name, {topic: ranking}))
+    campaign.pools.add(adhoc["pool"])
+    Track.objects.create(campaign=campaign, collection=topic.collection).topics.set([topic])
+    return campaign
+
+
+def test_each_runs_per_topic_scores_are_one_click_away_and_the_leaderboard_holds_every_run(client, adhoc):
+    """Issue 39 item 2: a run's per-topic scores in trec_eval's -q layout (measure topic value), linked from its
+    row; one leaderboard file (run measure topic value) of every run; the same numbers as the table."""
+    from annotation.reports.results import evaluation
+
+    campaign = _two_runs_scored(client, adhoc)
+    found = evaluation(campaign, aggregate="max")
+    page = client.get(f"/campaigns/{campaign.name}/results/", {"aggregate": "max"}).content.decode()
+    assert page.count('class="per-topic"') == 2 and 'id="download-leaderboard"' in page
+    url = f"/campaigns/{campaign.name}/results/evaluation/"
+    board = client.get(url, {"aggregate": "max", "layout": "leaderboard"}).content.decode().splitlines()
+    rows = [line.split("\t") for line in board]
+    assert {r[0] for r in rows} == {"run-a", "run-b"} and {r[2] for r in rows} == {adhoc["topic"].external_id, "all"}
+    one = client.get(url, {"aggregate": "max", "layout": "trec_eval", "run": "run-a"})
+    assert one.status_code == 200
+    lines = [line.split("\t") for line in one.content.decode().splitlines()]
+    table = dict(zip(found["measures"], next(r for r in found["rows"] if r[0] == "run-a")[1:]))
+    for measure, topic, value in lines:
+        if topic.strip() == "all" and measure.strip() in table and table[measure.strip()] is not None:
+            assert value == f"{table[measure.strip()]:.4f}"
+    assert [r[1:] for r in rows if r[0] == "run-a"] == [[m.strip(), t, v] for m, t, v in lines]
+    bad = client.get(url, {"aggregate": "max", "layout": "trec_eval", "run": "nope"})
+    assert bad.status_code == 400 and "run" in bad.content.decode()
+    assert client.get(url, {"layout": "xml"}).status_code == 400

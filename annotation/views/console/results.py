@@ -122,24 +122,44 @@ def download(request, name, what):
             return _attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"),
                                f"{campaign.name}-agreement.csv")
         if what == "evaluation":
-            return _evaluation(campaign, request.GET.get("aggregate") or "majority")
+            return _evaluation(campaign, request.GET.get("aggregate") or "majority",
+                               layout=request.GET.get("layout") or "table", run=request.GET.get("run"))
         return _audit(campaign)
     except ExportFailed as exc:
         return _failed(exc)
 
 
-def _evaluation(campaign, aggregate):
-    """The runs' scores as the results page shows them (reports.results.evaluation), as TSV: a header of the
-    measures, a line per run, best first; the page's notes (which qrels, how many topics) as # lines above."""
+EVALUATION_LAYOUTS = ("table", "leaderboard", "trec_eval")
+
+
+def _evaluation(campaign, aggregate, *, layout="table", run=None):
+    """The runs' scores as the results page shows them (reports.results.evaluation), in one of three layouts:
+    - table: TSV, a header of the measures, a line per run, best first; the page's notes as # lines above;
+    - leaderboard: every run per topic and over all, `run measure topic value` a line (tab-separated);
+    - trec_eval: one `run`'s lines as `trec_eval -q` prints them, `measure topic value`, topics then `all`."""
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         raise ExportFailed(f"{aggregate[:100]!r} is not one of {', '.join(a for a in qrels_rules.AGGREGATES if a != 'one')}",
                            "aggregate")
     if campaign.task == campaign.Task.NUGGETS:
         raise ExportFailed(f"campaign {campaign.name!r} is a nuggets campaign: its runs' scores are the nugget scores",
                            "campaign")
+    if layout not in EVALUATION_LAYOUTS:
+        raise ExportFailed(f"{layout[:100]!r} is not one of {', '.join(EVALUATION_LAYOUTS)}", "layout")
     found = evaluation(campaign, aggregate=aggregate)
     if "error" in found:
         raise ExportFailed(found["error"], "campaign")
+    if layout != "table":
+        lines = found["report"].lines(per_topic=True)
+        name = f"{campaign.name}-{aggregate.replace(':', '-')}-leaderboard.tsv"
+        if layout == "trec_eval":
+            names = [r.name for r in found["report"].runs]
+            if run not in names:
+                raise ExportFailed(f"{(run or '')[:200]!r} is not one of the campaign's runs ({', '.join(names)})",
+                                   "run")
+            lines = [f"{measure:<22}\t{topic}\t{value}" for line in lines
+                     for owner, measure, topic, value in [line.split("\t")] if owner == run]
+            name = f"{campaign.name}-{aggregate.replace(':', '-')}-{run.replace('/', '-')}.trec_eval"
+        return _attachment(HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8"), name)
     lines = [f"# {note}" for note in found["notes"]]
     lines.append("\t".join(["run", *found["measures"]]))
     lines += ["\t".join([row[0], *("" if v is None else f"{v:.4f}" for v in row[1:])]) for row in found["rows"]]
