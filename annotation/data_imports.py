@@ -28,6 +28,7 @@ class DataImport(BackgroundJob):
         DOCUMENTS = "documents", "Documents (TREC SGML, JSON lines or TSV; several files at once)"
         BOOK = "book", "Book (plain text, for plot retrieval)"
         PLOT_QUERIES = "plot-queries", "Plot queries (JSON lines)"
+        ANSWERS = "answers", "Generated answers (TREC RAG: {run_id, topic_id, references, answer} a line)"
         NUGGETS = "nuggets", "Nugget banks (nuggetizer nuggets file: {qid, query, nuggets} a line)"
         NUGGET_ASSIGNMENTS = "nugget-assignments", "Nugget assignments (nuggetizer file: {qid, run_id, nuggets} a line)"
 

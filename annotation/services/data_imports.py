@@ -33,9 +33,9 @@ from retrieval.services import background
 from retrieval.services.background import TRANSIENT_ERRORS
 
 Kind = DataImport.Kind
-SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS, Kind.NUGGETS,
-               Kind.NUGGET_ASSIGNMENTS}
-NUGGET_KINDS = {Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}  # a nuggets campaign's only (its Data page)
+SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS, Kind.ANSWERS,
+               Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}
+NUGGET_KINDS = {Kind.ANSWERS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}  # a nuggets campaign's only (its Data page)
 NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
 MAX_RETRIES = 5  # of the task, after a transient database error
@@ -59,7 +59,8 @@ def kinds_for(task) -> list:
     if task is None:
         return [kind for kind in Kind if kind not in NUGGET_KINDS]
     if task == Campaign.Task.NUGGETS:
-        return [Kind.TOPICS, Kind.DOCUMENTS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS, Kind.TREC_RUN, Kind.QRELS]
+        return [Kind.TOPICS, Kind.DOCUMENTS, Kind.ANSWERS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS, Kind.TREC_RUN,
+                Kind.QRELS]
     if task == Campaign.Task.OUTLINE:
         return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS, Kind.CAR_ASSESSMENTS]
     if task == Campaign.Task.PLOT:
@@ -282,6 +283,10 @@ def import_files(kind, paths, collection, options, *, progress=None, campaign=No
         if campaign is None:
             raise ImportFailed([Problem("", None, None, "the campaign this import was for is gone")])
         try:
+            if kind == Kind.ANSWERS:  # the uploader's runs of the campaign, as a TREC run uploaded here is
+                submitted = {"track": campaign.name, "owner": owner} if owner is not None else {}
+                return nuggets.import_answers_file(campaign, paths[0], create_missing=bool(options.get("create_missing")),
+                                                   run_fields=submitted).summary(), []
             importer = nuggets.import_banks_file if kind == Kind.NUGGETS else nuggets.import_assignments_file
             return importer(campaign, paths[0]).summary(), []
         except ServiceError as exc:  # the campaign changed since the upload (no topics now)

@@ -43,10 +43,12 @@ def campaign_scope(campaign) -> rag.Scope:
     return rag.Scope(campaign.pk, campaign.name, track.collection, topics)
 
 
-def import_answers_file(campaign, path, *, create_missing=False) -> rag.AnswersImport:
-    """An answers file (manage.py import_rag_answers) as the organisers' own runs of the campaign's collection."""
+def import_answers_file(campaign, path, *, create_missing=False, run_fields=None) -> rag.AnswersImport:
+    """An answers file (manage.py import_rag_answers, the campaign's Data page) as runs of the campaign's
+    collection: the organisers' own, or with `run_fields` (the Data page: the uploader's, of the campaign's track)."""
     scope = campaign_scope(campaign)
-    return rag.import_answers(file_batches(path), Problems(path), scope, create_missing=create_missing)
+    return rag.import_answers(file_batches(path), Problems(path), scope, create_missing=create_missing,
+                              run_fields=run_fields)
 
 
 def upload_answers(*, campaign, owner, data: bytes | None = None, file=None, filename="", limit_runs=True):

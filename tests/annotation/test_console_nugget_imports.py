@@ -158,3 +158,34 @@ def test_an_assessor_may_not_upload_nugget_files(client, rag):
     assert client.get(URL).status_code == 404
     assert post(client, "nuggets", "nuggets.jsonl", NUGGETS.encode()).status_code == 404
     assert not DataImport.objects.exists() and stored(rag) == ({}, [])
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_answers_upload_on_the_data_page_as_the_uploaders_runs_of_the_campaign(client, organiser, rag, packed):
+    """Issue 39 item 4: answers come in through the browser too, checked whole, line-numbered, atomic; the runs are
+    the uploader's, of the campaign (its track), as a TREC run uploaded there is."""
+    from assessments.models import Answer, Run
+    from tests.assessments.test_nuggets import answer
+
+    assert '<option value="answers">' in client.get(URL).content.decode()
+    text = "\n".join([answer("team-x", T1, [D[0]], ("Vicarious trauma is secondhand trauma.", [0])),
+                      answer("team-x", T2, [D[2]], ("Bones thin with age.", [0]), topic="how bone density changes")])
+    data = gzip.compress(text.encode()) if packed else text.encode()
+    response = post(client, "answers", "answers.jsonl.gz" if packed else "answers.jsonl", data)
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    done = DataImport.objects.get()
+    assert done.status == DataImport.Status.DONE and done.summary == "Imported 2 answers of 1 runs (team-x).", done.summary
+    run = Run.objects.get(name="team-x")
+    assert (run.track, run.owner_id) == ("rag24", int(client.session["_auth_user_id"]))
+    assert Answer.objects.filter(run=run, campaign_id=rag.pk).count() == 2
+
+    before = factories.db_snapshot()
+    bad = "\n".join([answer("team-y", T1, [D[0]], ("Fine.", [0])),
+                     answer("team-y", "no-such-topic", [D[0]], ("Lost.", [0])),
+                     answer("team-y", T2, ["unknown-doc"], ("Cites nothing known.", [0]))])
+    response = post(client, "answers", "<b>bad</b>.jsonl", bad.encode())
+    assert response.status_code == 400
+    assert [row[1:3] for row in problems(response)] == [(2, "topic_id"), (3, "references[0]")], problems(response)
+    assert "<b>bad</b>" not in response.content.decode()
+    assert without_imports(factories.db_snapshot()) == without_imports(before)
+    assert not Run.objects.filter(name="team-y").exists()

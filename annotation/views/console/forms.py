@@ -384,7 +384,8 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
     create_topics = forms.BooleanField(required=False, initial=True, label="Create the topics the runs name",
                                        help_text="CAR runs: unknown pages become topics (their title and facets).")
     create_missing = forms.BooleanField(required=False, label="Create missing topics and documents",
-                                        help_text="TREC runs and qrels: unknown ids are created (documents without text).")
+                                        help_text="TREC runs, qrels and answers: unknown ids are created (documents without "
+                                                  "text; answers: documents only).")
     name = forms.CharField(max_length=100, required=False, label="Run or qrel set name",
                            help_text="TREC runs: default the file's tag; qrels: default the file name.")
     title = forms.CharField(max_length=300, required=False, label="Book title", help_text="Books only.")
@@ -425,6 +426,8 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
             return {"create_topics": data["create_topics"]}
         if kind in (DataImport.Kind.TREC_RUN, DataImport.Kind.QRELS):
             return {"create_missing": data["create_missing"], "name": data["name"]}
+        if kind == DataImport.Kind.ANSWERS:
+            return {"create_missing": data["create_missing"]}
         if kind == DataImport.Kind.BOOK:
             return {"title": data["title"], "slug": data["slug"], "sentences_per_chunk": data["sentences_per_chunk"] or 3}
         if kind == DataImport.Kind.TOPICS:
