@@ -126,7 +126,8 @@ def _agreement_glance(campaign):
 
 def nugget_evaluation(campaign) -> dict:
     """A nuggets campaign's answers scored from its nugget labels (assessments.evaluation.nuggets, as
-    export_nugget_scores): {"measures", "rows": [[run, value...]] best `all` first, "chart", "notes"} or {"error"};
+    export_nugget_scores): {"measures", "rows": [[run, value...]] best `all` first, "chart", "notes", "answers":
+    [[run, topic, value..., "labelled/nuggets"]] per answer (the first ANSWERS_SHOWN), "answers_total"} or {"error"};
     the measures are the five nugget ones, then citation_precision and citation_recall where citations are judged."""
     from assessments.evaluation.nuggets import CITATION_MEASURES, nugget_scores, scores_measures
 
@@ -151,7 +152,14 @@ def nugget_evaluation(campaign) -> dict:
         notes.append("citation_precision: the mean support of the answer's citations (full 1, partial 0.5, none or "
                      "not judged 0); citation_recall: the mean over its sentences of their best citation's support "
                      "(a sentence citing nothing 0).")
-    return {"measures": list(measures), "rows": rows, "chart": chart, "notes": notes}
+    answers = [[run, topic, *[figures["topics"][topic][m] for m in measures],
+                f"{figures['topics'][topic]['assessed']}/{figures['topics'][topic]['nuggets']}"]
+               for run, figures in sorted(runs.items()) for topic in sorted(figures["topics"])]
+    return {"measures": list(measures), "rows": rows, "chart": chart, "notes": notes,
+            "answers": answers[:ANSWERS_SHOWN], "answers_total": len(answers)}
+
+
+ANSWERS_SHOWN = 2000  # per-answer rows on the results page (the JSON download has every one)
 
 
 def nugget_machine(campaign, source=None) -> dict | None:

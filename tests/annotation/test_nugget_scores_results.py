@@ -85,3 +85,16 @@ def test_a_campaign_of_another_task_has_no_nugget_scores(client, db):
     response = client.get("/api/campaigns/plain-adhoc/nugget-scores/")
     assert response.status_code == 400 and "campaign" in response.json()["detail"]
     assert client.get("/campaigns/plain-adhoc/results/nugget-scores/").status_code == 400
+
+
+def test_the_results_page_lists_each_answers_scores(client, judged):
+    """Issue 39 item 5: a per-answer score table (run, topic, the five measures, nuggets labelled of the bank)."""
+    html = client.get(f"/campaigns/{judged['campaign'].name}/results/").content.decode()
+    table = html[html.index('id="nugget-answers-table"'):]
+    table = table[:table.index("</table>")]
+    rows = table.split("<tr>")[2:]
+    assert len(rows) == 2 and "Per answer (2)" in html
+    for row, run in zip(rows, sorted(RUNS)):
+        assert f'<td class="mono">{run}</td><td class="mono">{TOPIC}</td>' in row
+        cells = [c.split("</td>")[0] for c in row.split('<td class="num">')[1:]]
+        assert cells == [*(f"{EXPECTED[run][m]:.4f}" for m in MEASURES), "4/4"]
