@@ -9,7 +9,7 @@ from assessments.evaluation.measures import parse_measure
 from assessments.evaluation.reusability import leave_one_run_out
 from assessments.evaluation.sources import evaluate_stored, stored_ranking
 from assessments.exporters.common import ExportFailed
-from assessments.models import Run, Topic
+from assessments.models import Answer, Run, Topic
 from assessments.services.qrels import QrelsRequest, qrels_rows
 from assessments.services.runs import run_labels
 
@@ -22,9 +22,11 @@ GLANCE_LAYER = {"outline": "relevance", "plot": "plot_grade", "adhoc": "grade"}
 
 def campaign_runs(campaign) -> list:
     """The runs of the campaign, by name: those submitted to it (its track: participants' over the API, the
-    organisers' on its Data page), those of its pools, and the retriever runs made for them."""
+    organisers' on its Data page), those of its pools, the retriever runs made for them, and the runs whose
+    generated answers it judges (a nuggets campaign's)."""
     ids = set(Run.objects.filter(pools__in=campaign.pools.all()).values_list("pk", flat=True))
     ids.update(Run.objects.filter(track=campaign.name).values_list("pk", flat=True))
+    ids.update(Answer.objects.filter(campaign_id=campaign.pk).values_list("run_id", flat=True).distinct())
     for params in campaign.pools.values_list("params", flat=True):
         built = (params or {}).get("built", {})
         ids.update(built.get("runs", []))

@@ -189,3 +189,10 @@ def test_answers_upload_on_the_data_page_as_the_uploaders_runs_of_the_campaign(c
     assert "<b>bad</b>" not in response.content.decode()
     assert without_imports(factories.db_snapshot()) == without_imports(before)
     assert not Run.objects.filter(name="team-y").exists()
+
+
+def test_the_data_page_counts_a_run_of_answers_in_answers_not_zero_entries(client, organiser, rag):
+    page = client.get(URL).content.decode()
+    listed = page[page.index('id="run-list"'):page.index("</table>", page.index('id="run-list"'))]
+    row = next(r for r in listed.split("<tr>") if ">ragnarok<" in r)
+    assert '<td class="num">2</td><td class="num">2 answers</td>' in row, row

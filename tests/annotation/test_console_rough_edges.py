@@ -270,3 +270,23 @@ def test_the_assign_form_ticks_no_assessor_until_chosen(client, disagreeing):
     form = form[:form.index("</form>")]
     boxes = re.findall(r'<input[^>]*name="assessors"[^>]*>', form)
     assert boxes and not [box for box in boxes if "checked" in box]
+
+
+def test_a_campaigns_data_page_lists_its_own_runs_by_file_name_not_another_campaigns_nor_a_server_path(
+        client, organiser):
+    """Issue 39 item 12: the Data page listed every run of the collection (another campaign's too) with the path
+    the command read it from on the server."""
+    from annotation.services.campaigns import create_campaign
+    from assessments.models import Topic
+
+    coll = factories.collection("shared-web", kind="documents")
+    topic = factories.topic(coll, "401", kind=Topic.Kind.ADHOC, title="t")
+    doc = factories.passage(coll, "d1")
+    mine = create_campaign(name="mine", task="adhoc", topics=["401"], collection="shared-web")
+    create_campaign(name="theirs", task="adhoc", topics=["401"], collection="shared-web")
+    factories.run(coll, "our-run", {topic: [doc]}, track="mine", source_file="/srv/pooljudge/uploads/our.run")
+    factories.run(coll, "their-secret-run", {topic: [doc]}, track="theirs", source_file="C:\\\\teams\\\\b.run")
+    page = client.get(f"/campaigns/{mine.name}/data/").content.decode()
+    listed = page[page.index('id="run-list"'):page.index("</table>", page.index('id="run-list"'))]
+    assert "our-run" in listed and "our.run" in listed
+    assert "their-secret-run" not in page and "/srv/pooljudge" not in page

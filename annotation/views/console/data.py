@@ -18,7 +18,7 @@ from annotation.services import data_imports
 from annotation.services.data_imports import ImportInvalid, Upload
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import UploadForm
-from assessments.models import QrelSet, Run
+from assessments.models import Answer, QrelSet, Run
 from assessments.services.runs import run_labels
 from config.ids import parse_id
 from retrieval.models import Book, Collection, Passage
@@ -46,6 +46,25 @@ def _in_form_words(data_import) -> list:
             for p in data_import.problems]
 
 
+def _campaign_runs(campaign) -> list:
+    """The campaign's own runs (reports.results.campaign_runs: never another campaign's of the same collection),
+    each with its label (owner/name where teams share a name), its topic and entry counts (a run of generated
+    answers: its answers), and the name of the file it came from (not a path on the server)."""
+    from annotation.reports.results import campaign_runs
+
+    ids = [run.pk for run in campaign_runs(campaign)]
+    runs = list(Run.objects.filter(pk__in=ids).select_related("owner").with_counts().order_by("name"))
+    answers = {row["run_id"]: row for row in Answer.objects.filter(campaign_id=campaign.pk, run_id__in=ids)
+               .values("run_id").annotate(n=Count("id"), topics=Count("topic_id", distinct=True)).order_by()}
+    labels = run_labels(runs)
+    for run in runs:
+        run.label = labels[run.pk]
+        run.file_name = re.split(r"[\\/]", run.source_file or "")[-1]
+        if run.pk in answers:
+            run.entry_count, run.topic_count, run.unit = answers[run.pk]["n"], answers[run.pk]["topics"], "answers"
+    return runs
+
+
 def _context(campaign, form, **extra):
     context = {"form": form, "campaign": campaign, "tab": "data", **extra}
     if campaign is not None:
@@ -53,12 +72,7 @@ def _context(campaign, form, **extra):
         context["kinds"] = data_imports.kinds_for(campaign.task)
         context["imports"] = DataImport.objects.filter(campaign=campaign).select_related("created_by")[:20]
         if track is not None:
-            runs = list(Run.objects.filter(collection=track.collection).select_related("owner").with_counts()
-                        .order_by("name"))
-            labels = run_labels(runs)  # owner/name where teams share a name
-            for run in runs:
-                run.label = labels[run.pk]
-            context["runs"] = runs
+            context["runs"] = _campaign_runs(campaign)
             context["topic_count"] = track.topics.count()
             context["qrel_sets"] = QrelSet.objects.filter(collection=track.collection).order_by("name")
             # the first by id: the (collection, external_id) index reads them without a scan
