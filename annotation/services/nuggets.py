@@ -130,17 +130,21 @@ def export_assignments(campaign, *, source=None):
     (assessments.evaluation.nuggets.assignment_records: its calculate_nugget_scores gives exactly `scores`); the
     people's labels, or a machine source's (its id or name). ServiceError names campaign or source."""
     from assessments.evaluation.nuggets import assignment_records
-    from assessments.services import machine
 
     scope = campaign_scope(campaign)
-    picked = None
-    if source not in (None, ""):
-        try:
-            picked = machine.nugget_source(scope.campaign_id, source)
-        except machine.MachineInvalid as exc:
-            raise ServiceError(exc.field, exc.message) from None
+    picked = None if source in (None, "") else _machine_source(scope, source)
     return "".join(json.dumps(record, ensure_ascii=False) + "\n"
                    for record in assignment_records(scope.campaign_id, source=picked))
+
+
+def _machine_source(scope, source):
+    """The campaign's machine source of nugget assignments named `source` (its id or name); ServiceError names it."""
+    from assessments.services import machine
+
+    try:
+        return machine.nugget_source(scope.campaign_id, source)
+    except machine.MachineInvalid as exc:
+        raise ServiceError(exc.field, exc.message) from None
 
 
 def scores(campaign, *, source=None) -> dict:
@@ -159,10 +163,7 @@ def scores(campaign, *, source=None) -> dict:
             people["compared_with_machine"] = [compare_with_people(scope.campaign_id, s, people=people)
                                                for s in sources]
         return people
-    try:
-        picked = machine.nugget_source(scope.campaign_id, source)
-    except machine.MachineInvalid as exc:
-        raise ServiceError(exc.field, exc.message) from None
+    picked = _machine_source(scope, source)
     found = nugget_scores(scope.campaign_id, source=picked)
     found["compared_with_people"] = compare_with_people(scope.campaign_id, picked, people=people, machine=found)
     return found

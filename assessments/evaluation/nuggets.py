@@ -150,13 +150,12 @@ def answer_scores(bank, labels, answer_id) -> dict:
     }
 
 
-def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
-    """{"runs": {run: {measure: mean over topics, "topics": {topic: {measure: value, counts}}}}} of a campaign's
-    answers (runs named as assessments.services.runs.run_labels names them, topics by external id), from the
-    people's labels, or from a machine source's when one is named (`source`: a MachineLabelSource; the answer
-    then says which: "source": {"id", "name"})."""
+def _scored(campaign_id, topic_ids, source):
+    """What a campaign's nugget scores are made of (nugget_scores and assignment_records read the same): {topic id:
+    bank} of the topics whose bank scores (an empty bank scores nothing: its topic is said), the labels that count
+    (the people's, or the machine source's), and the campaign's answers, by run and topic."""
     banks = {topic: bank for topic, bank in nuggets.topic_banks(campaign_id, topic_ids).items()
-             if isinstance(bank.value, list) and bank.value}  # an empty bank scores nothing: its topic is said
+             if isinstance(bank.value, list) and bank.value}
     if source is None:
         labels = support_labels(campaign_id, topic_ids)
     else:
@@ -164,7 +163,15 @@ def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
     answers = Answer.objects.filter(campaign_id=campaign_id).select_related("topic")
     if topic_ids is not None:
         answers = answers.filter(topic_id__in=list(topic_ids))
-    answers = list(answers.order_by("run_id", "topic__external_id"))
+    return banks, labels, list(answers.order_by("run_id", "topic__external_id"))
+
+
+def nugget_scores(campaign_id, *, topic_ids=None, source=None) -> dict:
+    """{"runs": {run: {measure: mean over topics, "topics": {topic: {measure: value, counts}}}}} of a campaign's
+    answers (runs named as assessments.services.runs.run_labels names them, topics by external id), from the
+    people's labels, or from a machine source's when one is named (`source`: a MachineLabelSource; the answer
+    then says which: "source": {"id", "name"})."""
+    banks, labels, answers = _scored(campaign_id, topic_ids, source)
     unscored = [answer for answer in answers if answer.topic_id not in banks]
     answers = [answer for answer in answers if answer.topic_id in banks]
     per_run = defaultdict(dict)
@@ -211,11 +218,7 @@ def assignment_records(campaign_id, *, source=None):
     labels, or a machine source's (`source`)."""
     from assessments.models import AnswerSentence
 
-    banks = {topic: bank for topic, bank in nuggets.topic_banks(campaign_id).items()
-             if isinstance(bank.value, list) and bank.value}
-    labels = (support_labels(campaign_id) if source is None
-              else machine_nuggets.support_labels(source.pk, campaign_id))
-    answers = list(Answer.objects.filter(campaign_id=campaign_id).select_related("topic"))
+    banks, labels, answers = _scored(campaign_id, None, source)
     if not banks:
         return
     topics = sorted(Topic.objects.filter(pk__in=list(banks)), key=lambda t: t.external_id)
