@@ -7,6 +7,8 @@ import lzma
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from assessments.importers.topics import trec_topics
 from assessments.models import Topic
@@ -225,6 +227,29 @@ def test_a_topic_already_there_is_an_error_unless_update(tmp_path):
     assert "updated 2" in run(changed, "--update")
     assert Topic.objects.get(external_id="301").title == "Organized Crime"
     assert Topic.objects.count() == 2
+
+
+def test_a_file_imported_again_unchanged_writes_only_what_changed(tmp_path):
+    """70,000 topics imported again with update took 104 s on PostgreSQL, every row rewritten; now a topic the file
+    repeats as it is costs no write, and the summary says how many were so."""
+    run(write(tmp_path, ROBUST))
+    changed = write(tmp_path, ROBUST.replace("International Organized Crime", "Organized Crime").replace(
+        "criminal\nactivity", "crime"), "new.txt")
+    with CaptureQueriesContext(connection) as queries:
+        out = run(changed, "--update")
+    assert "updated 2" in out
+    assert "1 of those updated were already as the file has them (not written again)" in out
+    updates = [q["sql"] for q in queries.captured_queries if "UPDATE " in q["sql"].upper()]
+    assert len(updates) == 1 and updates[0].startswith("1 times: ")  # Django's log of an executemany
+    topic = Topic.objects.get(external_id="301")
+    assert topic.title == "Organized Crime" and topic.metadata["description"].startswith(
+        "Identify organizations that participate in international crime, the activity")
+    assert topic.metadata["narrative"].startswith("A relevant document must") and Topic.objects.filter(
+        metadata__description__startswith="Identify organizations that participate in international crime").count() == 1  # stored as JSON, not a string of it
+    with CaptureQueriesContext(connection) as queries:
+        out = run(changed, "--update")
+    assert "2 of those updated were already" in out
+    assert not [q for q in queries.captured_queries if "UPDATE " in q["sql"].upper()]
 
 
 def test_the_trec_export_reads_back_to_the_same_fields(tmp_path):
