@@ -154,6 +154,24 @@ def test_a_budget_stops_the_topic_and_the_organiser_can_override_it(client, worl
     assert client.post(url, {"topic": a.topic.external_id, "stop": "go"}).status_code == 404
 
 
+def test_a_stopped_topic_asks_to_be_marked_done_only_until_it_is(client, world):
+    """The note under a stopped topic said "Mark it done" on a unit already done (issue 39, item 12), and named the
+    plot page's key D where the page's key is Shift D."""
+    _, _, p, _ = world
+    a = make(world, "depth", judging_budget=1)
+    grade(client, a, p[0], 2)
+    page = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    assert "Nothing more to judge on this topic" in page and "Mark it done (<kbd>Shift D</kbd>)." in page
+    assert "This assignment is done." not in page.split('id="served-note"')[1].split("</p>")[0]
+    marked = client.post(reverse("annotation:mark", args=[a.token]), json.dumps({"done": True, "reason": "budget"}),
+                         content_type="application/json")
+    assert marked.status_code == 200, marked.content
+    note = client.get(reverse("annotation:outline", args=[a.token])).content.decode().split('id="served-note"')[1]
+    note = note.split("</p>")[0]
+    assert "Nothing more to judge on this topic" in note and "This assignment is done." in note
+    assert "Mark it done" not in note
+
+
 def test_the_active_order_starts_from_the_campaigns_annotator_as_its_prior(client, world):
     topic, _, p, _ = world
     source = MachineLabelSource.objects.create(name="annotator", kind="classifier", collection=topic.collection,
