@@ -5,6 +5,8 @@ alone also takes " 7", "+7", "٧" and "1_000". An id here is ASCII digits only, 
 (PostgreSQL's bigint, the widest id column), or a narrower range the caller names.
 """
 
+import re
+
 ID_MAX = 2**63 - 1
 
 
@@ -31,6 +33,13 @@ def past_any_id(text) -> bool:
     return False
 
 
+def natural_key(text: str) -> tuple:
+    """Sort ids as people read them: digit runs by number ("2" before "10", "q2" before "q10"), the rest as text."""
+    return tuple((0, int(part), "") if part.isascii() and part.isdigit() else (1, 0, part)
+                 for part in _DIGITS.split(text) if part)
+
+
+_DIGITS = re.compile(r"(\d+)", re.ASCII)
 LOOKUP_BATCH = 10_000  # ids a query in a lookup by many ids: far under PostgreSQL's 65,535 parameters
 
 

@@ -27,7 +27,7 @@ from assessments.exporters.qrels import judgement_qrels
 from assessments.machine.metrics import cohen_kappa
 from assessments.models import CANDIDATE_GRADES, Judgement, JudgementChange, Layer, MachineLabel, Run, RunEntry
 from assessments.services.runs import run_labels
-from config.ids import parse_id
+from config.ids import natural_key
 
 GRADED_LAYERS = (Layer.FACET, Layer.REMOVAL, *CANDIDATE_GRADES)
 
@@ -79,7 +79,7 @@ def agreement(human: dict, machine: dict, *, binary: bool, threshold: int = 1) -
     for i, a, b in zip(items, h, m):
         per_topic[i[0]].append((a, b))
     out["topics"] = []
-    for topic in sorted(per_topic, key=_natural):
+    for topic in sorted(per_topic, key=lambda t: natural_key(str(t))):
         pairs = per_topic[topic]
         value, reason = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs], labels)
         out["topics"].append({"topic": topic, "items": len(pairs), "kappa": value, "reason": reason,
@@ -107,11 +107,6 @@ def _weighted_kappa(h, m, labels):
     ch, cm = Counter(h), Counter(m)
     expected = sum(ch[a] * cm[b] * distance(a, b) for a in ch for b in cm) / n**2
     return None if expected == 0 else 1 - observed / expected
-
-
-def _natural(topic):
-    number = parse_id(topic, minimum=0)
-    return (0, number, "") if number is not None else (1, 0, str(topic))
 
 
 def rankings(runs: dict, reference: dict, others: dict, measure, *, reference_name="human") -> dict:
@@ -166,7 +161,7 @@ def audit_sample(human: dict, machine: dict, scores: dict, *, binary: bool, thre
                            if relevant(human[i], False) != relevant(machine[i], True))
     picked = random.Random(seed).sample(disagreements, min(size, len(disagreements)))
     return [{"topic": t, "docid": d, "human": human[(t, d)], "machine": machine[(t, d)], "score": scores.get((t, d))}
-            for t, d in sorted(picked, key=lambda i: (_natural(i[0]), i[1]))], len(disagreements)
+            for t, d in sorted(picked, key=lambda i: (natural_key(str(i[0])), i[1]))], len(disagreements)
 
 
 # Reading what the database holds --------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ def test_topics_are_searched_ticked_and_become_the_campaigns(new_page):
     page.fill("#topic-filter", "dogs")
     visible = page.eval_on_selector_all("#topic-options li:not([hidden]) input", "bs => bs.map(b => b.value)")
     assert visible == ["301", "302"]  # of the collection picked, matching the words
+    assert page.text_content("#topic-count") == "2 matching topics."
     for value in visible:
         page.check(f"#topic-options input[value='{value}']")
     assert page.input_value("#id_topics").split() == ["301", "302"]
@@ -42,3 +43,26 @@ def test_topics_are_searched_ticked_and_become_the_campaigns(new_page):
     page.wait_for_selector("text=Campaign dogs made with 1 topic of collection web")
     campaign = Campaign.objects.get(name="dogs")
     assert list(campaign.track.topics.values_list("external_id", flat=True)) == ["302"]
+
+
+def test_a_long_topic_list_says_what_it_leaves_out_and_sorts_ids_by_number(new_page):
+    """225 topics showed 200, sorted as text (1, 10, 100, …), and said nothing of the rest (issue 39, item 12)."""
+    organiser_account()
+    big = factories.collection("big", kind=Collection.Kind.DOCUMENTS)
+    Topic.objects.bulk_create(Topic(collection=big, external_id=str(n), kind=Topic.Kind.ADHOC, title=f"topic {n}")
+                              for n in range(1, 226))
+    page = new_page()
+    sign_in(page, "boss", "pw-boss")
+    page.goto("/campaigns/new/")
+    page.wait_for_selector("body[data-ready=console]")
+    page.select_option("#id_task", "adhoc")
+    page.check("input[name=topics_from][value=pick]")
+    page.click("button.pick-collection[data-name=big]")
+    visible = page.eval_on_selector_all("#topic-options li:not([hidden]) input", "bs => bs.map(b => b.value)")
+    assert visible == [str(n) for n in range(1, 201)]
+    assert page.text_content("#topic-count") == (
+        "Showing the first 200 of 225 matching topics: type words of a title or an id to narrow.")
+    page.fill("#topic-filter", "22")
+    visible = page.eval_on_selector_all("#topic-options li:not([hidden]) input", "bs => bs.map(b => b.value)")
+    assert visible == ["22", "122", "220", "221", "222", "223", "224", "225"]
+    assert page.text_content("#topic-count") == "8 matching topics."

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.ids import ID_MAX, parse_id, past_any_id
+from config.ids import ID_MAX, natural_key, parse_id, past_any_id
 
 
 @pytest.mark.parametrize("text, value", [("1", 1), ("42", 42), ("007", 7), (str(ID_MAX), ID_MAX), (12, 12)])
@@ -43,3 +43,8 @@ def test_every_unicode_digit_is_refused_or_read_as_int_reads_it(text):
 ])
 def test_past_any_id(text, past):
     assert past_any_id(text) is past
+
+
+def test_natural_key_sorts_digit_runs_by_number_and_never_fails():
+    ids = ["10", "2", "q10", "q2", "abc", "²", "051", "1a", "1", "", "٣"]
+    assert sorted(ids, key=natural_key) == ["", "1", "1a", "2", "10", "051", "abc", "q2", "q10", "²", "٣"]

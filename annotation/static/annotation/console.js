@@ -23,6 +23,7 @@
       if (search) search.hidden = source() !== "pick";
       applyFilter();
     }
+    var SHOWN = 200;  // topics listed at once (the rest are a search away)
     function chosen() { return (picked.value || "").split(/[\s,]+/).filter(Boolean); }
     function applyFilter() {
       if (!search) return;
@@ -33,9 +34,13 @@
         box.checked = ids.indexOf(box.value) >= 0;
         var match = words.every(function (w) { return li.dataset.text.indexOf(w) >= 0; })
           && (!coll || li.dataset.collection === coll);
-        li.hidden = !match || shown >= 200;
+        li.hidden = !match || shown >= SHOWN;
         if (match) shown += 1;
       }, search);
+      var count = document.getElementById("topic-count");  // never a silent cut: say how many match and are shown
+      if (count) count.textContent = shown > SHOWN
+        ? "Showing the first " + SHOWN + " of " + shown + " matching topics: type words of a title or an id to narrow."
+        : shown + " matching topic" + (shown === 1 ? "" : "s") + ".";
     }
     if (search) {
       search.addEventListener("change", function (event) {

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.db.models import Count, Q
+from django.db.models.functions import Length
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,6 +19,7 @@ from annotation.services.review import campaign_reviewers
 from annotation.views.console.forms import CampaignForm, CampaignSettingsForm, JudgingOrderForm
 from assessments.labels import DEFAULT_ADHOC_SCALE
 from assessments.models import Pool, QrelSet, Run, Topic
+from config.ids import natural_key
 from retrieval.ingest import ImportFailed
 from retrieval.models import Collection
 
@@ -25,8 +27,11 @@ TOPIC_PICK_LIMIT = 3000  # topics listed for the searchable pick; more are typed
 
 
 def _new_context(form, problems=(), more=0):
-    topics = list(Topic.objects.order_by("collection__name", "external_id")
-                  .values("external_id", "title", "kind", "collection__name")[:TOPIC_PICK_LIMIT])
+    # the first TOPIC_PICK_LIMIT by (collection, id length, id): the same ones whatever is added; then as people read
+    # them (config.ids.natural_key: 2 before 10, q2 before q10)
+    topics = sorted(Topic.objects.order_by("collection__name", Length("external_id"), "external_id")
+                    .values("external_id", "title", "kind", "collection__name")[:TOPIC_PICK_LIMIT],
+                    key=lambda t: (t["collection__name"], natural_key(t["external_id"])))
     return {
         "form": form, "problems": problems, "more_problems": more,
         "collections": Collection.objects.order_by("name").annotate(topic_count=Count("topics")),
