@@ -165,8 +165,9 @@ class RunSerializer(serializers.Serializer):
     collection = serializers.CharField(source="collection.name")
     owner = serializers.CharField(source="owner.username", allow_null=True, default=None)
     source = serializers.CharField()
-    topic_count = serializers.IntegerField()
-    entry_count = serializers.IntegerField()
+    topic_count = serializers.IntegerField(help_text="Topics it ranks (a run of answers: topics it answers).")
+    entry_count = serializers.IntegerField(help_text="Ranked entries (a run of answers: its answers).")
+    answer_count = serializers.IntegerField(help_text="Generated answers (TREC RAG), 0 for a ranking.")
     pooled = serializers.BooleanField(help_text="A pool uses it, so it can no longer be deleted.")
     created_at = serializers.DateTimeField()
 

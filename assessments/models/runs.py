@@ -16,11 +16,20 @@ class RunQuerySet(models.QuerySet):
 
     def with_counts(self):
         """Annotate entry and topic counts (one query). Counted per run by a correlated subquery, not by joining and
-        grouping every entry: a page of runs counts the entries of its own runs only, however many runs there are."""
-        entries = RunEntry.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id")
+        grouping every entry: a page of runs counts the entries of its own runs only, however many runs there are.
+        A run of generated answers (TREC RAG) has answers, not entries: `answer_count`, and its entry and topic counts
+        are its answers' (the Data page and GET /api/runs/ said "topics 0, entries 0" of one)."""
+        from assessments.models.answers import Answer
+
+        def counted(model, what):
+            rows = model.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id").annotate(n=what)
+            return Coalesce(Subquery(rows.values("n")), Value(0))
+
         return self.annotate(
-            entry_count=Coalesce(Subquery(entries.annotate(n=Count("*")).values("n")), Value(0)),
-            topic_count=Coalesce(Subquery(entries.annotate(n=Count("topic_id", distinct=True)).values("n")), Value(0)),
+            answer_count=counted(Answer, Count("*")),
+            entry_count=counted(RunEntry, Count("*")) + counted(Answer, Count("*")),
+            topic_count=counted(RunEntry, Count("topic_id", distinct=True)) + counted(Answer, Count("topic_id",
+                                                                                                  distinct=True)),
         )
 
 

@@ -47,6 +47,8 @@ def test_a_participant_uploads_answers_as_their_run(rag, team_a, packed):
     assert Answer.objects.filter(run=run, campaign_id=rag.pk).count() == 2
     again = upload(team_a, answers("rag-a", "301"))
     assert again.status_code == 400 and "you already have a run named 'rag-a'" in again.content.decode()
+    listed = team_a.get("/api/runs/?campaign=rag").json()["results"]  # not "topics 0, entries 0" (issue 39, 12)
+    assert [(r["name"], r["topic_count"], r["entry_count"], r["answer_count"]) for r in listed] == [("rag-a", 2, 2, 2)]
 
 
 def test_a_bad_answers_file_is_a_400_listing_every_problem(rag, team_a):

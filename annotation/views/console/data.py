@@ -18,7 +18,7 @@ from annotation.services import data_imports
 from annotation.services.data_imports import ImportInvalid, Upload
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import UploadForm
-from assessments.models import Answer, QrelSet, Run
+from assessments.models import QrelSet, Run
 from assessments.services.runs import run_labels
 from config.ids import parse_id
 from retrieval.models import Book, Collection, Passage
@@ -54,14 +54,11 @@ def _campaign_runs(campaign) -> list:
 
     ids = [run.pk for run in campaign_runs(campaign)]
     runs = list(Run.objects.filter(pk__in=ids).select_related("owner").with_counts().order_by("name"))
-    answers = {row["run_id"]: row for row in Answer.objects.filter(campaign_id=campaign.pk, run_id__in=ids)
-               .values("run_id").annotate(n=Count("id"), topics=Count("topic_id", distinct=True)).order_by()}
     labels = run_labels(runs)
     for run in runs:
         run.label = labels[run.pk]
         run.file_name = re.split(r"[\\/]", run.source_file or "")[-1]
-        if run.pk in answers:
-            run.entry_count, run.topic_count, run.unit = answers[run.pk]["n"], answers[run.pk]["topics"], "answers"
+        run.unit = "answers" if run.answer_count else ""
     return runs
 
 
