@@ -290,3 +290,15 @@ def test_a_campaigns_data_page_lists_its_own_runs_by_file_name_not_another_campa
     listed = page[page.index('id="run-list"'):page.index("</table>", page.index('id="run-list"'))]
     assert "our-run" in listed and "our.run" in listed
     assert "their-secret-run" not in page and "/srv/pooljudge" not in page
+
+
+def test_the_new_campaign_help_names_every_task_and_where_the_judging_order_applies(client, disagreeing):
+    """The task's help omitted nuggets and the judging order's began "Plot labelling:", though ad hoc campaigns
+    take it too (issue 39, item 12)."""
+    from annotation.views.console.forms import CampaignForm
+
+    form = CampaignForm()
+    assert "nuggets of generated answers" in form.fields["task"].help_text
+    assert form.fields["judging_order"].help_text.startswith("Plot and ad hoc campaigns:")
+    page = client.get("/campaigns/new/").content.decode()
+    assert "nuggets of generated answers (TREC RAG" in page and "Plot labelling: serve" not in page

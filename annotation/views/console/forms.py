@@ -57,8 +57,8 @@ class JudgingOrderFields(forms.Form):
 
     judging_order = forms.ChoiceField(
         choices=[(o, ORDER_LABELS[o]) for o in ORDERS], initial=SHUFFLED, required=False, label="Judging order",
-        help_text="Plot labelling: serve each assessor the next candidate of this order, computed from everyone's "
-                  "judgements so far, or show every candidate shuffled.",
+        help_text="Plot and ad hoc campaigns: serve each assessor the next candidate of this order, computed from "
+                  "everyone's judgements so far, or show every candidate shuffled.",
     )
     target_recall = forms.IntegerField(
         min_value=1, max_value=100, required=False, label="Stop at estimated recall (%)",
@@ -100,7 +100,9 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
     name = forms.SlugField(max_length=100, help_text="Short name in addresses and files: letters, digits, - and _.")
     title = forms.CharField(max_length=300, required=False, help_text="A longer title assessors see.")
     task = forms.ChoiceField(choices=Campaign.Task.choices, initial=Campaign.Task.OUTLINE,
-                             help_text="Outline judging of CAR articles, plot-retrieval labelling, or ad hoc relevance.")
+                             help_text="Outline judging of CAR articles, plot-retrieval labelling, ad hoc relevance of "
+                                       "documents to TREC topics, or nuggets of generated answers (TREC RAG: nugget "
+                                       "banks, then support and citations).")
     collection = forms.CharField(
         max_length=100, required=False,
         help_text="The collection judged: pick one, or type a new name when the topic file below creates it "
@@ -120,7 +122,8 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
         required=False, label="Topic file", allow_empty_file=True,  # an empty file is a problem of the import's table
         help_text="CAR outlines (the Y3 JSON cast file or an official .cbor outlines file) for outline campaigns; "
                   "plot queries (JSON lines with query_id, book, query, ground_truth_text) for plot campaigns. "
-                  "Checked whole: any problem and nothing is made.",
+                  "Ad hoc and nuggets campaigns take their topics from the collection (the Data page's Ad hoc "
+                  "topics). Checked whole: any problem and nothing is made.",
     )
     guidelines = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 6}),
