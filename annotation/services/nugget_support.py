@@ -145,10 +145,12 @@ def nugget_page(assignment, *, readonly=False) -> dict:
     ids = {n["id"] for n in bank}
     topic = assignment.topic
     shown = sentences(answer)
-    passages = {}
+    passages = {}  # each cited passage once, with the [n] its citations write (in the answer's order)
     for s in shown:
         for c in s["citations"]:
-            passages.setdefault(c["passage"].pk, c["passage"])
+            cited = passages.setdefault(c["passage"].pk, {"passage": c["passage"], "refs": []})
+            if c["ref"] not in cited["refs"]:
+                cited["refs"].append(c["ref"])
     state = {
         "kind": "nugget_support",
         "layer": Layer.NUGGET_SUPPORT,  # what nugget_support.js labels (the citation page's too: citation_support)

@@ -69,6 +69,8 @@ def test_the_page_shows_the_topic_sentences_citations_and_nuggets_and_never_the_
         assert title in html and text in html and docid in html
     assert DOCS[2][1] not in html  # another answer's citation
     assert html.count('class="cite"') == 3  # [1]; [2] [1]
+    for n, (docid, title, _) in enumerate(DOCS[:2], start=1):  # each listed with the [n] the answer writes
+        assert f'<summary><span class="cited-refs">[{n}]</span> <span class="cited-title">{title}</span>' in html
     for nugget in world["bank"]:
         assert nugget["text"] in html
     for key, name in (("s", "Support"), ("p", "Partial support"), ("n", "No support")):
