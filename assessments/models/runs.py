@@ -19,16 +19,16 @@ class RunQuerySet(models.QuerySet):
         grouping every entry: a page of runs counts the entries of its own runs only, however many runs there are.
         A run of generated answers (TREC RAG) has answers, not entries: `answer_count`, and its entry and topic counts
         are its answers' (the Data page and GET /api/runs/ said "topics 0, entries 0" of one)."""
-        from assessments.models.answers import Answer
+        answer = self.model._meta.get_field("answers").related_model  # answers.py imports this module, not back
 
         def counted(model, what):
             rows = model.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id").annotate(n=what)
             return Coalesce(Subquery(rows.values("n")), Value(0))
 
         return self.annotate(
-            answer_count=counted(Answer, Count("*")),
-            entry_count=counted(RunEntry, Count("*")) + counted(Answer, Count("*")),
-            topic_count=counted(RunEntry, Count("topic_id", distinct=True)) + counted(Answer, Count("topic_id",
+            answer_count=counted(answer, Count("*")),
+            entry_count=counted(RunEntry, Count("*")) + counted(answer, Count("*")),
+            topic_count=counted(RunEntry, Count("topic_id", distinct=True)) + counted(answer, Count("topic_id",
                                                                                                   distinct=True)),
         )
 
