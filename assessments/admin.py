@@ -185,7 +185,7 @@ class PoolAdmin(admin.ModelAdmin):
 
     @admin.display(ordering="run_count", description="runs")
     def runs_used(self, obj):
-        return obj.run_count
+        return obj.run_total
 
     @admin.display(ordering="candidate_count")
     def candidates(self, obj):

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from annotation.api.permissions import PARTICIPANT, request_role, scope_campaign
 from annotation.models import Campaign, Track
-from assessments.models import Pool, PoolCandidate, Run
+from assessments.models import Pool, Run
 
 # The importers speak to command-line users: "(--create-missing creates it)", "(give another --name)".
 # Such hints mean nothing to an API client, so they are cut from the messages.
@@ -51,11 +51,7 @@ def visible_pools(request):
     the other campaigns that share it), with counts in one query."""
     scope = scope_campaign(request)
     campaigns = Prefetch("campaigns", queryset=Campaign.objects.filter(pk=scope.pk)) if scope is not None else "campaigns"
-    pools = Pool.objects.select_related("collection").prefetch_related(campaigns, "runs").annotate(
-        topic_count=_count(Pool.topics.through, "pool_id"),
-        run_count=_count(Pool.runs.through, "pool_id"),
-        candidate_count=_count(PoolCandidate, "pool_id"),
-    )
+    pools = Pool.objects.select_related("collection").prefetch_related(campaigns, "runs").with_counts()
     if scope is not None:
         pools = pools.filter(campaigns=scope)
     return pools.order_by("-created_at", "-id")

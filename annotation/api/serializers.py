@@ -211,7 +211,7 @@ class PoolSerializer(serializers.ModelSerializer):
     campaigns = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
     runs = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     topic_count = serializers.IntegerField(read_only=True)
-    run_count = serializers.IntegerField(read_only=True)
+    run_count = serializers.IntegerField(source="run_total", read_only=True)  # as the console: our retrievers' runs too
     candidate_count = serializers.IntegerField(read_only=True)
 
     class Meta:

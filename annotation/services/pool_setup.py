@@ -130,10 +130,16 @@ class Preview:
     runs: list = field(default_factory=list)  # [(name, passages within depth, unique to it)]
     overlap: list = field(default_factory=list)  # [(run a, run b, mean Jaccard over topics both rank)]
     retrievers: list = field(default_factory=list)
+    retriever_depth: int = 0  # the most candidates a topic the retrievers can add (depth × first-stage retrievers)
 
     @property
     def candidates(self) -> int:
         return sum(n for *_, n in self.topics)
+
+    @property
+    def from_runs(self) -> int:
+        """The candidates the runs bring (per topic their union, cut at per_topic)."""
+        return sum(min(union, self.per_topic) if self.per_topic else union for _, _, union, _ in self.topics)
 
     @property
     def largest(self) -> int:
@@ -143,12 +149,18 @@ class Preview:
 def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topics=(), only_ranked=True) -> Preview:
     """The candidates per topic a pool of these runs would have, and the runs' overlap within `depth` (one query).
 
-    Retrievers' candidates are known only once they have run: the preview names them and counts the runs.
+    Retrievers' candidates are known only once they have run: the preview names them and counts what they can add
+    at most (`depth` a topic each); with retrievers every chosen topic is pooled, as new_pool does.
     """
     result = Preview(depth=depth, per_topic=per_topic, retrievers=list(retrievers))
-    if not runs:
+    if not runs and not retrievers:
         return result
-    _, run_rows, chosen = _chosen(campaign, runs, topics, only_ranked)
+    try:
+        first, _ = retriever_specs.split(list(retrievers))
+    except retriever_specs.SpecError as exc:
+        raise PoolInvalid("retrievers", str(exc)) from None
+    result.retriever_depth = depth * len(first)  # each first-stage retriever brings at most `depth` a topic
+    _, run_rows, chosen = _chosen(campaign, runs, topics, only_ranked and not retrievers)  # as new_pool chooses
     names = run_labels(run_rows)  # owner/name where teams share a name
     tops = defaultdict(lambda: defaultdict(set))  # topic -> run -> passages
     rows = RunEntry.objects.filter(run__in=run_rows, topic__in=chosen, rank__lte=depth).values_list(
@@ -162,7 +174,8 @@ def preview(*, campaign, runs=(), retrievers=(), depth=20, per_topic=None, topic
                 owners[topic_id][p] += 1
     for topic in chosen:
         union = len(owners[topic.pk])
-        result.topics.append((topic.external_id, topic.title, union, min(union, per_topic) if per_topic else union))
+        most = union + result.retriever_depth  # retrievers' finds, some already in the runs' union: an upper bound
+        result.topics.append((topic.external_id, topic.title, union, min(most, per_topic) if per_topic else most))
     for run in run_rows:
         within = sum(len(tops[t][run.pk]) for t in tops)
         unique = sum(1 for t in tops for p in tops[t][run.pk] if owners[t][p] == 1)

@@ -2,7 +2,8 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from assessments.models.runs import Run
 from assessments.models.topics import Topic
@@ -11,12 +12,19 @@ from retrieval.models import Collection, Passage
 
 class PoolQuerySet(models.QuerySet):
     def with_counts(self):
-        """Annotate candidate, topic and run counts (one query)."""
+        """Annotate candidate, topic and (uploaded) run counts, one query: each a subquery, so the count of a pool
+        is the size of its own rows, never a product of its candidates, topics and runs. Pool.run_total adds the
+        runs our retrievers made for it."""
         return self.annotate(
-            candidate_count=Count("candidates", distinct=True),
-            topic_count=Count("topics", distinct=True),
-            run_count=Count("runs", distinct=True),
+            candidate_count=_count(PoolCandidate, "pool_id"),
+            topic_count=_count(Pool.topics.through, "pool_id"),
+            run_count=_count(Pool.runs.through, "pool_id"),
         )
+
+
+def _count(model, field):
+    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
 
 
 class Pool(models.Model):
@@ -56,6 +64,22 @@ class Pool(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def run_total(self) -> int:
+        """The runs the pool is made of: once built, every run that fed it (uploaded runs and the runs our retrievers
+        made); before, its uploaded runs (with_counts' run_count) and one run per first-stage retriever."""
+        built = (self.params or {}).get("built")
+        if built is not None:
+            return len(built.get("runs", []))
+        from retrieval import specs  # noqa: PLC0415 (retrieval's spec parser, only for a pool not built yet)
+
+        try:
+            first, _ = specs.split(list((self.params or {}).get("retrievers", [])))
+        except specs.SpecError:
+            first = []
+        uploaded = self.run_count if hasattr(self, "run_count") else self.runs.count()
+        return uploaded + len(first)
 
 
 class PoolCandidate(models.Model):

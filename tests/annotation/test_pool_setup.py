@@ -123,3 +123,27 @@ def test_the_console_previews_a_pool_by_post_so_no_csrf_token_reaches_the_addres
     # A GET never previews (an old bookmarked preview address shows the empty form).
     old = client.get("/campaigns/tiny/pools/", {**form, "csrfmiddlewaretoken": "x"})
     assert old.status_code == 200 and b"Candidates per topic" not in old.content
+
+
+def test_a_preview_of_retrievers_alone_lists_the_topics_and_what_they_can_bring(campaign, client):
+    """With BM25 alone the preview said "0 topics, 0 candidates" (issue 39 item 12): it lists the campaign's topics,
+    each with the most the retrievers can bring (depth each), as new_pool pools them."""
+    shown = preview(campaign=campaign, retrievers=["bm25"], depth=5, per_topic=4)
+    assert shown.topics == [("1", "", 0, 4), ("2", "", 0, 4), ("3", "", 0, 4)] and shown.retriever_depth == 5
+    both = preview(campaign=campaign, runs=runs("r1"), retrievers=["bm25"], depth=2)
+    assert [t[0] for t in both.topics] == ["1", "2", "3"]  # with a retriever, topics r1 does not rank are pooled too
+    assert both.from_runs == 4 and both.candidates == 4 + 3 * 2
+
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import Role, ensure_groups
+
+    ensure_groups()
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(Group.objects.get(name=Role.ORGANISER))
+    client.force_login(boss)
+    form = {"name": "p", "bm25": "on", "strategy": "union", "fusion": "rrf", "depth": 5, "preview": "1"}
+    page = client.post("/campaigns/tiny/pools/", form)
+    assert page.status_code == 200, page.content.decode()[:500]
+    text = " ".join(page.content.decode().split())
+    assert "3 topics, at most <b>15</b> candidates: what bm25 finds at most 5 a topic" in text

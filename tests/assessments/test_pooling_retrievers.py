@@ -168,3 +168,19 @@ def test_the_command_refuses_what_it_cannot_build(cranfield):
         call_command("build_pool", "--name", "x", "--retrievers", "bm25", "--topics", "99")
     with pytest.raises(CommandError, match="no runs selected"):
         call_command("build_pool", "--name", "x")
+
+
+def test_a_pools_run_count_includes_the_runs_our_retrievers_made(cranfield):
+    """The campaign home said "Runs 0" beside a BM25 pool: its run was made by our retriever, not uploaded (issue 39
+    item 12). Its counts are subqueries, each of its own rows."""
+    coll, topics = cranfield
+    upload = factories.run(coll, "upload", {topics[0]: list(Passage.objects.filter(collection=coll)[:8])})
+    pool = define_pool(name="b", collection=coll, topics=topics, runs=[upload], retrievers=["bm25"], depth=3)
+    assert Pool.objects.with_counts().get(pk=pool.pk).run_total == 2  # defined: one upload, one retriever to run
+    assert assemble_pool(pool.pk).status == Pool.Status.READY
+    counted = Pool.objects.with_counts().get(pk=pool.pk)
+    assert counted.run_count == 1 and counted.run_total == 2  # the upload, and the run bm25 made
+    assert counted.topic_count == 4 and counted.candidate_count == PoolCandidate.objects.filter(pool=pool).count() > 4
+    only_bm25 = define_pool(name="c", collection=coll, topics=topics[:2], retrievers=["bm25"], depth=3)
+    assemble_pool(only_bm25.pk)
+    assert Pool.objects.with_counts().get(pk=only_bm25.pk).run_total == 1
