@@ -362,7 +362,8 @@ def item(campaign, judgement_id) -> Item | None:
 
 def pool_candidates(pool, *, topic="", cursor="", size=PAGE_SIZE) -> Page:
     """One page of a pool's candidates in (topic, rank) order, each with `passage_ref`, `passage_text` and
-    `brought_by`: [(run name, rank)] of the runs that ranked it, best rank first."""
+    `brought_by`: [(run name, rank, the run's score or None)] of the runs that ranked it, best rank first (a union
+    pool has no score of its own: each run's score is the one to show)."""
     rows = PoolCandidate.objects.filter(pool=pool)
     if topic:
         topic_id = pool.topics.filter(external_id=topic).values_list("pk", flat=True).first()
@@ -374,8 +375,8 @@ def pool_candidates(pool, *, topic="", cursor="", size=PAGE_SIZE) -> Page:
     page = keyset_page(rows, ("topic_id", "rank"), cursor, size)
     sources = {}
     rows = CandidateSource.objects.filter(candidate__in=[c.pk for c in page.rows]).order_by("rank", "run__name")
-    for candidate_id, name, rank in rows.values_list("candidate_id", "run__name", "rank"):
-        sources.setdefault(candidate_id, []).append((name, rank))
+    for candidate_id, name, rank, score in rows.values_list("candidate_id", "run__name", "rank", "score"):
+        sources.setdefault(candidate_id, []).append((name, rank, score))
     for candidate in page.rows:
         candidate.brought_by = sources.get(candidate.pk, [])
     return page

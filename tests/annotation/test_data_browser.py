@@ -144,12 +144,12 @@ def test_a_pool_opens_to_its_candidates_with_the_runs_and_ranks_behind_them(clie
     other = factories.run(pool.collection, "other")
     first = PoolCandidate.objects.create(pool=pool, topic=topic, passage=p1, rank=1)
     PoolCandidate.objects.create(pool=pool, topic=topic, passage=p2, rank=2)
-    CandidateSource.objects.bulk_create([CandidateSource(candidate=first, run=runs[0], rank=3),
+    CandidateSource.objects.bulk_create([CandidateSource(candidate=first, run=runs[0], rank=3, score=11.25),
                                          CandidateSource(candidate=first, run=other, rank=1)])
     client.force_login(organiser)
     url = reverse("annotation:console_pool_candidates", args=[campaign.name, pool.name])
     html = client.get(url).content.decode()
-    assert "other @ 1, brw-run0 @ 3" in html
+    assert "other @ 1, brw-run0 @ 3 (11.250)" in html  # each run's score, as BM25 gave it (it said "–", issue 39)
     assert client.get(url, {"topic": "nope"}).status_code == 400
     assert client.get(url, {"cursor": "%%%"}).status_code == 400
     page = browser.pool_candidates(pool, size=1)
