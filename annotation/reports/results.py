@@ -9,7 +9,7 @@ from assessments.evaluation.measures import parse_measure
 from assessments.evaluation.reusability import leave_one_run_out
 from assessments.evaluation.sources import evaluate_stored, stored_ranking
 from assessments.exporters.common import ExportFailed
-from assessments.models import Answer, Run, Topic
+from assessments.models import Answer, CandidateSource, Run, Topic
 from assessments.services.qrels import QrelsRequest, qrels_rows
 from assessments.services.runs import run_labels
 
@@ -94,10 +94,29 @@ def reusability(campaign, runs=None, judged=None, qrels=None, *, aggregate="majo
             judged = [t for t in track.topics.all() if t.external_id in qrels]
     if len(runs) < 2 or not judged:
         return None
-    depth = max([p.depth for p in campaign.pools.all()] or [100])
+    pools = list(campaign.pools.all())
+    depth = max([p.depth for p in pools] or [100])
     labels = run_labels(runs)
     rankings = {labels[r.pk]: stored_ranking(r, judged) for r in runs}
-    return leave_one_run_out(rankings, {t.external_id: qrels[t.external_id] for t in judged}, depth)
+    contributors = pool_contributors(pools, judged, labels)
+    pooled = "the campaign's pools as built ({})".format(", ".join(
+        f"{p.name}: {p.get_strategy_display()}, depth {p.depth}"
+        + (f", at most {p.per_topic} a topic" if p.per_topic else "") for p in pools))
+    return leave_one_run_out(rankings, {t.external_id: qrels[t.external_id] for t in judged}, depth,
+                             contributors=contributors or None, pooled=pooled if contributors else "")
+
+
+def pool_contributors(pools, topics, labels) -> dict:
+    """{(topic external id, passage external id): {run labels}} of the runs that brought each candidate of these
+    pools (their CandidateSource rows) for these topics; a fused or re-ranked run is the pool's order, not a run
+    that brought anything (its inputs did). Runs not in `labels` are named by id: they still share a candidate."""
+    finals = {((p.params or {}).get("built") or {}).get("final_run") for p in pools} - {None}
+    rows = CandidateSource.objects.filter(candidate__pool__in=pools, candidate__topic__in=topics).exclude(
+        run_id__in=finals).values_list("candidate__topic__external_id", "candidate__passage__external_id", "run_id")
+    found = {}
+    for topic, doc, run_id in rows.iterator(chunk_size=5000):
+        found.setdefault((topic, doc), set()).add(labels.get(run_id, f"run #{run_id}"))
+    return found
 
 
 def agreement_glance(campaign) -> dict | None:

@@ -40,6 +40,11 @@ class Reusability:
     measure: str
     depth: int
     rows: list  # LeftOut, best run (full qrels) first
+    pooled: str = ""  # what "the pool" is, as the text says it: "the depth-20 pool" unless the caller knows better
+
+    @property
+    def pool_words(self) -> str:
+        return self.pooled or f"the depth-{self.depth} pool"
 
     @property
     def mean_change(self) -> float | None:
@@ -56,7 +61,7 @@ class Reusability:
         return max((abs(r.rank_without - r.rank) for r in self.rows), default=0)
 
     def as_dict(self) -> dict:
-        return {"measure": self.measure, "depth": self.depth, "mean_change": self.mean_change,
+        return {"measure": self.measure, "depth": self.depth, "pool": self.pool_words, "mean_change": self.mean_change,
                 "largest_rank_change": self.largest_rank_change,
                 "runs": [{"run": r.run, "score": r.score, "rank": r.rank, "score_without": r.score_without,
                           "rank_without": r.rank_without, "change": r.change, "unique": r.unique,
@@ -64,7 +69,7 @@ class Reusability:
 
     def lines(self) -> list[str]:
         out = [f"Pool reusability, leave-one-run-out (Zobel): each run's {self.measure} and rank with the full qrels "
-               f"and without the judged documents only it brought to the depth-{self.depth} pool"]
+               f"and without the judged documents only it brought to {self.pool_words}"]
         width = max([len(r.run) for r in self.rows] + [3])
         out.append(f"{'run':<{width}}  {self.measure:>8} {'rank':>4}  {'without':>8} {'rank':>4}  {'change':>7}  "
                    f"{'unique':>6} {'relevant':>8}")
@@ -88,18 +93,21 @@ def _scores(rankings: dict, qrels: dict, measure) -> dict:
             for run, ranking in rankings.items()}
 
 
-def leave_one_run_out(rankings: dict, qrels: dict, depth: int, measure: str = DEFAULT_MEASURE) -> Reusability:
+def leave_one_run_out(rankings: dict, qrels: dict, depth: int, measure: str = DEFAULT_MEASURE, *,
+                      contributors: dict | None = None, pooled: str = "") -> Reusability:
     """Each run of `rankings` scored ({topic: [doc…]} best first) against `qrels` with and without the judged
     documents only it contributed to the depth-`depth` pool of these runs; relevant means the measure's own
-    threshold (e.g. AP(rel=2))."""
+    threshold (e.g. AP(rel=2)). `contributors` {(topic, doc): {runs that brought it}} is the pool as it was built
+    (a fused or cut pool is not the runs' depth-k union), then `pooled` says what it is."""
     if depth < 1:
         raise ValueError("depth: at least 1")
     parsed = parse_measure(measure)
-    contributors = {}  # (topic, doc) -> set of runs that pooled it
-    for run, ranking in rankings.items():
-        for topic, docs in ranking.items():
-            for doc in docs[:depth]:
-                contributors.setdefault((topic, doc), set()).add(run)
+    if contributors is None:
+        contributors = {}  # (topic, doc) -> set of runs that pooled it
+        for run, ranking in rankings.items():
+            for topic, docs in ranking.items():
+                for doc in docs[:depth]:
+                    contributors.setdefault((topic, doc), set()).add(run)
     full = _scores(rankings, qrels, parsed)
     full_rank = _ranks(full)
     rows = []
@@ -110,4 +118,4 @@ def leave_one_run_out(rankings: dict, qrels: dict, depth: int, measure: str = DE
         rows.append(LeftOut(run, full[run], full_rank[run], scores[run], _ranks(scores)[run], len(unique),
                             sum(1 for t, d in unique if qrels[t][d] >= parsed.rel)))
     rows.sort(key=lambda r: r.rank)
-    return Reusability(str(parsed), depth, rows)
+    return Reusability(str(parsed), depth, rows, pooled)

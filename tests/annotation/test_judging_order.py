@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.roles import Role, ensure_groups
 from annotation.services import judging_order
-from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, PoolCandidate, Run, RunEntry
+from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Run, RunEntry
 from assessments.services import ordering
 from tests import factories
 from tests.annotation import plot_setup as ps
@@ -265,6 +265,15 @@ def test_the_organiser_sets_the_order_on_the_campaign_home_and_the_dashboard_sho
     assert 'id="stopping-table"' in page.content.decode()
 
 
+def brought(pool, sources):
+    """The pool's record of which run brought which candidate at which rank: [(run, [passage, …])], replacing it."""
+    CandidateSource.objects.filter(candidate__pool=pool).delete()
+    for run, passages in sources:
+        for rank, passage in enumerate(passages, start=1):
+            CandidateSource.objects.create(candidate=PoolCandidate.objects.get(pool=pool, passage=passage), run=run,
+                                           rank=rank)
+
+
 def test_the_dashboard_and_results_page_show_the_pools_leave_one_run_out(client, world):
     from annotation.models import Track
     from annotation.reports.results import reusability
@@ -276,6 +285,7 @@ def test_the_dashboard_and_results_page_show_the_pools_leave_one_run_out(client,
     pool.runs.set([run_a, run_b])
     pool.depth = 2
     pool.save()
+    brought(pool, ((run_a, p[:2]), (run_b, [p[2], p[1]])))  # the pool as built from these two runs
     a = make(world, "depth")
     a.campaign.pools.add(pool)
     Track.objects.create(campaign=a.campaign, collection=topic.collection).topics.add(topic)
@@ -292,6 +302,35 @@ def test_the_dashboard_and_results_page_show_the_pools_leave_one_run_out(client,
     for name in ("dashboard", "console_results"):
         html = client.get(reverse(f"annotation:{name}", args=[a.campaign.name])).content.decode()
         assert 'id="reusability-table"' in html and "loo-a" in html, name
+
+
+def test_leave_one_run_out_takes_the_pool_as_built_not_the_deepest_depth(client, world):
+    """A fused pool cut to 2 a topic from runs read to depth 20: "the depth-20 pool" was said and simulated
+    (issue 39 item 12). What a run brought is the pool's own record (CandidateSource); the fused run is its order,
+    not a contributor; the text names the pools."""
+    from annotation.models import Track
+    from annotation.reports.results import reusability
+
+    topic, pool, p, _ = world
+    run_a = factories.run(topic.collection, "loo-a", {topic: [p[0], p[1], p[3]]})
+    run_b = factories.run(topic.collection, "loo-b", {topic: [p[2], p[1]]})
+    fused = factories.run(topic.collection, "loo-fused", {topic: [p[0], p[1], p[2]]})
+    pool.runs.set([run_a, run_b])
+    pool.strategy, pool.depth, pool.per_topic = Pool.Strategy.RRF, 20, 3
+    pool.params = {"built": {"runs": [run_a.pk, run_b.pk], "final_run": fused.pk}}
+    pool.save()
+    brought(pool, ((run_a, p[:2]), (run_b, [p[2], p[1]]), (fused, p[:3])))
+    a = make(world, "depth")
+    a.campaign.pools.add(pool)
+    Track.objects.create(campaign=a.campaign, collection=topic.collection).topics.add(topic)
+    for passage, value in ((p[0], 2), (p[1], 0), (p[2], 1), (p[3], 1)):
+        grade(client, a, passage, value)
+    reuse = reusability(a.campaign)
+    rows = {r.run: (r.unique, r.unique_relevant) for r in reuse.rows if r.run != "loo-fused"}
+    assert rows == {"loo-a": (1, 1), "loo-b": (1, 1)}  # p3 is loo-a's at rank 3, but the cut pool never held it
+    assert reuse.pool_words == (f"the campaign's pools as built ({pool.name}: Reciprocal rank fusion, top N, depth 20, "
+                                "at most 3 a topic)")
+    assert "depth-20 pool" not in " ".join(reuse.lines())
 
 
 def test_a_zero_shot_source_orders_the_queue_before_the_first_judgement(client, world):
