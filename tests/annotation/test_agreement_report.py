@@ -273,3 +273,19 @@ def test_plot_layers_grades_spans_choice_and_ratings(plot_campaign):
     text = command("--campaign", "plot")
     assert "plot_spans (spans): 1 unit labelled by two or more of 3 assessors" in text
     assert "mean pairwise Jaccard 0.111" in text
+
+
+@pytest.mark.django_db
+def test_the_campaign_list_and_dashboard_call_alphas_units_items_not_units_of_work(campaign, client):
+    """"6 units" beside α in the campaign list read as units of work, which the column beside it counts (issue 39
+    item 12): α's units are items there and on the dashboard."""
+    from annotation.roles import Role, ensure_groups
+
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(boss)
+    Assignment.objects.filter(campaign=campaign[0]).update(status=Assignment.Status.IN_PROGRESS)
+    listing = " ".join(client.get("/campaigns/").content.decode().split())
+    assert "relevance, 6 items</span>" in listing and "6 units" not in listing
+    dashboard = client.get(f"/campaigns/{campaign[0].name}/dashboard/").content.decode()
+    assert '<th class="num" title="Items labelled (what α calls units)">items</th>' in dashboard
