@@ -7,8 +7,9 @@ plot campaign is about one book, since each book is its own collection).
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 
-from annotation.models import Campaign, Track
+from annotation.models import Assignment, Campaign, Track
 from assessments.importers.trec import ids_by_external_id
 from assessments.models import Pool, Run, Topic
 from config.ids import batched
@@ -39,6 +40,19 @@ def _named(ids):
     ids = list(ids)
     more = f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
     return ", ".join(repr(i) for i in ids[:SHOWN]) + more
+
+
+def campaign_topics(campaign):
+    """Every topic of the campaign: its track's (the topics runs rank, of one collection) and those its units are
+    about (a plot campaign's units may span books, each its own collection). A QuerySet, for counts and lists."""
+    return Topic.objects.filter(
+        Q(pk__in=Track.topics.through.objects.filter(track__campaign=campaign).values("topic_id"))
+        | Q(pk__in=Assignment.objects.filter(campaign=campaign).values("topic_id")))
+
+
+def campaign_collections(campaign) -> list:
+    """The collections of the campaign's topics (campaign_topics), by name: one book each for a plot campaign."""
+    return list(Collection.objects.filter(pk__in=campaign_topics(campaign).values("collection_id")).order_by("name"))
 
 
 def add_topics(campaign, topic_ids) -> int:

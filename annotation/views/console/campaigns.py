@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.models import Assignment, Campaign, DataImport
 from annotation.reports.overview import campaign_overview
 from annotation.services.campaign_setup import SetupInvalid, adhoc_settings, new_campaign, plot_settings
+from annotation.services.campaigns import campaign_collections, campaign_topics
 from annotation.services.data_imports import Upload
 from annotation.services.errors import ServiceError
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
@@ -103,8 +104,9 @@ def _home(request, campaign, order_form=None, status=200, settings_form=None, ch
     counts = assignments.aggregate(
         assessors=Count("assessor", distinct=True), revise=Count("id", filter=Q(status=Assignment.Status.REVISE)),
     )
+    topic_count = campaign_topics(campaign).count()
     steps = [
-        ("Data", "annotation:console_data", f"{track.topics.count():,} topics, {runs:,} runs" if track else "no topics"),
+        ("Data", "annotation:console_data", f"{topic_count:,} topics, {runs:,} runs" if topic_count else "no topics"),
         ("Pools", "annotation:console_pools",
          f"{len(pools)} pool{'s' if len(pools) != 1 else ''}, {sum(p.candidate_count for p in pools):,} candidates"),
         ("People and work", "annotation:console_work", f"{counts['assessors']} assessors"),
@@ -113,6 +115,7 @@ def _home(request, campaign, order_form=None, status=200, settings_form=None, ch
     ]
     return render(request, "annotation/console/campaign_home.html", {
         "campaign": campaign, "line": line, "track": track, "pools": pools, "steps": steps, "counts": counts,
+        "topic_count": topic_count, "collections": campaign_collections(campaign),
         "imports": DataImport.objects.filter(campaign=campaign)[:5],
         "building": [p for p in pools if p.status in (Pool.Status.PENDING, Pool.Status.BUILDING)],
         "order_form": order_form or _order_form(campaign),
