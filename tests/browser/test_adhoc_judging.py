@@ -73,3 +73,39 @@ def test_an_assessor_grades_three_documents_from_the_keyboard_and_the_qrels_say_
     page.goto(f"/campaigns/{world['campaign'].name}/results/")
     qrels = qrels_lines(download(page, lambda: page.click("#download-qrels"), tmp_path, "adhoc.qrels"))
     assert qrels == {("301", doc.external_id): int(key) for doc, key in zip(order, GRADES)}
+
+
+@pytest.mark.parametrize("view", ["list", "one"])
+def test_the_grade_bar_never_covers_the_text_it_grades(new_page, shot, view):
+    """The sticky grade bar hid the first line of the document moved to (issue 39 item 12): in the list view the
+    document moved to starts below the bar; in either view the bar stays below the page's top bar, and the evidence
+    cursor brought into sight lands below both."""
+    from retrieval.models import Passage
+
+    judge = factories.user("judge")
+    world = adhoc_world(judge, settings={"adhoc_view": view})
+    long_text = "\n\n".join(f"Paragraph {n} of a long report on wind farm proposals and the county's vote. " * 3
+                             for n in range(1, 25))
+    Passage.objects.filter(pk__in=[d.pk for d in world["documents"]]).update(text=long_text)
+
+    page = new_page(height=600)
+    sign_in(page, "judge", "pw-judge")
+    page.goto(f"/a/{world['unit'].token}/")
+    page.wait_for_selector("body[data-ready=adhoc]")
+    below_bar = """s => document.querySelector(s).getBoundingClientRect().top
+                    >= document.querySelector('#adhoc-controls').getBoundingClientRect().bottom - 1"""
+    n = 1
+    if view == "list":
+        for n in (2, 3):
+            page.keyboard.press("j")
+            page.wait_for_selector(f"#candidate-{n}.is-current")
+            page.wait_for_function(below_bar, arg=f"#candidate-{n} .doc-title")
+    else:
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the page scrolled past the document's top
+        page.wait_for_function("() => window.scrollY > 0")
+    bar_top = page.locator("#adhoc-controls").evaluate("e => e.getBoundingClientRect().top")
+    assert bar_top >= page.locator(".topbar").evaluate("e => e.getBoundingClientRect().bottom") - 1
+    page.keyboard.press("ArrowRight")  # the evidence cursor on the document's first word, scrolled into sight
+    page.wait_for_selector(f"#candidate-{n} .d-seg.is-cursor")
+    page.wait_for_function(below_bar, arg=f"#candidate-{n} .d-seg.is-cursor")
+    shot(page, f"adhoc-grade-bar-{view}")

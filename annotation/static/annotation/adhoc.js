@@ -352,7 +352,25 @@
     });
   }
 
+  function keepBarsMeasured() {
+    // The grade bar sticks below the page's top bar, and whatever is scrolled to (a document, the evidence cursor)
+    // lands below both: their heights as CSS variables (adhoc.css), kept as they change (wrapping, zoom).
+    var root = document.documentElement, topbar = document.querySelector(".topbar"), bar = document.getElementById("adhoc-controls");
+    function measure() {
+      var sticky = topbar && getComputedStyle(topbar).position === "sticky" ? topbar.offsetHeight : 0;
+      root.style.setProperty("--adhoc-top", sticky + "px");
+      root.style.setProperty("--adhoc-bar", (bar ? bar.offsetHeight : 0) + "px");
+    }
+    measure();
+    if (window.ResizeObserver) {
+      var watch = new ResizeObserver(measure);
+      [topbar, bar].forEach(function (e) { if (e) watch.observe(e); });
+    }
+    window.addEventListener("resize", measure);
+  }
+
   if (!READONLY) applyOutbox();
+  keepBarsMeasured();
   wire();
   renderAll();
   if (docs.length && ORDERED && ORDERED.waiting) setCurrent(docs.length - 1);  // the document served now
