@@ -13,9 +13,10 @@ module imports nothing from annotation.
   citation an index into references (the guidelines' format 1) or a docid of references (format 2), kept as its
   index; team_id, type, narrative and prompt are not stored. A line is 2025's when it has `metadata` and no
   `run_id`;
-- nuggets: `{"qid", "query", "nuggets": [{"text", "importance": "vital"|"okay"[, "suggested"]}, …]}`, one topic a
-  line; `suggested` (ours, which the nuggetizer ignores: {"text", "importance"}) is the LLM suggestion a nugget was
-  taken from, kept through export and import;
+- nuggets: `{"qid", "query", "nuggets": [{"text", "importance": "vital"|"okay"[, "suggested"][, "made_by"]}, …]}`,
+  one topic a line; `suggested` (ours, which the nuggetizer ignores: {"text", "importance"}) is the LLM suggestion a
+  nugget was taken from, kept through export and import; `made_by` (ours, written on export, ignored on import) who
+  made the nugget (assessments.services.nuggets.made_by);
 - assignments: `{"qid", "run_id", "nuggets": [{"text", "importance", "assignment": "support"|"partial_support"|
   "not_support"}, …]}`, one (topic, run) a line; a nugget is the topic's nugget of the same text, and of the same
   importance where the line gives one (the nuggetizer scores by the file's importance, the campaign by its bank's).
@@ -401,12 +402,15 @@ def import_nugget_banks(rows, problems, scope, *, assessor) -> BanksImport:
 
 def nugget_lines(scope, banks) -> str:
     """The banks ({topic id: judgement}) as a nuggetizer nuggets file: one topic a line, by external id; a nugget
-    taken from an LLM suggestion with its `suggested` (read back by import_nugget_banks)."""
+    taken from an LLM suggestion with its `suggested` (read back by import_nugget_banks); every nugget with
+    `made_by` (nuggets.made_by: a person, an import or a machine; not read back: a nugget imported is the import's)."""
     lines = []
+    made_by = nuggets.made_by(scope.campaign_id, banks)
     for topic in sorted(scope.topics.values(), key=lambda t: t.external_id):
         if topic.pk in banks:
             value = [{"text": n["text"], "importance": n["importance"],
-                      **({"suggested": n["suggested"]} if "suggested" in n else {})} for n in banks[topic.pk].value]
+                      **({"suggested": n["suggested"]} if "suggested" in n else {}),
+                      "made_by": made_by[topic.pk, n["id"]]} for n in banks[topic.pk].value]
             # the query in full (a title may be cut: Cranfield's are its query's first words and an ellipsis)
             lines.append(json.dumps({"qid": topic.external_id, "query": topic.text or topic.title, "nuggets": value},
                                     ensure_ascii=False))

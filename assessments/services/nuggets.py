@@ -5,7 +5,8 @@ nuggets `[{"id", "text", "importance", "origin"}, …]`; each assessor who edits
 change kept (record_judgement), so the bank a creation page autosaves and the bank imported from the nuggetizer are
 stored the same way. The topic's bank is the adjudicated one if there is one, else the one changed last (by the
 assessor's clock, then the server's). A nugget's `id` never changes when the bank is edited, so the support labels
-that name it survive edits; a nugget taken out of the bank no longer counts.
+that name it survive edits; a nugget taken out of the bank no longer counts. Who made each nugget (a person, an
+imported file, an LLM's suggestion: `made_by`) is read from the banks' history when a bank is exported.
 
 A nugget's support in an answer is a Judgement of layer `nugget_support` keyed on the topic and
 item `"<answer id>:<nugget id>"`; a cited passage's support of a sentence is a Judgement of layer `citation_support`
@@ -14,8 +15,9 @@ keyed on the topic, the passage and item `"<answer id>:<sentence position>"`.
 
 import re
 from collections import defaultdict
+from pathlib import PurePath
 
-from assessments.models import Judgement, Layer
+from assessments.models import Judgement, JudgementChange, Layer, MachineLabel, MachineLabelSource
 
 VITAL, OKAY = "vital", "okay"
 IMPORTANCE = (VITAL, OKAY)
@@ -116,3 +118,109 @@ def topic_banks(campaign_id, topic_ids=None, *, leaving_out=()) -> dict[int, Jud
     for row in rows.order_by("topic_id", "-adjudicated", "-client_time", "-client_seq", "-updated_at", "-id"):
         banks.setdefault(row.topic_id, row)
     return banks
+
+
+# --- who made each nugget (made_by, written by every export of banks: assessments.importers.rag.nugget_lines) ----
+
+
+def made_by(campaign_id, banks) -> dict[tuple[int, str], dict]:
+    """{(topic id, nugget id): who made the nugget} of `banks` ({topic id: judgement}, topic_banks'), read from the
+    history of every bank of the topic in the campaign (JudgementChange, first by the server's clock):
+
+    - ``{"kind": "person", "user"}``: the first change holding the nugget's text was a person's (the creation page, the
+      API, an organiser's adjudication);
+    - ``{"kind": "import", "user", "file"}``: it came in a bank file (the user it was imported under; the file's
+      name, null when not known);
+    - ``{"kind": "machine", "source", "model", "model_version", "prompt", "taken_by"}``: an LLM suggestion kept as
+      it came (same text and importance): the campaign's suggestion source that suggested the text (the newest
+      suggestion of it made by the time the nugget was taken; each field null when none is found, e.g. a nugget
+      imported with `suggested` from another campaign), and `taken_by` (a person or import, as above) who took it
+      into a bank;
+    - a suggestion changed since (text or importance): a person or import, the first change holding the nugget as it
+      reads now, with ``"suggested_by"``: the machine as above, without taken_by.
+
+    A nugget's text is its author's: an importance changed later (adjudication) leaves a person's nugget theirs."""
+    topic_ids = list(banks)
+    bank_nuggets = [(topic_id, n) for topic_id, row in banks.items() if isinstance(row.value, list)
+                    for n in row.value]
+    wanted = {("text", t, same_text(n["text"])) for t, n in bank_nuggets}
+    from_machine = [(t, n) for t, n in bank_nuggets if n.get("suggested")]
+    wanted |= {("as_now", t, same_text(n["text"]), n["importance"]) for t, n in from_machine}
+    wanted |= {("taken", t, same_text(n["suggested"]["text"])) for t, n in from_machine}
+    first = _first_changes(campaign_id, topic_ids, wanted)
+    suggesters = _suggesters(campaign_id, topic_ids) if from_machine else {}
+    out = {}
+    for topic_id, n in bank_nuggets:
+        text, suggested = same_text(n["text"]), n.get("suggested")
+        if not suggested:
+            out[topic_id, n["id"]] = _who(first.get(("text", topic_id, text)), banks[topic_id])
+            continue
+        took = first.get(("taken", topic_id, same_text(suggested["text"])))
+        machine = _machine(suggesters.get((topic_id, same_text(suggested["text"])), []), took)
+        if text == same_text(suggested["text"]) and n["importance"] == suggested["importance"]:
+            out[topic_id, n["id"]] = {**machine, "taken_by": _who(took, banks[topic_id])}
+        else:
+            as_now = first.get(("as_now", topic_id, text, n["importance"]))
+            out[topic_id, n["id"]] = {**_who(as_now, banks[topic_id]), "suggested_by": machine}
+    return out
+
+
+def _first_changes(campaign_id, topic_ids, wanted) -> dict:
+    """{key: (username, source, session_id, received_at) of the first change of a bank of the campaign holding it}
+    for each key of `wanted`: ("text", topic, text), ("as_now", topic, text, importance) or ("taken", topic, the
+    suggestion's text)."""
+    found = {}
+    rows = JudgementChange.objects.filter(judgement__in=Judgement.objects.in_campaign(campaign_id).of_layer(
+        Layer.NUGGETS).filter(topic_id__in=topic_ids)).order_by("received_at", "pk").values_list(
+        "judgement__topic_id", "value", "assessor__username", "source", "session_id", "received_at")
+    for topic_id, value, *change in rows.iterator():
+        for n in value if isinstance(value, list) else []:
+            if not isinstance(n, dict) or not isinstance(n.get("text"), str):
+                continue
+            text = same_text(n["text"])
+            keys = [("text", topic_id, text), ("as_now", topic_id, text, n.get("importance"))]
+            if isinstance(n.get("suggested"), dict) and isinstance(n["suggested"].get("text"), str):
+                keys.append(("taken", topic_id, same_text(n["suggested"]["text"])))
+            for key in keys:
+                if key in wanted and key not in found:
+                    found[key] = tuple(change)
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _who(change, bank) -> dict:
+    """A person or an import, from a change (username, source, session_id, received_at); without one (a bank stored
+    with no history), the bank's writer as a person."""
+    if change is None:
+        return {"kind": "person", "user": bank.assessor.username}
+    user, source, session_id, _ = change
+    if source != JudgementChange.Source.IMPORT:
+        return {"kind": "person", "user": user}
+    path = session_id.removeprefix("import:") if session_id.startswith("import:") else ""
+    return {"kind": "import", "user": user, "file": PurePath(path).name or None}
+
+
+def _suggesters(campaign_id, topic_ids) -> dict:
+    """{(topic id, suggested text): [(made at, source), …] oldest first} of the campaign's LLM suggestions."""
+    found = defaultdict(list)
+    rows = MachineLabel.objects.filter(
+        source__campaign_id=campaign_id, source__kind=MachineLabelSource.Kind.NUGGET_SUGGEST, topic_id__in=topic_ids,
+        item="", passage__isnull=True, grade__isnull=False)
+    for label in rows.select_related("source").order_by("created_at", "pk"):
+        for n in label.value if isinstance(label.value, list) else []:
+            if isinstance(n, dict) and isinstance(n.get("text"), str):
+                found[label.topic_id, same_text(n["text"])].append((label.created_at, label.source))
+    return found
+
+
+def _machine(suggestions, took) -> dict:
+    """The machine of a suggestion: of `suggestions` (made at, source) the newest made by the time it was taken
+    (`took`, a change), else the newest; every field null when there is none."""
+    made_before = [s for at, s in suggestions if took is None or at <= took[3]]
+    source = (made_before or [s for _, s in suggestions] or [None])[-1]
+    if source is None:
+        return {"kind": "machine", "source": None, "model": None, "model_version": None, "prompt": None}
+    prompt = source.settings.get("prompt") if isinstance(source.settings, dict) else None
+    return {"kind": "machine", "source": source.name, "model": source.model or None,
+            "model_version": source.model_version or None, "prompt": prompt}

@@ -184,7 +184,10 @@ def test_nugget_banks_import_as_judgements_and_export_in_the_nuggetizer_format(r
     assert bank.changes.get().source == JudgementChange.Source.IMPORT
     out = tmp_path / "out.jsonl"
     call_command("export_nuggets", campaign="rag24", out=str(out))
-    assert [json.loads(x) for x in out.read_text().splitlines()] == [json.loads(x) for x in NUGGETS.splitlines()]
+    made_by = {"kind": "import", "user": "imported-nuggets", "file": "in.jsonl"}  # who made each: the file
+    written = [json.loads(x) for x in NUGGETS.splitlines()]
+    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+        {**topic, "nuggets": [{**n, "made_by": made_by} for n in topic["nuggets"]]} for topic in written]
     # Imported again with one nugget dropped and one new: the kept texts keep their ids, the new one gets a new id.
     lines = NUGGETS.splitlines()
     changed = json.loads(lines[0])
@@ -235,20 +238,32 @@ def test_a_nugget_taken_from_a_suggestion_keeps_it_through_export_and_import(rag
 
     exported = out.read_text()
     first = json.loads(exported.splitlines()[0])
+    machine = {"kind": "machine", "source": None, "model": None, "model_version": None, "prompt": None}
     assert first["nuggets"][-1] == {"text": "Helpers feel it too", "importance": "okay",
-                                    "suggested": {"text": "Helpers are affected", "importance": "vital"}}
-    assert all(set(n) == {"text", "importance"} for n in first["nuggets"][:-1])  # the others as the nuggetizer's
+                                    "suggested": {"text": "Helpers are affected", "importance": "vital"},
+                                    "made_by": {"kind": "person", "user": "amy", "suggested_by": machine}}
+    # the others as the nuggetizer's, and who made them
+    assert all(set(n) == {"text", "importance", "made_by"} for n in first["nuggets"][:-1])
     other = create_campaign(name="rag24-again", task="nuggets", topics=[T1, T2])
     call_command("import_nuggets", str(out), campaign="rag24-again", no_progress=True)
     again = nuggets.topic_banks(other.pk)[bank.topic_id].value
     assert again[-1] == {**taken, "id": again[-1]["id"]} and again[0]["origin"] == "imported"
     call_command("export_nuggets", campaign="rag24-again", out=str(tmp_path / "again.jsonl"))
-    assert (tmp_path / "again.jsonl").read_text() == exported
+    again_lines = (tmp_path / "again.jsonl").read_text().splitlines()
+    assert [without_made_by(x) for x in again_lines] == [without_made_by(x) for x in exported.splitlines()]
+    assert json.loads(again_lines[0])["nuggets"][0]["made_by"] == {"kind": "import", "user": "imported-nuggets",
+                                                                   "file": "out.jsonl"}  # made_by is not read back
     imported(tmp_path, "import_nuggets", NUGGETS.splitlines()[0].replace('"It affects therapists", "importance": '
                                                                          '"okay"}', '"Helpers feel it too", '
                                                                          '"importance": "okay"}') + "\n")
     kept = nuggets.topic_banks(rag.pk)[bank.topic_id].value  # a file without it: the kept nugget keeps its own
     assert kept[-1] == taken
+
+
+def without_made_by(text):
+    """A nuggets file's line without the nuggets' made_by."""
+    topic = json.loads(text)
+    return {**topic, "nuggets": [{k: v for k, v in n.items() if k != "made_by"} for n in topic["nuggets"]]}
 
 
 @pytest.mark.parametrize("text, field, words", [

@@ -22,8 +22,8 @@ from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
 from assessments.services.qrels import QrelsRequest, qrels_text
 
-DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "nugget-assignments", "agreement", "audit",
-             "evaluation")
+DOWNLOADS = ("qrels", "y3", "plot-labels", "choices", "adhoc", "nugget-scores", "nugget-assignments", "nugget-banks",
+             "agreement", "audit", "evaluation")
 
 
 @require_GET
@@ -60,14 +60,17 @@ def _attachment(response, filename):
 
 def _nugget_download(campaign, what, source):
     """A nuggets campaign's scores (JSON) or labels in the nuggetizer's assignments format (JSON lines), the
-    people's or a machine source's; ExportFailed naming campaign or source."""
-    from annotation.services.nuggets import export_assignments, scores
+    people's or a machine source's, or its banks (export_nuggets: each nugget with who made it); ExportFailed naming
+    campaign or source."""
+    from annotation.services.nuggets import export_assignments, export_banks, scores
 
     if campaign.task != campaign.Task.NUGGETS:
         raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
     try:
         if what == "nugget-scores":
             text, kind, name = json.dumps(scores(campaign, source=source), indent=1) + "\n", "json", "scores.json"
+        elif what == "nugget-banks":
+            text, kind, name = export_banks(campaign), "x-ndjson", "banks.jsonl"
         else:
             text, kind, name = export_assignments(campaign, source=source), "x-ndjson", "assignments.jsonl"
     except ServiceError as exc:
@@ -112,7 +115,7 @@ def download(request, name, what):
             lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in adhoc_records(campaign.pk))
             return _attachment(StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8"),
                                f"{campaign.name}-assessments.jsonl")
-        if what in ("nugget-scores", "nugget-assignments"):
+        if what in ("nugget-scores", "nugget-assignments", "nugget-banks"):
             return _nugget_download(campaign, what, request.GET.get("source"))
         if what == "agreement":
             from annotation.reports.agreement import campaign_report
