@@ -56,7 +56,7 @@ class AgreementPairSerializer(serializers.Serializer):
     cohen_kappa = serializers.FloatField(allow_null=True)
     weighted_kappa = serializers.FloatField(allow_null=True, help_text="Linear weights; null for nominal labels.")
     confusion = ConfusionSerializer(allow_null=True)
-    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="plot_spans only.")
+    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="Span layers (plot_spans, evidence) only.")
     reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a figure is null.")
 
 
@@ -71,7 +71,7 @@ class AgreementFiguresSerializer(serializers.Serializer):
     fleiss_raters = serializers.IntegerField()
     all_agree = serializers.FloatField(allow_null=True, help_text="Share of units where every assessor agrees.")
     none_agree = serializers.FloatField(allow_null=True, help_text="Share of units where all labels differ.")
-    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="plot_spans only.")
+    span_jaccard = serializers.FloatField(allow_null=True, required=False, help_text="Span layers (plot_spans, evidence) only.")
     reasons = serializers.DictField(child=serializers.CharField(), help_text="Why a figure is null.")
 
 

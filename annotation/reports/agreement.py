@@ -31,7 +31,7 @@ NOTES = [
     *FIGURE_NOTES,
     "relevance: MUST 3, SHOULD 2, CAN 1 (highest facet), removed 0; facet: the set of chosen facets as one label, "
     "removed passages left out; removal: removed or kept.",
-    "plot_spans: mean pairwise character-level Jaccard of the marked spans (two empty marks agree), not α.",
+    "plot_spans, evidence: mean pairwise character-level Jaccard of the marked spans (two empty marks agree), not α.",
     "Ranking stability: Kendall's τ-b between the runs' mean scores with each assessor's qrels, over the topics "
     "both judged (a topic a run lacks scores 0).",
 ]
@@ -62,7 +62,7 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
          "ranking_stability": {"layer": "relevance"|"plot_grade"|None, "measure": "nDCG@20", "runs": n,
                                "pairs": [{"a", "b", "topics", "runs", "tau", "p_value", "reasons"}], "reasons"},
          "notes": [...]}
-    The plot_spans layer (level "spans") has the same keys, α, κ and the shares None (reasons say why), plus
+    The span layers (plot_spans, evidence: level "spans") have the same keys, α, κ and the shares None (reasons say why), plus
     "span_jaccard" (its pairs too, with confusion None). The rating layer comes twice, at levels ordinal and
     interval. Layers without labels are left out. AgreementFailed for an unknown topic or layer.
     """
@@ -77,8 +77,9 @@ def campaign_report(campaign: Campaign, *, topic: str | None = None, layers=None
     for layer in LAYERS:
         if layer not in present:
             continue
-        if layer == "plot_spans":
-            report_layers.append(_spans_entry(layers_of.span_marks(judgements, usernames), topic_names, per_topic))
+        if layer in layers_of.SPAN_LAYERS:
+            marks = layers_of.span_marks(judgements, usernames, layer)
+            report_layers.append(_spans_entry(marks, topic_names, per_topic, layer=layer))
             continue
         for ratings in layers_of.layer_ratings(judgements, layer, usernames):
             if layer in RANKING_MEASURE:
@@ -173,14 +174,15 @@ SPAN_NULLS = {"alpha": None, "fleiss_kappa": None, "fleiss_units": 0, "fleiss_ra
 NOT_CATEGORIES = "spans are compared by their overlap (span_jaccard), not as categories"
 
 
-def _spans_entry(marks, topic_names, per_topic=True):
-    """The plot_spans layer in the shape of the others: the category figures are None, span_jaccard says it."""
+def _spans_entry(marks, topic_names, per_topic=True, layer="plot_spans"):
+    """A span layer (plot_spans, evidence) in the shape of the others: the category figures are None, span_jaccard
+    says it."""
     figure = span_figures(marks)
     figure["reasons"].update(dict.fromkeys(SPAN_NULLS, NOT_CATEGORIES))
     for pair in figure["pairs"]:
         pair.update(cohen_kappa=None, weighted_kappa=None, confusion=None,
                     reasons={"cohen_kappa": NOT_CATEGORIES, "weighted_kappa": NOT_CATEGORIES})
-    entry = {"layer": "plot_spans", "level": "spans", **SPAN_NULLS, **figure, "topics": []}
+    entry = {"layer": layer, "level": "spans", **SPAN_NULLS, **figure, "topics": []}
     if not per_topic:
         return entry
     by_topic = {}

@@ -19,6 +19,7 @@ Layers (name: level, label):
 - plot_grade (ordinal): the plot grade; scale from the lowest (at most 0) to the highest grade seen.
 - grade (ordinal): an ad hoc document's grade, the same way.
 - plot_spans: not categories; span_marks gives them to agreement.spans (character-level Jaccard).
+- evidence: an ad hoc document's evidence spans (character offsets in its text), the same way as plot_spans.
 - choice (nominal): the chosen candidate of a forced-choice item.
 - rating (ordinal, and again as interval): the 1-10 similarity rating of a pair.
 - nugget_support (ordinal): whether an answer supports a nugget (item "<answer id>:<nugget id>"), on the scale
@@ -38,11 +39,11 @@ from assessments.models import Layer
 from assessments.services import nuggets
 from assessments.services.judging import RATING_MAX, RATING_MIN
 
-LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "choice", "rating",
-          "nugget_support", "citation_support")
+LAYERS = ("relevance", "facet", "removal", "transition", "plot_grade", "grade", "plot_spans", "evidence", "choice",
+          "rating", "nugget_support", "citation_support")
 LEVELS = {
     "relevance": ("ordinal",), "facet": ("nominal",), "removal": ("nominal",), "transition": ("nominal",),
-    "plot_grade": ("ordinal",), "grade": ("ordinal",), "plot_spans": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
+    "plot_grade": ("ordinal",), "grade": ("ordinal",), "plot_spans": ("spans",), "evidence": ("spans",), "choice": ("nominal",), "rating": ("ordinal", "interval"),
     "nugget_support": ("ordinal",), "citation_support": ("ordinal",),
 }
 SUPPORT_SCALE = tuple(sorted(nuggets.SUPPORT_ORDER, key=nuggets.SUPPORT_ORDER.get))  # not_support < partial < support
@@ -88,10 +89,13 @@ def layer_present(judgements, layers=LAYERS) -> set:
     return {layer for layer in layers if found & set(stored.get(layer, (layer,)))}
 
 
-def span_marks(judgements, usernames) -> dict:
-    """{(topic id, passage id): {assessor name: [[start, end], …]}} of the plot-span layer."""
+SPAN_LAYERS = {"plot_spans": Layer.PLOT_SPANS, "evidence": Layer.EVIDENCE}  # the layers of level "spans"
+
+
+def span_marks(judgements, usernames, layer="plot_spans") -> dict:
+    """{(topic id, passage id): {assessor name: [[start, end], …]}} of a span layer (SPAN_LAYERS)."""
     marks = {}
-    rows = judgements.filter(layer=Layer.PLOT_SPANS, value__isnull=False).order_by()
+    rows = judgements.filter(layer=SPAN_LAYERS[layer], value__isnull=False).order_by()
     columns = ("topic_id", "passage_id", "assessor_id", "value")
     for topic, passage, assessor, value in rows.values_list(*columns).iterator(CHUNK):
         marks.setdefault((topic, passage), {})[usernames.get(assessor, str(assessor))] = value

@@ -9,15 +9,39 @@ the mean over every unit and every pair of assessors who both marked it.
 from itertools import combinations
 
 
-def covered(spans) -> set:
-    """Character offsets covered by [start, end) spans."""
-    return {offset for start, end in spans for offset in range(start, end)}
+def covered(spans) -> list[tuple[int, int]]:
+    """The characters [start, end) spans cover, as sorted disjoint intervals (overlapping or touching spans merged):
+    memory in the number of spans, not in their length (an evidence span may be a whole document)."""
+    merged = []
+    for start, end in sorted((int(s), int(e)) for s, e in spans if int(e) > int(s)):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
-def jaccard(a: set, b: set) -> float:
-    """|a ∩ b| / |a ∪ b|; 1.0 when both are empty."""
-    union = len(a | b)
-    return len(a & b) / union if union else 1.0
+def _length(intervals) -> int:
+    return sum(end - start for start, end in intervals)
+
+
+def _overlap(a, b) -> int:
+    """Characters two lists of sorted disjoint intervals share."""
+    i = j = shared = 0
+    while i < len(a) and j < len(b):
+        shared += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return shared
+
+
+def jaccard(a, b) -> float:
+    """|a ∩ b| / |a ∪ b| of two covered() interval lists, in characters; 1.0 when both are empty."""
+    shared = _overlap(a, b)
+    union = _length(a) + _length(b) - shared
+    return shared / union if union else 1.0
 
 
 def span_figures(marks: dict) -> dict:

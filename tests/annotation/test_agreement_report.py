@@ -289,3 +289,31 @@ def test_the_campaign_list_and_dashboard_call_alphas_units_items_not_units_of_wo
     assert "relevance, 6 items</span>" in listing and "6 units" not in listing
     dashboard = client.get(f"/campaigns/{campaign[0].name}/dashboard/").content.decode()
     assert '<th class="num" title="Items labelled (what α calls units)">items</th>' in dashboard
+
+
+@pytest.mark.django_db
+def test_evidence_spans_have_their_agreement_in_the_report_and_its_csv(client):
+    """An ad hoc campaign's evidence spans had no agreement figure (issue 39 item 12): the evidence layer is the
+    character-level Jaccard of the two assessors' marks, as plot spans are, in the report and the CSV download."""
+    from annotation.roles import Role, ensure_groups
+    from assessments.agreement.formats import report_csv
+    from tests.annotation.adhoc_setup import adhoc_world
+
+    ann, bob = factories.user("ann"), factories.user("bob")
+    world = adhoc_world(ann)
+    Assignment.objects.create(assessor=bob, topic=world["topic"], pool=world["pool"], campaign=world["campaign"])
+    first, second = world["documents"][:2]
+    for who, doc, spans in ((ann, first, [[0, 10]]), (bob, first, [[5, 15]]), (ann, second, [[0, 4]]),
+                            (bob, second, [[0, 4], [6, 8]])):
+        record_judgement(campaign_id=world["campaign"].pk, assessor=who, layer=Layer.EVIDENCE, topic=world["topic"],
+                         passage=doc, value=spans)
+    evidence = layer(campaign_report(world["campaign"]), "evidence")
+    assert evidence["level"] == "spans" and evidence["units"] == 2
+    assert evidence["span_jaccard"] == pytest.approx((5 / 15 + 4 / 6) / 2) and evidence["alpha"] is None
+    rows = report_csv(campaign_report(world["campaign"])).splitlines()
+    assert any(row.startswith("layer,evidence,spans,") for row in rows), rows[:5]
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(boss)
+    download = client.get(f"/campaigns/{world['campaign'].name}/results/agreement/")
+    assert download.status_code == 200 and "evidence,spans" in download.content.decode()

@@ -245,3 +245,22 @@ def test_ranking_stability_kendall_tau():
     assert by_pair["a", "d"]["tau"] is None and by_pair["a", "d"]["reasons"]["tau"] == "no topic judged by both"
     one_run = ranking_stability(qrels, {"good": runs["good"]}, parse_measure("nDCG@10"))
     assert all(p["tau"] is None for p in one_run["pairs"]) and "a ranking needs two" in one_run["reasons"]["tau"]
+
+
+def test_span_jaccard_by_intervals_equals_the_character_sets_it_stands_for():
+    """covered() keeps merged intervals, not a set of every offset (an evidence span may be a whole document): the
+    figure is the same as over the sets of characters, on random marks with overlaps, touching and empty spans."""
+    import random
+
+    def by_sets(a, b):
+        sa = {o for s, e in a for o in range(s, e)}
+        sb = {o for s, e in b for o in range(s, e)}
+        return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+    rng = random.Random(7)
+    for _ in range(300):
+        marks = [[[s, s + rng.randint(0, 12)] for s in rng.sample(range(60), rng.randint(0, 4))] for _ in range(2)]
+        result = span_figures({"u": {"a": marks[0], "b": marks[1]}})
+        assert result["span_jaccard"] == pytest.approx(by_sets(*marks)), marks
+    whole = span_figures({"doc": {"a": [[0, 5_000_000]], "b": [[2_500_000, 7_500_000]]}})
+    assert whole["span_jaccard"] == pytest.approx(1 / 3)
