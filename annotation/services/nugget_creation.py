@@ -22,7 +22,7 @@ from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.machine.nuggets import topic_suggestions
-from assessments.models import Answer, Judgement, Layer
+from assessments.models import Answer, Judgement, Layer, PoolCandidate
 from assessments.services import nuggets
 
 SUGGESTIONS_SETTING = "nugget_suggestions"  # the campaign setting that shows the LLM's suggestions
@@ -62,8 +62,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
     own = bank is not None
     if bank is None:
         bank = starting_bank(assignment)
-    answers = Answer.objects.filter(campaign_id=assignment.campaign_id, topic=topic).order_by("pk")[:20]
-    texts = [[s.text for s in a.sentences.order_by("position")] for a in answers]
+    answers, sources, pooled = writers_reading(assignment)
     state = {
         "kind": "nugget_creation",
         "assignment": assignment.token,
@@ -86,10 +85,49 @@ def creation_page(assignment, *, readonly=False) -> dict:
     return {
         "suggestions_on": shown,
         **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
-        "answers": texts,
+        "answers": answers,
+        "sources": sources,
+        "pooled": pooled,
         "state": state,
         "progress": bank_progress(bank if own else []),
     }
+
+
+ANSWERS_SHOWN, SOURCES_SHOWN, POOLED_SHOWN = 20, 40, 10
+
+
+def writers_reading(assignment) -> tuple[list, list, list]:
+    """What a nugget writer reads, as TREC assessors write nuggets from the sources (issue 39 item 6):
+    (answers: the first ANSWERS_SHOWN of the topic's answers, each [{n, text, sources: [source numbers]}];
+    sources: the passages those answers cite, each once, numbered in the order first cited, [{n, passage}];
+    pooled: the topic's top POOLED_SHOWN documents in the campaign's pools, best rank first, those cited left out,
+    [{passage}]). Nothing says which run wrote an answer or brought a document (writers read blind)."""
+    from annotation.services.nugget_support import answers_sentences  # noqa: PLC0415 (the support page's reading)
+
+    rows = list(Answer.objects.filter(campaign_id=assignment.campaign_id, topic_id=assignment.topic_id)
+                .order_by("pk")[:ANSWERS_SHOWN])
+    by_answer = answers_sentences(rows)
+    numbers, sources, answers = {}, [], []
+    for answer in rows:
+        shown = []
+        for sentence in by_answer[answer.pk]:
+            cited = []
+            for c in sentence["citations"]:
+                passage = c["passage"]
+                if passage.pk not in numbers and len(sources) < SOURCES_SHOWN:
+                    numbers[passage.pk] = len(sources) + 1
+                    sources.append({"n": numbers[passage.pk], "passage": passage})
+                if passage.pk in numbers and numbers[passage.pk] not in cited:
+                    cited.append(numbers[passage.pk])
+            shown.append({"n": sentence["n"], "text": sentence["text"], "sources": cited})
+        answers.append(shown)
+    pooled, seen = [], set(numbers)
+    candidates = PoolCandidate.objects.filter(pool__in=assignment.campaign.pools.all(), topic_id=assignment.topic_id)
+    for candidate in candidates.select_related("passage").order_by("rank", "pool_id")[:POOLED_SHOWN * 4]:
+        if candidate.passage_id not in seen and len(pooled) < POOLED_SHOWN:
+            seen.add(candidate.passage_id)
+            pooled.append({"passage": candidate.passage})
+    return answers, sources, pooled
 
 
 def starting_bank(assignment) -> list:

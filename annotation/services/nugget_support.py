@@ -20,7 +20,7 @@ from annotation.services import status
 from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
-from assessments.models import Answer, AnswerCitation, Judgement, Layer
+from assessments.models import Answer, AnswerCitation, AnswerSentence, Judgement, Layer
 from assessments.services import nuggets
 
 WAITING = "waits for the topic's nuggets"  # what the queue, the page and a refused save say
@@ -122,15 +122,21 @@ def labels(assignment, answer_id) -> dict:
 
 def sentences(answer) -> list:
     """The answer's sentences in order, each with its citations: [{n, text, citations: [{ref, passage}]}]."""
-    if answer is None:
-        return []
+    return answers_sentences([answer])[answer.pk] if answer is not None else []
+
+
+def answers_sentences(answers) -> dict:
+    """{answer id: sentences(answer)} of several answers in two queries (the nugget writers' page shows twenty)."""
+    ids = [a.pk for a in answers]
     cites = {}
-    for c in AnswerCitation.objects.filter(sentence__answer=answer).select_related("passage").order_by(
+    for c in AnswerCitation.objects.filter(sentence__answer_id__in=ids).select_related("passage").order_by(
             "sentence__position", "position"):
         cites.setdefault(c.sentence_id, []).append(c)
-    return [{"n": s.position + 1, "text": s.text,
-             "citations": [{"ref": c.reference + 1, "passage": c.passage} for c in cites.get(s.pk, [])]}
-            for s in answer.sentences.order_by("position")]
+    found = {pk: [] for pk in ids}
+    for s in AnswerSentence.objects.filter(answer_id__in=ids).order_by("answer_id", "position"):
+        found[s.answer_id].append({"n": s.position + 1, "text": s.text, "citations": [
+            {"ref": c.reference + 1, "passage": c.passage} for c in cites.get(s.pk, [])]})
+    return found
 
 
 def nugget_page(assignment, *, readonly=False) -> dict:

@@ -201,3 +201,34 @@ def test_a_save_from_a_page_that_missed_the_banks_latest_version_is_a_409_and_dr
     assert save(client, unit, 4, layer="nuggets", base=second_id, value=stale).status_code == 200
     assert save(client, unit, 5, layer="nuggets", value=second).status_code == 200
     assert save(client, unit, 6, layer="nuggets", base=7, value=second).status_code == 400
+
+
+def test_the_writers_page_shows_the_cited_passages_and_the_topics_top_pooled_documents(client, world):
+    """Writers read only the answers (issue 39 item 6): TREC assessors write nuggets from the sources. The page lists
+    each passage the answers cite once, numbered, the answers' sentences pointing at them, and the topic's top pooled
+    documents the answers do not cite; passage text is escaped; no run name reaches the page."""
+    from assessments.models import Pool, PoolCandidate
+    from tests.annotation.nuggets_setup import DOCS, RUNS
+
+    coll = world["unit"].topic.collection
+    extra = factories.passage(coll, "msmarco_v2.1_doc_03_130#3_230", title="Burnout <b>apart</b>",
+                              text="Compassion fatigue differs. <script>alert(1)</script>")
+    pool = Pool.objects.create(name="rag-pool", collection=coll, status=Pool.Status.READY)
+    pool.topics.set([world["unit"].topic])
+    cited = coll.passages.get(external_id=DOCS[0][0])
+    PoolCandidate.objects.bulk_create([PoolCandidate(pool=pool, topic=world["unit"].topic, passage=cited, rank=1),
+                                       PoolCandidate(pool=pool, topic=world["unit"].topic, passage=extra, rank=2)])
+    world["campaign"].pools.add(pool)
+
+    html = client.get(f"/a/{world['unit'].token}/").content.decode()
+    sources = html[html.index('id="writer-sources"'):html.index('id="writer-pooled"')]
+    assert [sources.count(docid) for docid, _, _ in DOCS] == [1, 1, 1]  # each cited passage once
+    assert sources.index(DOCS[0][0]) < sources.index(DOCS[1][0]) < sources.index(DOCS[2][0])  # in order first cited
+    answers = html[html.index('id="writer-answers"'):html.index('id="writer-sources"')]
+    assert 'Supervision and self-care help people cope with it. <a class="cited-refs" href="#source-2">[S2]</a> ' \
+           '<a class="cited-refs" href="#source-1">[S1]</a>' in answers
+    pooled = html[html.index('id="writer-pooled"'):]
+    assert "msmarco_v2.1_doc_03_130#3_230" in pooled and DOCS[0][0] not in pooled  # a cited one is not listed twice
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pooled and "<script>alert" not in html
+    assert "Burnout &lt;b&gt;apart&lt;/b&gt;" in pooled
+    assert not any(run in html for run in RUNS)
