@@ -44,6 +44,7 @@ def test_an_assessor_judges_citations_from_the_keyboard(new_page, shot):
             assert page.locator(".citation-pair button.answer[aria-pressed=true]").count() == 0
         for key in KEYS[run]:
             kb.press(key)
+            kb.press("j")  # a label keeps the page on its pair: j moves on
         page.wait_for_selector("#savestate[data-state=saved]")
         page.wait_for_function("() => document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
         pressed = page.locator(".citation-pair button.answer[aria-pressed=true]")

@@ -99,6 +99,7 @@ def test_answers_in_by_the_api_nuggets_written_and_assigned_by_keyboard_scores_o
         run = Assignment.objects.get(token=token).run.name
         for k in KEYS[run]:
             kb.press(k)
+            kb.press("j")  # a label keeps the page on its nugget: j moves on
         page.wait_for_selector("#savestate[data-state=saved]")
         page.wait_for_function("() => document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
         kb.press("N")

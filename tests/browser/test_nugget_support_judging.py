@@ -44,7 +44,8 @@ def test_an_assessor_labels_two_answers_from_the_keyboard_and_the_results_page_s
         kb.press("j")
         kb.press("k")  # back to the first
         for key in KEYS[run]:
-            kb.press(key)  # a label moves on to the next nugget
+            kb.press(key)  # a label keeps the page on its nugget (every page's convention): j moves on
+            kb.press("j")
         page.wait_for_selector("#savestate[data-state=saved]")
         page.wait_for_function("() => document.getElementById('status-badge').textContent.toLowerCase().includes('done')")
         pressed = page.locator(".nugget button.answer[aria-pressed=true]")

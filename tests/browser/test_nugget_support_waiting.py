@@ -121,7 +121,10 @@ def test_a_waiting_unit_says_so_first_offers_only_a_ready_next_unit_and_opens_on
     page.wait_for_function("() => document.getElementById('status-badge').textContent === 'In progress'")
     stored = Judgement.objects.get(layer=Layer.NUGGET_SUPPORT, assessor=judge)
     assert stored.value == "support" and stored.item.endswith(":n1")
-    page.wait_for_function("() => document.querySelector('.nugget.is-current') !== null")
+    assert page.locator(".nugget.is-current").get_attribute("data-n") == "1"  # a label keeps the page on its nugget
+    assert "j moves on" in page.locator("#label-stays").inner_text()
+    page.keyboard.press("j")
+    page.wait_for_selector(".nugget.is-current[data-n='2']")
     page.keyboard.press("s")  # the second: the unit is complete, hence done
     page.wait_for_function("() => document.getElementById('status-badge').textContent === 'Done'")
     page.wait_for_selector("#savestate[data-state=saved]")

@@ -3,7 +3,7 @@
 // "<answer id>:<nugget id>") and the citation support page (each cited (sentence, passage) pair, full / partial /
 // no support, layer citation_support). The page data says which: `layer`, `items` ([{id, n, fields}]: `fields` are
 // the key a change of the item carries), `values` ([value, name, key]), `dom_prefix` (the items' element ids),
-// `noun` and `ready`. j / k move between items; a label moves on to the next one. Saving goes through autosave.js.
+// `noun` and `ready`. j / k move between items; a label keeps the page on its item (every page: _label_stays.html). Saving goes through autosave.js.
 // Text is only ever written with textContent.
 (function () {
   "use strict";
@@ -96,7 +96,8 @@
     if (value === null) delete L[it.id]; else L[it.id] = value;
     saver.queue(itemKey(it.id), Object.assign({ layer: LAYER, value: value }, it.fields));
     renderAll();
-    if (value !== null && current < items.length - 1) setCurrent(current + 1);
+    // A label keeps the page on its item (every judging page's convention, _label_stays.html): j moves on.
+    if (value !== null && current < items.length - 1) hint("Labelled. j for the next " + NOUN + ".");
   }
 
   function openCitation(pid) {
