@@ -21,6 +21,8 @@ from retrieval.terms import term_spans
 
 LAYERS = (Layer.GRADE, Layer.EVIDENCE)
 VIEWS = ("one", "list")
+TOPIC_GUIDELINES = "topic_guidelines"  # a campaign's instructions per topic: {topic external id: text}
+GUIDELINES_MAX = 4000  # characters of one topic's instructions
 MAX_GRADES = 10
 
 
@@ -74,12 +76,21 @@ def _settings(campaign) -> dict:
     return campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
 
 
-def topic_card(topic) -> dict:
-    """What the page shows of the topic statement: the title as the query, the description and the narrative."""
+def topic_card(topic, campaign=None) -> dict:
+    """What the page shows of the topic statement: the title as the query, the description and the narrative, and
+    the campaign's own instructions for the topic (`topic_guidelines`, beside the narrative) when it has some."""
     meta = topic.metadata if isinstance(topic.metadata, dict) else {}
     query = topic.title or topic.text
     description = meta.get("description") or (topic.text if topic.title and topic.text != topic.title else "")
-    return {"query": query, "description": str(description or ""), "narrative": str(meta.get("narrative") or "")}
+    return {"query": query, "description": str(description or ""), "narrative": str(meta.get("narrative") or ""),
+            "topic_guidelines": topic_guidelines(campaign, topic.external_id) if campaign is not None else ""}
+
+
+def topic_guidelines(campaign, topic_id) -> str:
+    """The campaign's instructions for one topic (its setting topic_guidelines: {topic id: text}), or ""."""
+    settings = campaign.settings if isinstance(campaign.settings, dict) else {}
+    found = settings.get(TOPIC_GUIDELINES, {})
+    return str(found.get(topic_id, "")) if isinstance(found, dict) else ""
 
 
 def labels(assessor_id, topic_id, passage_ids, campaign_id) -> dict:
@@ -110,7 +121,7 @@ def adhoc_page(assignment, *, readonly=False) -> dict:
             pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id__in=served[0]).select_related("passage")}
         rows = [by_id[pid] for pid in served[0]]
     documents = [c.passage for c in rows]
-    card = topic_card(assignment.topic)
+    card = topic_card(assignment.topic, campaign)
     scale = grade_scale(campaign)
     current = labels(assignment.assessor_id, assignment.topic_id, [d.pk for d in documents], assignment.campaign_id)
     machine = plot.shown_machine_labels(assignment, [d.pk for d in documents])

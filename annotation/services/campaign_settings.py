@@ -38,7 +38,8 @@ ADHOC_KEYS = ("grade_scale", "adhoc_view", "evidence")
 PRELABEL_KEYS = ("show_machine_labels", "machine_source", "blind_share")
 EXAMPLES = "worked_examples"  # annotation.services.qualification.EXAMPLES_KEY
 NUGGET_KEYS = ("nugget_suggestions",)  # annotation.services.nugget_creation.SUGGESTIONS_SETTING
-FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS
+TOPIC_KEYS = ("topic_guidelines",)  # annotation.services.adhoc.TOPIC_GUIDELINES: {topic id: its instructions}
+FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS
 
 
 class SettingsChangeInvalid(ServiceError):
@@ -106,6 +107,7 @@ def _apply(campaign, values, result, assessors, seed):
         raise SettingsChangeInvalid(next(k for k in ADHOC_KEYS if k in values), "ad hoc campaigns only")
     _prelabels(campaign, settings, new_settings, values, result)
     _nugget_suggestions(campaign, settings, new_settings, values, result)
+    _topic_guidelines(campaign, settings, new_settings, values, result)
     campaign.settings = new_settings
     _examples(campaign, settings, values, result)
     campaign.save()
@@ -292,6 +294,42 @@ def _nugget_suggestions(campaign, settings, new_settings, values, result):
                           "the nugget creation pages no longer show the LLM's suggestions; nuggets taken from them stay")
 
 
+def _topic_guidelines(campaign, settings, new_settings, values, result):
+    """Instructions per topic, shown beside its narrative on the ad hoc and nugget pages: {topic id: text}, the
+    topics the campaign's; a topic left out (or given "") has none."""
+    from annotation.services.adhoc import GUIDELINES_MAX, TOPIC_GUIDELINES
+    from annotation.services.campaigns import campaign_topics
+
+    if TOPIC_GUIDELINES not in values:
+        return
+    given = values[TOPIC_GUIDELINES]
+    if not isinstance(given, dict):
+        raise SettingsChangeInvalid(TOPIC_GUIDELINES, "an object {topic id: instructions}")
+    wanted = {}
+    for topic, text in given.items():
+        if not isinstance(text, str) or "\x00" in text or len(text) > GUIDELINES_MAX:
+            raise SettingsChangeInvalid(f"{TOPIC_GUIDELINES}.{str(topic)[:50]}",
+                                        f"text of at most {GUIDELINES_MAX:,} characters, no NUL")
+        if text.strip():
+            wanted[str(topic)] = " ".join(text.split())  # one paragraph: the console edits it as one line
+    known = set(campaign_topics(campaign).filter(external_id__in=list(wanted)).values_list("external_id", flat=True))
+    unknown = sorted(set(wanted) - known)
+    if unknown:
+        raise SettingsChangeInvalid(f"{TOPIC_GUIDELINES}.{unknown[0][:50]}", f"not a topic of campaign {campaign.name!r}")
+    old = settings.get(TOPIC_GUIDELINES, {}) if isinstance(settings.get(TOPIC_GUIDELINES), dict) else {}
+    if wanted == old:
+        return
+    if wanted:
+        new_settings[TOPIC_GUIDELINES] = wanted
+    else:
+        new_settings.pop(TOPIC_GUIDELINES, None)
+    changed = sorted(set(wanted) ^ set(old) | {t for t in wanted if t in old and wanted[t] != old[t]})
+    result.changed.append(TOPIC_GUIDELINES)
+    shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+    result.effects.append(f"the instructions of topic{'s' if len(changed) != 1 else ''} {shown} change on "
+                          "assessors' next page")
+
+
 def _prelabels(campaign, settings, new_settings, values, result):
     from annotation.services.prelabels import DEFAULT_BLIND_SHARE, PrelabelsInvalid, prelabels
 
@@ -364,7 +402,7 @@ def admin_values(campaign, changed_fields) -> dict:
     if "settings" in changed_fields:
         old = stored.settings if isinstance(stored.settings, dict) else {}
         new = campaign.settings if isinstance(campaign.settings, dict) else {}
-        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS:
+        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS:
             if key in new and new.get(key) != old.get(key):
                 values[key] = new[key]
     return values

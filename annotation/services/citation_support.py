@@ -76,7 +76,7 @@ def citation_page(assignment, *, readonly=False) -> dict:
         "labels": {pid: v for pid, v in current.items() if pid in ids},
     }
     return {
-        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
+        **topic_card(topic, assignment.campaign),  # query, description, narrative: the whole question (a cut title is not)
         "sentences": shown,
         "pairs": found,
         "values": VALUES,

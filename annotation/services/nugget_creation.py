@@ -84,7 +84,7 @@ def creation_page(assignment, *, readonly=False) -> dict:
         state["suggestions"] = found["nuggets"] if found else []
     return {
         "suggestions_on": shown,
-        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
+        **topic_card(topic, assignment.campaign),  # query, description, narrative: the whole question (a cut title is not)
         "answers": answers,
         "sources": sources,
         "pooled": pooled,

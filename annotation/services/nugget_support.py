@@ -177,7 +177,7 @@ def nugget_page(assignment, *, readonly=False) -> dict:
     state["items"] = [{"id": n["id"], "n": n["n"], "fields": {"nugget": n["id"]}} for n in state["nuggets"]]
     done = sum(1 for nid in current if nid in ids)
     return {
-        **topic_card(topic),  # query, description, narrative: the whole question (a cut title is not)
+        **topic_card(topic, assignment.campaign),  # query, description, narrative: the whole question (a cut title is not)
         "sentences": shown,
         "passages": list(passages.values()),
         "nuggets": state["nuggets"],

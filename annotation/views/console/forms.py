@@ -13,7 +13,7 @@ from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.machine.annotator import ZERO_SHOT, ZERO_SHOT_SHARE
 from assessments.models import Pool
 from assessments.services.runs import run_labels
-from config.ids import parse_id
+from config.ids import natural_key, parse_id
 from retrieval import fusion
 
 
@@ -246,6 +246,11 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
         required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Qualification's worked examples",
         help_text="Shown to assessors before their qualification, one a line: topic id, passage id, the grade "
                   "expected, then | and why (e.g. '401 D1-0 1 | It names the proposal'). Not on qualification topics.")
+    topic_guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="Instructions per topic",
+        help_text="Shown beside a topic's narrative on the judging pages, one topic a line: its id, a colon, then "
+                  "the instructions (e.g. '301: Count reports of proposals only, not of built farms'). A topic "
+                  "left out has none.")
     confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, campaign, assessors=(), **kwargs):
@@ -264,6 +269,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             hidden.add("worked_examples")
         if task != Campaign.Task.NUGGETS:
             hidden.add("nugget_suggestions")
+        if task not in (Campaign.Task.ADHOC, Campaign.Task.NUGGETS):  # the pages with a topic card (adhoc.topic_card)
+            hidden.add("topic_guidelines")
         for name in hidden:
             del self.fields[name]
 
@@ -289,6 +296,10 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             "machine_source": settings.get("machine_source"),
             "blind_share": round(settings.get("blind_share", DEFAULT_BLIND_SHARE) * 100),
         }
+        guidelines = settings.get("topic_guidelines")
+        initial["topic_guidelines"] = "\n".join(  # one line a topic (a line break the API kept reads as a space)
+            f"{topic}: {' '.join(str(guidelines[topic]).split())}" for topic in sorted(guidelines, key=natural_key)
+        ) if isinstance(guidelines, dict) else ""
         initial["worked_examples"] = "\n".join(
             f"{e.get('topic')} {e.get('passage')} {e.get('grade')} | {e.get('explanation', '')}"
             for e in settings.get("worked_examples") or [] if isinstance(e, dict))
@@ -319,6 +330,19 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             examples.append({"topic": parts[0], "passage": parts[1], "grade": grade, "explanation": why.strip()})
         return examples
 
+    def clean_topic_guidelines(self):
+        found = {}
+        for n, line in enumerate((self.cleaned_data.get("topic_guidelines") or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            topic, colon, text = line.partition(":")
+            if not colon or not topic.strip() or not text.strip():
+                raise forms.ValidationError(f"line {n}: expected 'topic id: instructions'")
+            if topic.strip() in found:
+                raise forms.ValidationError(f"line {n}: topic {topic.strip()!r} again (one line a topic)")
+            found[topic.strip()] = text.strip()
+        return found
+
     def values(self) -> dict:
         """The settings as annotation.services.campaign_settings.change_settings takes them."""
         data = self.cleaned_data
@@ -337,6 +361,8 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             values["worked_examples"] = data.get("worked_examples") or []
         if "nugget_suggestions" in self.fields:
             values["nugget_suggestions"] = bool(data.get("nugget_suggestions"))
+        if "topic_guidelines" in self.fields:
+            values["topic_guidelines"] = data.get("topic_guidelines") or {}
         if "show_machine_labels" in self.fields:
             values["show_machine_labels"] = data.get("show_machine_labels")
             if data.get("machine_source") is not None:
