@@ -109,3 +109,43 @@ def test_the_grade_bar_never_covers_the_text_it_grades(new_page, shot, view):
     page.wait_for_selector(f"#candidate-{n} .d-seg.is-cursor")
     page.wait_for_function(below_bar, arg=f"#candidate-{n} .d-seg.is-cursor")
     shot(page, f"adhoc-grade-bar-{view}")
+
+
+def test_find_in_the_document_highlights_steps_and_puts_the_evidence_cursor_on_a_match(new_page, shot):
+    """Find-in-document on the judging page (issue 39 item 13): / opens it, every place is marked in the current
+    document, Enter steps through them, Esc goes back to the keys with the cursor on the match, so e marks it."""
+    from retrieval.models import Passage
+
+    judge = factories.user("judge")
+    world = adhoc_world(judge)
+    Passage.objects.filter(pk__in=[d.pk for d in world["documents"]]).update(
+        text="Turbines at sea. A Turbine proposal.\n\nMore turbines near the coast.")
+    page = new_page()
+    sign_in(page, "judge", "pw-judge")
+    page.goto(f"/a/{world['unit'].token}/")
+    page.wait_for_selector("body[data-ready=adhoc]")
+    word, expected = "turbine", 3
+
+    page.keyboard.press("/")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'find-text'")
+    page.keyboard.type(word.upper())  # any case
+    page.wait_for_function("n => document.getElementById('find-count').textContent === '1 of ' + n", arg=expected)
+    assert page.locator("#candidate-1 .d-seg.is-found").count() >= expected
+    page.keyboard.press("Enter")
+    page.wait_for_function("n => document.getElementById('find-count').textContent === '2 of ' + n", arg=expected)
+    shot(page, "adhoc-find")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")  # back past the first: the last
+    page.wait_for_function("n => document.getElementById('find-count').textContent === n + ' of ' + n", arg=expected)
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id !== 'find-text'")
+    assert Judgement.objects.filter(layer=Layer.EVIDENCE).count() == 0  # typing in the box graded nothing
+    assert not Judgement.objects.filter(layer=Layer.GRADE).exists()
+    page.keyboard.press("e")
+    page.wait_for_selector("#candidate-1 [data-role=evidence] .span-text")
+    marked = page.locator("#candidate-1 [data-role=evidence] .span-text").first.inner_text()
+    assert marked == "“turbines”"  # the last place's word: the cursor was on it
+    page.wait_for_selector("#savestate[data-state=saved]")
+    page.keyboard.press("/")
+    page.keyboard.type("zzzz-nowhere")
+    page.wait_for_function("() => document.getElementById('find-count').textContent === 'not in this document'")

@@ -41,6 +41,7 @@
   var L = { grades: Object.assign({}, S.labels.grades || {}), evidence: Object.assign({}, S.labels.evidence || {}) };
   var current = 0;
   var cursor = -1, anchor = -1;  // the keyboard's word selection in the current document: words[min..max]
+  var findText = "", found = [], foundAt = -1;  // find in the document: the words sought, their places [a, b), the one shown
 
   function hint(text) {
     var h = document.getElementById("hint");
@@ -93,9 +94,10 @@
     var marks = evidenceOf(d.id).map(function (s) { return [d.cpToU16[s[0]], d.cpToU16[s[1]]]; });
     var terms = showTerms ? d.terms.map(function (s) { return [d.cpToU16[s[0]], d.cpToU16[s[1]]]; }) : [];
     var sel = d.index === current ? keyRange(d) : null;
+    var finds = d.index === current ? found : [];
     var cuts = {};
     cuts[0] = true; cuts[text.length] = true;
-    marks.concat(terms, sel ? [sel] : []).forEach(function (s) { cuts[s[0]] = true; cuts[s[1]] = true; });
+    marks.concat(terms, finds, sel ? [sel] : []).forEach(function (s) { cuts[s[0]] = true; cuts[s[1]] = true; });
     text.replace(PARAGRAPH_BREAK, function (m, at) { cuts[at] = true; cuts[at + m.length] = true; return m; });
     var points = Object.keys(cuts).map(Number).sort(function (x, y) { return x - y; });
     d.textEl.textContent = "";
@@ -111,6 +113,9 @@
       if (marks.some(function (m) { return m[0] <= a && b <= m[1]; })) seg.classList.add("is-evidence");
       if (terms.some(function (m) { return m[0] <= a && b <= m[1]; })) seg.classList.add("is-term");
       if (sel && sel[0] <= a && b <= sel[1]) seg.classList.add("is-cursor");
+      finds.forEach(function (m, i) {
+        if (m[0] <= a && b <= m[1]) { seg.classList.add("is-found"); if (i === foundAt) seg.classList.add("is-found-current"); }
+      });
       para.appendChild(seg);
     }
     var list = d.el.querySelector('[data-role="evidence"]');
@@ -196,7 +201,11 @@
     if (!docs.length) return;
     var before = current;
     current = Math.max(0, Math.min(docs.length - 1, index));
-    if (before !== current) { cursor = anchor = -1; renderText(docs[before]); }
+    if (before !== current) {
+      cursor = anchor = -1; found = [];
+      renderText(docs[before]);
+      if (findText.trim()) { findIn(cur()); showFound(0); }
+    }
     docs.forEach(renderDoc);
     renderText(cur());
     renderGrades();
@@ -277,6 +286,45 @@
     hint("Marked as evidence for document " + d.n + ".");
   }
 
+  // ----- find in the document ------------------------------------------------------------------------------------
+  // Every place of the words sought in the current document (any case), the one shown with the evidence cursor on
+  // its first word, so that Esc then e (or Shift → first) marks it.
+  function escapeRegExp(t) { return t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  function findIn(d) {
+    found = []; foundAt = -1;
+    var q = findText.trim();
+    if (!d || !q) return;
+    var re = new RegExp(escapeRegExp(q).replace(/\s+/g, "\\s+"), "gi"), m;
+    while ((m = re.exec(d.text)) !== null && found.length < 5000) {
+      found.push([m.index, m.index + m[0].length]);
+      if (!m[0].length) re.lastIndex++;
+    }
+  }
+
+  function showFound(step) {
+    var d = cur(), count = document.getElementById("find-count");
+    if (found.length) {
+      foundAt = foundAt < 0 ? 0 : (foundAt + step + found.length) % found.length;
+      var at = found[foundAt][0];
+      for (var i = 0; i < d.words.length; i++) if (d.words[i].end > at) { cursor = anchor = i; break; }
+    }
+    renderText(d);
+    if (count) count.textContent = !findText.trim() ? "" : found.length ? (foundAt + 1) + " of " + found.length : "not in this document";
+    var seg = d.textEl.querySelector(".is-found-current");
+    if (seg) seg.scrollIntoView({ block: "nearest" });
+  }
+
+  function wireFind() {
+    var box = document.getElementById("find-text");
+    if (!box) return;
+    box.addEventListener("input", function () { findText = box.value; findIn(cur()); showFound(0); });
+    box.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter") { ev.preventDefault(); showFound(ev.shiftKey ? -1 : 1); }
+      else if (ev.key === "Escape") { ev.preventDefault(); box.blur(); var d = cur(); if (d) d.el.focus({ preventScroll: true }); }
+    });
+  }
+
   function toggleNarrative() {
     var n = document.getElementById("narrative");
     if (!n) { hint("This topic has no narrative."); return; }
@@ -300,6 +348,7 @@
       case "n": toggleNarrative(); break;
       case "h": showTerms = !showTerms; docs.forEach(renderText); hint(showTerms ? "The topic's words are marked." : "Words not marked."); break;
       case "N": window.location.href = S.next_url; break;
+      case "/": var box = document.getElementById("find-text"); if (box) { box.focus(); box.select(); } break;
       default: handled = false;
     }
     if (!handled && !READONLY) {
@@ -372,6 +421,7 @@
   if (!READONLY) applyOutbox();
   keepBarsMeasured();
   wire();
+  wireFind();
   renderAll();
   if (docs.length && ORDERED && ORDERED.waiting) setCurrent(docs.length - 1);  // the document served now
   else if (docs.length) setCurrent(saver.position(docs.length, function (i) { return !graded(docs[i].id); }));
