@@ -493,7 +493,8 @@ def write_topics(records, problems, collection_name, *, update=False, progress=n
 def update_topics(topics):
     """Write these topics' title, text and metadata: one UPDATE by primary key, sent once per topic in one executemany
     per thousand (psycopg pipelines them on PostgreSQL). bulk_update's CASE per column over each batch's ids took
-    146 s for 70,000 topics on a loaded 2-core machine, whatever the batch size (benchmarks/bench_topic_update.py)."""
+    146 to 245 s for 70,000 topics on a loaded 2-core machine (this way: about a seventh of that), whatever the batch
+    size (benchmarks/bench_topic_update.py prints the ratio)."""
     fields = [Topic._meta.get_field(name) for name in ("title", "text", "metadata")]
     quote = connection.ops.quote_name
     sql = (f"UPDATE {quote(Topic._meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, OuterRef, Subquery, Value
+from django.db.models import Count, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from assessments.models.topics import Topic
@@ -25,9 +25,8 @@ class RunQuerySet(models.QuerySet):
             rows = model.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id").annotate(n=what)
             return Coalesce(Subquery(rows.values("n")), Value(0))
 
-        return self.annotate(
-            answer_count=counted(answer, Count("*")),
-            entry_count=counted(RunEntry, Count("*")) + counted(answer, Count("*")),
+        return self.annotate(answer_count=counted(answer, Count("*"))).annotate(  # counted once, added below
+            entry_count=counted(RunEntry, Count("*")) + F("answer_count"),
             topic_count=counted(RunEntry, Count("topic_id", distinct=True)) + counted(answer, Count("topic_id",
                                                                                                   distinct=True)),
         )
