@@ -58,6 +58,7 @@ class MachineLabelSource(models.Model):
         ZERO_SHOT = "zero_shot", "Zero-shot: fusion of the pool's runs, or encoder similarity (no human label)"
         NUGGET_ASSIGN = "nugget_assign", "LLM nugget assignment (support, partial support, no support)"
         NUGGET_SUGGEST = "nugget_suggest", "LLM nugget suggestions (a topic's atomic nuggets, vital or okay)"
+        IMPORTED = "imported", "Imported machine labels (an outside LLM judge)"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -69,8 +70,9 @@ class MachineLabelSource(models.Model):
     # the dashboard's comparison with people, triage's `likely` threshold and the audit read. A classifier: its
     # probability of relevant, 0/1 at its threshold. An LLM judge: its grade 0-3 as the score. A zero-shot source:
     # its fusion score (0-1) or encoder cosine, 0/1 for the top share of each topic (trained on no human label).
+    # Imported labels (import_machine_labels): a probability of relevance (score) with a grade, or a judge's grade.
     # Not the LLM query filter (whether a query describes a plot: no passage) nor nugget sources (labels of answers).
-    PASSAGE_KINDS = (Kind.CLASSIFIER, Kind.LLM, Kind.ZERO_SHOT)
+    PASSAGE_KINDS = (Kind.CLASSIFIER, Kind.LLM, Kind.ZERO_SHOT, Kind.IMPORTED)
 
     name = models.CharField(max_length=200, help_text="A name for people, e.g. annotator-3 or llm-judge-gpt.")
     kind = models.CharField(max_length=20, choices=Kind.choices)
