@@ -10,8 +10,8 @@ from annotation.api.campaign_settings import CampaignSettings
 from annotation.api.campaigns import CampaignDetail, CampaignList, CampaignTopics, CampaignTopicsTrec
 from annotation.api.evaluation import RunEvaluation
 from annotation.api.nuggets import CampaignNuggetScores
-from annotation.api.machine import (MachineJobDetail, MachineOverview, StartJudging, StartLabelling, StartNuggets,
-                                    StartTraining, StartZeroShot)
+from annotation.api.machine import (ImportLabels, MachineJobDetail, MachineOverview, StartJudging, StartLabelling,
+                                    StartNuggets, StartTraining, StartZeroShot)
 from annotation.api.pools import PoolCandidates, PoolDetail, PoolList
 from annotation.api.results import CarAssessments, Qrels
 from annotation.api.root import ApiDocs, ApiRoot, Me
@@ -36,6 +36,7 @@ endpoints = [
     path("campaigns/<str:name>/machine/judge/", StartJudging.as_view(), name="api-campaign-machine-judge"),
     path("campaigns/<str:name>/machine/zero-shot/", StartZeroShot.as_view(), name="api-campaign-machine-zero-shot"),
     path("campaigns/<str:name>/machine/nuggets/", StartNuggets.as_view(), name="api-campaign-machine-nuggets"),
+    path("campaigns/<str:name>/machine/import/", ImportLabels.as_view(), name="api-campaign-machine-import"),
     path("runs/", RunList.as_view(), name="api-runs"),
     path("runs/<str:pk>/", RunDetail.as_view(), name="api-run"),
     path("runs/<str:pk>/evaluation/", RunEvaluation.as_view(), name="api-run-evaluation"),

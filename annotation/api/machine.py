@@ -7,20 +7,26 @@ campaign in the URL (a campaign token reaches its own campaign only): its pools,
 work runs in the background (202 with the job; GET the job for its progress).
 """
 
+from django.conf import settings
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.common import visible_campaigns
+from annotation.api.common import invalid_upload, rejection, visible_campaigns
 from annotation.api.parsers import JSONParser
 from annotation.api.permissions import IsOrganiser
+from annotation.api.runs import request_too_large, too_large
+from annotation.api.serializers import DetailSerializer, RejectionSerializer
 from annotation.services.nuggets import llm_job
+from assessments.importers import machine_labels
 from assessments.machine.annotator import ZERO_SHOT
 from assessments.services import machine
 from config.ids import parse_id
+from retrieval.ingest import ImportFailed
 
 TEXT = 200
 MANY = 1000
@@ -320,3 +326,57 @@ class StartNuggets(StartJob):
 
     def start(self, campaign, data):
         return llm_job(campaign, data)
+
+
+class ImportLabelsSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="TSV `topic doc p`, TREC qrels of grades 0-3 (UMBRELA) or JSON lines "
+                                           "{topic_id, doc_id, probs}; plain, gzip, bzip2 or xz.")
+    name = serializers.CharField(max_length=TEXT, help_text="The source's name (not digits only).")
+    format = serializers.ChoiceField(choices=machine_labels.FORMATS, default="auto")
+    collection = serializers.CharField(max_length=TEXT, required=False, allow_blank=True,
+                                       help_text="Default: the campaign's (its track's, or its pools').")
+    model = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    prompt = serializers.CharField(max_length=machine_labels.MAX_PROMPT, required=False, allow_blank=True, default="",
+                                   trim_whitespace=False)
+    replace = serializers.BooleanField(default=False, help_text="Replace the labels of an imported source of this "
+                                                                "name (its id kept).")
+
+
+class ImportLabels(APIView):
+    """Import an outside judge's labels (e.g. UMBRELA's) as the campaign's machine label source, as manage.py
+    import_machine_labels does: checked whole (400 listing every problem with its line and field; nothing stored),
+    stored as a source of kind `imported` with its provenance (model, prompt, file, who, when), never as human
+    labels. 201 with the source (200 when `replace` replaced one); 413 for a file over the upload limit.
+
+    Who: organisers; a campaign token, its campaign.
+    """
+
+    permission_classes = [IsOrganiser]
+    parser_classes = [MultiPartParser, JSONParser]
+
+    @extend_schema(summary="Import machine labels", request={"multipart/form-data": ImportLabelsSerializer},
+                   responses={200: MachineSourceSerializer, 201: MachineSourceSerializer,
+                              400: RejectionSerializer, 413: DetailSerializer})
+    def post(self, request, name):
+        campaign = _campaign(request, name)
+        oversized = request_too_large(request, "a labels file")
+        if oversized is not None:
+            return oversized
+        form = ImportLabelsSerializer(data=request.data)
+        if not form.is_valid():
+            return invalid_upload(form.errors)
+        data, limit = form.validated_data, settings.API_MAX_UPLOAD_BYTES
+        file = data["file"]
+        if file.size > limit:
+            return too_large(f"the file has {file.size:,} bytes; at most {limit:,} are taken")
+        try:
+            result = machine_labels.import_machine_labels(
+                (file.name or "upload")[:TEXT], data["name"], collection_name=data.get("collection") or None,
+                campaign_name=campaign.name, fmt=data["format"], model=data["model"], prompt=data["prompt"],
+                user=request.user, replace=data["replace"], stream=file, size=file.size,
+            )
+        except ImportFailed as exc:
+            return rejection(exc, what="The file")
+        source = machine.campaign_sources(campaign.pk).get(pk=result.source.pk)
+        return Response(MachineSourceSerializer(machine.source_summary(source)).data,
+                        status=status.HTTP_200_OK if result.replaced else status.HTTP_201_CREATED)

@@ -35,7 +35,7 @@ from assessments.importers.trec import ids_by_external_id, refused, topics_by_id
 from assessments.importers.trec_files import MAX_EXTERNAL_ID, QrelsReader, parse_score
 from assessments.models import MachineLabel, MachineLabelSource, Topic
 from retrieval.bulk import insert_rows, no_progress
-from retrieval.ingest import InputTooLarge, Problems, file_batches, json_type, parse_json_lines
+from retrieval.ingest import InputTooLarge, Problems, file_batches, json_type, parse_json_lines, text_batches
 from retrieval.models import Collection, Passage
 
 FORMATS = ("auto", "tsv", "qrels", "jsonl")
@@ -201,13 +201,20 @@ def parse_jsonl(blocks, problems, parsed):
 PARSERS = {"tsv": parse_tsv, "qrels": parse_qrels, "jsonl": parse_jsonl}
 
 
-def read_labels(path, problems, fmt="auto"):
-    """(format, ParsedLabels) of a file (plain or packed, streamed); its problems are added to `problems`."""
+def read_labels(path, problems, fmt="auto", *, stream=None, size=None):
+    """(format, ParsedLabels) of a file (plain or packed, streamed), or of `stream` (an upload of `size` bytes, named
+    `path`, read within the uploads' limits); its problems are added to `problems`."""
     if fmt not in FORMATS:
         problems.fail(f"{fmt!r} is not one of {', '.join(FORMATS)}", field="format")
     parsed = ParsedLabels()
+    ratio = settings.API_MAX_COMPRESSION_RATIO
     try:
-        blocks = file_batches(path, max_ratio=settings.API_MAX_COMPRESSION_RATIO)
+        if stream is None:
+            blocks = file_batches(path, max_ratio=ratio)
+        else:
+            stream.seek(0)
+            blocks = text_batches(stream, str(path), size=size, max_bytes=settings.API_MAX_UNCOMPRESSED_BYTES,
+                                  max_ratio=ratio)
         head = next(blocks)
         if fmt == "auto":
             fmt = detect_format(head[1])
@@ -219,11 +226,16 @@ def read_labels(path, problems, fmt="auto"):
     return fmt, parsed
 
 
-def file_sha256(path) -> str:
+def sha256_of(path, stream=None) -> str:
+    """The SHA-256 of the file at `path`, or of `stream` from its start (left at its start)."""
+    if stream is None:
+        with open(path, "rb") as handle:
+            return sha256_of(path, handle)
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
+    stream.seek(0)
+    while chunk := stream.read(1 << 20):
+        digest.update(chunk)
+    stream.seek(0)
     return digest.hexdigest()
 
 
@@ -242,43 +254,51 @@ class LabelsImport:
 
 
 def _collection(collection_name, campaign, problems):
+    """The collection named, else the campaign's: its track's, or its pools' when they are of one collection."""
     if collection_name:
         found = Collection.objects.filter(name=collection_name).first()
         if found is None:
             problems.add(f"no collection named {collection_name!r}", field="collection")
         return found
-    track = apps.get_model("annotation", "Track").objects.filter(campaign_id=campaign.pk).first() if campaign else None
-    if track is None:
-        problems.add("give --collection (the collection whose topics and documents the file names)"
-                     + (f": campaign {campaign.name!r} has no collection yet" if campaign else ""), field="collection")
-        return None
-    return track.collection
+    if campaign is not None:
+        track = apps.get_model("annotation", "Track").objects.filter(campaign_id=campaign.pk).first()
+        if track is not None:
+            return track.collection
+        pooled = set(campaign.pools.order_by().values_list("collection_id", flat=True).distinct()[:2])
+        if len(pooled) == 1:
+            return Collection.objects.get(pk=pooled.pop())
+    problems.add("give the collection whose topics and documents the file names"
+                 + (f": campaign {campaign.name!r} has no one collection" if campaign else ""), field="collection")
+    return None
 
 
-def _existing_source(name, replace, problems):
-    """The imported source this import replaces (--replace), or None; a name taken otherwise is a problem."""
+def _existing_source(name, replace, campaign_id, problems):
+    """The imported source of this campaign (or of none, as the import) that this import replaces (--replace), or
+    None; a name taken otherwise is a problem (another campaign's source is never replaced, nor named)."""
     if why := MachineLabelSource.name_problem(name):
         problems.add(why, field="name")
         return None
-    taken = list(MachineLabelSource.objects.filter(name=name).order_by("pk")[:3])
+    taken = list(MachineLabelSource.objects.filter(name=name).order_by("pk")[:2])
     if not taken:
         return None
-    imported = [s for s in taken if s.kind == MachineLabelSource.Kind.IMPORTED]
-    if len(taken) > 1 or not imported:
-        ids = ", ".join(f"#{s.pk} ({s.get_kind_display()})" for s in taken)
-        problems.add(f"a machine label source is already named {name!r} ({ids}): give another --name", field="name")
+    if len(taken) > 1 or taken[0].kind != MachineLabelSource.Kind.IMPORTED or taken[0].campaign_id != campaign_id:
+        problems.add(f"a machine label source is already named {name!r}: give another name", field="name")
     elif not replace:
-        problems.add(f"machine labels named {name!r} were imported already (#{taken[0].pk}): give another --name, "
+        problems.add(f"machine labels named {name!r} were imported already (#{taken[0].pk}): give another name, "
                      "or --replace to replace its labels with this file's", field="name")
     else:
-        return imported[0]
+        return taken[0]
     return None
 
 
 def import_machine_labels(path, name, *, collection_name=None, campaign_name=None, fmt="auto", model="", prompt="",
-                          username=None, replace=False, progress=no_progress) -> LabelsImport:
+                          username=None, user=None, replace=False, stream=None, size=None,
+                          progress=no_progress) -> LabelsImport:
     """Import an outside judge's labels as a machine label source; ImportFailed (nothing written) if anything is
-    wrong: the file's problems with their lines, unknown topics and documents, a name taken."""
+    wrong: the file's problems with their lines, unknown topics and documents, a name taken.
+
+    The file at `path`, or `stream` (an upload of `size` bytes; `path` its name), read within the uploads' limits.
+    Who imports: `user`, or the user named `username`."""
     source_path = str(path)
     problems = Problems(source_path)
     name = (name or "").strip()
@@ -287,8 +307,7 @@ def import_machine_labels(path, name, *, collection_name=None, campaign_name=Non
         campaign = apps.get_model("annotation", "Campaign").objects.filter(name=campaign_name).first()
         if campaign is None:
             problems.add(f"no campaign named {campaign_name!r}", field="campaign")
-    user = None
-    if username:
+    if user is None and username:
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             problems.add(f"no user named {username!r}", field="user")
@@ -300,9 +319,9 @@ def import_machine_labels(path, name, *, collection_name=None, campaign_name=Non
     if not name:
         problems.add("give --name", field="name")
     else:
-        existing = _existing_source(name, replace, problems)
+        existing = _existing_source(name, replace, campaign.pk if campaign else None, problems)
     collection = _collection(collection_name, campaign, problems)
-    fmt, parsed = read_labels(path, problems, fmt)
+    fmt, parsed = read_labels(path, problems, fmt, stream=stream, size=size)
 
     fields = FIELDS[fmt]
     topic_lines, doc_lines = parsed.first_lines(parsed.qids), parsed.first_lines(parsed.docids)
@@ -319,15 +338,15 @@ def import_machine_labels(path, name, *, collection_name=None, campaign_name=Non
 
     grades = {"tsv": [0, 1], "qrels": list(range(MAX_GRADE + 1))}.get(fmt) or list(range(parsed.grade_count))
     provenance = {
-        "format": fmt, "file": Path(source_path).name, "file_sha256": file_sha256(path), "prompt": prompt,
+        "format": fmt, "file": Path(source_path).name, "file_sha256": sha256_of(path, stream), "prompt": prompt,
         "imported_at": timezone.now().isoformat(), "imported_by": user.get_username() if user else None,
         "score": "grade" if fmt == "qrels" else "probability",
         **({"threshold": THRESHOLD} if fmt == "tsv" else {}),
     }
     row = {"kind": MachineLabelSource.Kind.IMPORTED, "collection": collection,
-              "campaign_id": campaign.pk if campaign else None, "model": model, "model_version": "",
-              "checksum": provenance["file_sha256"], "settings": provenance, "training": {}, "metrics": {},
-              "grades": grades, "status": MachineLabelSource.Status.READY, "error": ""}
+           "campaign_id": campaign.pk if campaign else None, "model": model, "model_version": "",
+           "checksum": provenance["file_sha256"], "settings": provenance, "training": {}, "metrics": {},
+           "grades": grades, "status": MachineLabelSource.Status.READY, "error": ""}
     try:
         with transaction.atomic():
             if existing is not None:

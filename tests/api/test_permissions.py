@@ -46,6 +46,7 @@ TABLE = {
     ("POST", "/api/campaigns/{name}/machine/judge/"): (401, 403, 403, 403, 400),
     ("POST", "/api/campaigns/{name}/machine/zero-shot/"): (401, 403, 403, 403, 400),
     ("POST", "/api/campaigns/{name}/machine/nuggets/"): (401, 403, 403, 403, 400),
+    ("POST", "/api/campaigns/{name}/machine/import/"): (401, 403, 403, 403, 400),
     ("GET", "/api/runs/"): (401, 200, 200, 403, 200),
     ("POST", "/api/runs/"): (401, 201, 201, 403, 201),
     ("GET", "/api/runs/{id}/"): (401, 200, 404, 403, 200),

@@ -169,7 +169,7 @@ def test_the_campaign_gives_the_collection_and_scopes_the_source(coll, tmp_path)
 
 
 def test_without_a_collection_or_campaign_nothing_is_imported(coll, tmp_path):
-    assert "give --collection" in rejected(write(tmp_path, TSV))
+    assert "collection: give the collection" in rejected(write(tmp_path, TSV))
 
 
 def test_export_qrels_source_machine_reads_an_imported_source(coll, tmp_path):
@@ -185,3 +185,15 @@ def test_a_tsv_header_line_is_passed_over(coll, tmp_path):
     run(write(tmp_path, "topic\tdoc\tprobability\n" + TSV), "--collection", "web")
 
     assert len(labels(MachineLabelSource.objects.get(name="umbrela-gpt4o"))) == 3
+
+
+def test_replace_never_reaches_another_campaigns_source(coll, tmp_path):
+    camp = Campaign.objects.create(name="web-judging", task=Campaign.Task.ADHOC)
+    Track.objects.create(campaign=camp, collection=coll)
+    Campaign.objects.create(name="elsewhere", task=Campaign.Task.ADHOC)
+    run(write(tmp_path, TSV), "--campaign", "web-judging")
+
+    message = rejected(write(tmp_path, UMBRELA, "x.qrels"), "--collection", "web", "--campaign", "elsewhere",
+                       "--replace")
+    assert "is already named 'umbrela-gpt4o': give another name" in message
+    assert "is already named" in rejected(write(tmp_path, UMBRELA, "x.qrels"), "--collection", "web", "--replace")

@@ -171,6 +171,9 @@ TABLE = {
     "api/campaigns/<str:name>/machine/nuggets/": {  # the world's campaign is no nuggets campaign: 400 for organisers
         "POST": ("/api/campaigns/{campaign}/machine/nuggets/", (401, 403, 403, 403, 400, 403, 400)),
     },
+    "api/campaigns/<str:name>/machine/import/": {  # an empty body gives no file: 400 for organisers
+        "POST": ("/api/campaigns/{campaign}/machine/import/", (401, 403, 403, 403, 400, 403, 400)),
+    },
     "api/runs/": {"GET": ("/api/runs/", (401, 403, 403, 403, 200, 200, 200))},
     "api/runs/<str:pk>/": {
         "GET": ("/api/runs/{run}/", (401, 403, 403, 403, 200, 200, 200)),
