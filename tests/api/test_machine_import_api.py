@@ -6,6 +6,7 @@ import gzip
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from annotation.services.tokens import issue_token
 from assessments.models import Judgement, MachineLabel, MachineLabelSource
@@ -70,3 +71,13 @@ def test_a_file_over_the_upload_limit_is_a_413(boss, settings):
 
     assert upload(boss, UMBRELA).status_code == 413
     assert not MachineLabelSource.objects.exists()
+
+
+def test_the_console_machine_page_lists_an_imported_source(boss):
+    assert upload(boss, UMBRELA).status_code == 201
+    browser = Client()
+    browser.login(username="boss", password="pw-boss")
+
+    page = browser.get("/campaigns/aero-judging/machine/")
+    assert page.status_code == 200
+    assert "Imported machine labels (an outside LLM judge)" in page.content.decode()  # listed among the judges
