@@ -250,5 +250,6 @@ def test_the_topics_of_its_units_join_the_campaign_and_its_home_lists_them(clien
     boss.groups.add(Group.objects.get(name=Role.ORGANISER))
     client.force_login(boss)
     page = client.get(f"/campaigns/{campaign.name}/").content.decode()
-    assert "<dt>Collection</dt><dd>camp-coll</dd>" in page and "<dt>Topics</dt><dd>4</dd>" in page
+    assert '<dt>Collection</dt><dd id="campaign-collections">camp-coll</dd>' in page
+    assert '<dt>Topics</dt><dd id="campaign-topic-count">4</dd>' in page
     assert "4 topics, 3 runs" in page and "no topics" not in page
