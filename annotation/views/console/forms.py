@@ -698,6 +698,26 @@ class LlmLimitFields(forms.Form):
     retry_errors = forms.BooleanField(required=False, label="Ask again where the answer was unreadable")
 
 
+class ImportMachineLabelsForm(ServiceErrorsMixin, forms.Form):
+    """An outside judge's labels (UMBRELA's qrels, probabilities) as a machine label source of the campaign, as
+    manage.py import_machine_labels takes them (assessments.importers.machine_labels)."""
+
+    file = forms.FileField(help_text="TSV 'topic doc p', TREC qrels of grades 0-3 (as UMBRELA writes) or JSON lines "
+                                     "{topic_id, doc_id, probs}; plain, .gz, .bz2 or .xz. Checked whole first.")
+    name = forms.CharField(max_length=200, help_text="The source's name, e.g. umbrela-gpt4o.")
+    format = forms.ChoiceField(choices=[("auto", "Tell from the file"), ("tsv", "TSV: topic doc p"),
+                                        ("qrels", "TREC qrels of grades"), ("jsonl", "JSON lines with probs")],
+                               initial="auto")
+    model = forms.CharField(max_length=300, required=False, help_text="The judge's model, for the record.")
+    prompt = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), strip=False,
+                             help_text="The prompt it was asked with, for the record.")
+    replace = forms.BooleanField(required=False, label="Replace an imported source of this name")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "import-%s")  # its inputs' ids: the Machine page's other forms have names too
+        super().__init__(*args, **kwargs)
+
+
 class LlmJudgeForm(ServiceErrorsMixin, LlmLimitFields):
     """The LLM judge on chosen pools (or its query filter), within a spend cap."""
 

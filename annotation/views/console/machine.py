@@ -13,11 +13,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.views.console.common import campaign_of, organisers_only
+from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.triage import TriageInvalid, audit_review, triage_sources
 from annotation.services.nuggets import llm_job
-from annotation.views.console.forms import (AuditForm, LlmJudgeForm, LlmNuggetsForm, LlmPromptForm, MachineLabelForm,
-                                            TrainAnnotatorForm, ZeroShotForm)
+from annotation.views.console.forms import (AuditForm, ImportMachineLabelsForm, LlmJudgeForm, LlmNuggetsForm,
+                                            LlmPromptForm, MachineLabelForm, TrainAnnotatorForm, ZeroShotForm)
 from assessments.machine.annotator import ZERO_SHOT_SHARE
 from assessments.models import MachineLabelSource, Pool, QrelSet
 from assessments.services import machine
@@ -66,6 +66,7 @@ def _forms(campaign, choices, bound=None):
         "judge": LlmJudgeForm(pools=choices["pools"]),
         "nuggets": LlmNuggetsForm(auto_id=NUGGETS_IDS),
         "audit": AuditForm(sources=choices["labelled"]),
+        "import": ImportMachineLabelsForm(),
     }
     prompts = []
     for key, title in _prompts(campaign):
@@ -87,7 +88,7 @@ def _forms(campaign, choices, bound=None):
     return forms, prompts
 
 
-def _render(request, campaign, *, bound=None, status=200, choices=None):
+def _render(request, campaign, *, bound=None, status=200, choices=None, problems=(), more=0):
     choices = choices or _choices(campaign)
     forms, prompts = _forms(campaign, choices, bound)
     sources = [machine.source_summary(s) for s in machine.campaign_sources(campaign.pk)]
@@ -104,7 +105,7 @@ def _render(request, campaign, *, bound=None, status=200, choices=None):
         "judges": [s for s in sources if s["kind"] not in (MachineLabelSource.Kind.CLASSIFIER,
                                                               MachineLabelSource.Kind.ZERO_SHOT)],
         "jobs": jobs, "human": machine.campaign_human_kappa(campaign.pk), "pools": choices["pools"],
-        "nuggets": campaign.task == campaign.Task.NUGGETS,
+        "nuggets": campaign.task == campaign.Task.NUGGETS, "problems": list(problems), "more_problems": more,
     }, status=status)
 
 
@@ -135,6 +136,8 @@ def machine_page(request, name):
     elif action == "audit":
         form = AuditForm(request.POST, sources=choices["labelled"])
         return _audit(request, campaign, form, choices)
+    elif action == "import":
+        return _import(request, campaign, ImportMachineLabelsForm(request.POST, request.FILES), choices)
     elif action == "prompt":
         which = request.POST.get("which", "")
         if which not in {key for key, _ in _prompts(campaign)}:
@@ -154,6 +157,32 @@ def machine_page(request, name):
     machine.send(job, user=request.user)
     messages.success(request, f"{job.get_kind_display()} #{job.pk} ({job.source.name}) started: its progress is below.")
     return redirect(reverse("annotation:console_machine", args=[campaign.name]) + f"#job-{job.pk}")
+
+
+def _import(request, campaign, form, choices):
+    """An outside judge's labels as the campaign's machine label source (as import_machine_labels and the API):
+    checked whole, every problem listed with its line; nothing stored then."""
+    from django.conf import settings
+
+    from assessments.importers.machine_labels import import_machine_labels
+    from retrieval.ingest import ImportFailed
+
+    if not form.is_valid():
+        return _render(request, campaign, bound=("import", form), status=400, choices=choices)
+    data, file = form.cleaned_data, form.cleaned_data["file"]
+    if file.size > settings.API_MAX_UPLOAD_BYTES:
+        form.add_error("file", f"the file has {file.size:,} bytes; at most {settings.API_MAX_UPLOAD_BYTES:,} are taken")
+        return _render(request, campaign, bound=("import", form), status=400, choices=choices)
+    try:
+        result = import_machine_labels(
+            (file.name or "upload")[:200], data["name"], campaign_name=campaign.name, fmt=data["format"],
+            model=data["model"], prompt=data["prompt"], user=request.user, replace=data["replace"], stream=file,
+            size=file.size)
+    except ImportFailed as exc:
+        return _render(request, campaign, bound=("import", form), status=400, choices=choices,
+                       problems=problems_of(exc), more=more_problems(exc))
+    messages.success(request, f"{result.summary()} A source of their own: never mixed into people's labels.")
+    return redirect(reverse("annotation:console_machine", args=[campaign.name]) + f"#source-{result.source.pk}")
 
 
 def _train(campaign, data):
