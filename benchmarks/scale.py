@@ -20,7 +20,10 @@ data, and their first and last pages of 5, the last reached by its cursor; a cam
 the exports: export_qrels of the whole collection (every round), the Y3 JSON (the API's zip of the first round's
 topics), plot labels and the audit log of the first round (streamed downloads, read to the end). Prints the median time of --repeat runs, the statements each sends, the peak of
 Python memory allocated while it runs (tracemalloc, a separate run), and the ratio of the time to the first
-size's. Not part of the test suite.
+size's. Each round's campaign keeps its size; the pages that read a whole campaign are measured on one that grows
+too ("all rounds: …"): every round's labels copied into one campaign (ALL_ROUNDS, with the rounds' topics and
+units), dropped after measuring: the data browser filtered by disagreement alone, and adjudication. Not part of
+the test suite.
 """
 
 import argparse
@@ -45,6 +48,7 @@ ROUND_ASSESSORS = 5
 ARTICLE_LENGTH = 20
 RUNS = ("guir", "unh")
 PASSAGES_PER_TOPIC = 30  # the two runs' articles share some passages
+ALL_ROUNDS = "all-rounds"  # the campaign of every round's labels, made and dropped at each size
 QRELS_OUT = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"scale-{os.getpid()}.qrels")
 
 
@@ -88,6 +92,7 @@ def main(argv=None):
             made = fill_to(size)
             print(f"\n== {made:,} judgements (filled in {time.perf_counter() - started:.0f} s)", flush=True)
             results = measure_all(args.repeat)
+            results.update(measure_all_rounds(args.repeat))
             first = first or results
             report(results, first)
     finally:
@@ -313,14 +318,79 @@ def last_page(url, rows, ordering, size=5):
     return f"{url}?page_size={size}{cursor}"
 
 
-def measure_all(repeat):
+def measure_all_rounds(repeat):
+    """The pages that read a whole campaign, on a campaign of every round's labels (made here, dropped after)."""
+    from django.urls import reverse
+
+    campaign, labels = copy_rounds()
+    print(f"  {ALL_ROUNDS}: one campaign of {labels:,} labels", flush=True)
+    try:
+        return measure_all(repeat, [
+            ("all rounds: browser, disagr.", None,
+             reverse("annotation:console_browse", args=[campaign.name]) + "?disagreement=1"),
+            ("all rounds: adjudication", None, reverse("annotation:adjudication", args=[campaign.name])),
+        ])
+    finally:
+        drop_all_rounds(campaign)
+
+
+def copy_rounds():
+    """Campaign ALL_ROUNDS: every round's topics, units and labels (re-keyed to it; their changes shared);
+    returns it and how many labels it holds."""
+    from django.db import connection, transaction
+
+    from annotation.models import Assignment, Campaign, CampaignTopic
+    from assessments.models import Run
+    from retrieval.models import Collection
+
+    with transaction.atomic():
+        campaign = Campaign.objects.create(name=ALL_ROUNDS, task=Campaign.Task.OUTLINE)
+        rounds = Campaign.objects.filter(name__startswith="round-")
+        CampaignTopic.objects.bulk_create(
+            CampaignTopic(campaign=campaign, topic_id=topic_id)
+            for topic_id in CampaignTopic.objects.filter(campaign__in=rounds).values_list("topic_id", flat=True))
+        run = Run.objects.create(collection=Collection.objects.get(name="scale"), name=ALL_ROUNDS)  # a unit per run
+        units = (Assignment.objects.filter(campaign__in=rounds).values_list("assessor_id", "topic_id")
+                 .order_by().distinct())
+        Assignment.objects.bulk_create(
+            Assignment(campaign=campaign, assessor_id=assessor_id, topic_id=topic_id, run=run, position=k,
+                       kind=Assignment.Kind.OUTLINE, status=Assignment.Status.DONE, token=uuid.uuid4().hex, seed=k + 1)
+            for k, (assessor_id, topic_id) in enumerate(units))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO assessments_judgement (assessor_id, layer, topic_id, passage_id, passage2_id, item, "
+                "campaign_id, key, value, grade, run_ids, adjudicated, latest_change_id, client_time, client_seq, "
+                "updated_at) SELECT assessor_id, layer, topic_id, passage_id, passage2_id, item, %s, "
+                "%s || substr(key, strpos(key, ':')), value, grade, run_ids, adjudicated, latest_change_id, "
+                "client_time, client_seq, updated_at FROM assessments_judgement WHERE campaign_id IN "
+                "(SELECT id FROM annotation_campaign WHERE name LIKE 'round-%%')", [campaign.pk, str(campaign.pk)])
+            labels = cursor.rowcount
+    analyse()
+    return campaign, labels
+
+
+def drop_all_rounds(campaign):
+    """Campaign ALL_ROUNDS and its labels, units and run gone (the next size's fill counts the judgements)."""
+    from django.db import connection
+
+    from assessments.models import Run
+
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM assessments_judgement WHERE campaign_id = %s", [campaign.pk])
+    campaign.delete()
+    Run.objects.filter(name=ALL_ROUNDS).delete()
+    analyse()
+
+
+def measure_all(repeat, targets=None):
+    """{name: figures} of `targets` [(name, client user or None for the organiser, URL or command)], else cases()."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
 
     organiser = get_user_model().objects.get(username="organiser")
     results = {}
-    for name, user, target in cases():
+    for name, user, target in cases() if targets is None else targets:
         client = Client(HTTP_X_FORWARDED_PROTO="https", secure=True)
         client.force_login(user or organiser)
 

@@ -21,6 +21,7 @@ labels differ. Labels imported into the campaign under a user without a unit of 
 `imported-assignments`, say) are voices too, as the qrels and the nugget scores count them; not for banks, whose
 topic_banks takes the latest, never a majority. Practice labels (an assessor's qualification answers on a topic they
 hold no formal unit of: Judgement.objects.without_practice) are left out, as in the qrels and the agreement figures.
+The data browser's "disagreement" filter is this rule as the database applies it (disagreeing).
 
 The final label is stored through record_judgement as the organiser's own judgement with source
 ADJUDICATION, which flags it `adjudicated` (the history keeps every change): for `relevance` and
@@ -32,11 +33,18 @@ set last counts, here, in the qrels and in the scores (Judgement.objects.without
 `export_qrels --aggregate adjudicated` reads these labels.
 """
 
+import json
 import re
 from collections import defaultdict
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
+from django.db import NotSupportedError, connection, transaction
+from django.db.models import (
+    BooleanField, Case, CharField, Count, Exists, Func, IntegerField, OuterRef, Q, TextField, Value, When,
+)
+from django.db.models.functions import Cast, Concat, StrIndex, Substr
 
 from annotation.models import Assignment
 from assessments.models import (
@@ -234,11 +242,141 @@ def _bank_nuggets(campaign, topic_ids) -> dict[tuple[int, str], dict]:
     return found
 
 
-def disagreeing_keys(campaign, *, topic=None) -> set[tuple]:
-    """{(layer, topic id, passage id or None, passage2 id or None or an answer's item)} of every item where the
-    campaign's assessors disagree, as disagreements() finds them (all of them, not the first LIMIT), optionally of
-    one topic (external id)."""
-    return {key for key, _ in _disagreeing(campaign, topic=topic)[0]}
+def disagreeing(campaign) -> Q:
+    """THE rule of disagreement as a filter of the campaign's Judgement rows, for the data browser: a row passes
+    where its item is one the assessors disagree on (whoever's label the row is: an assessor's, a practice one, the
+    final one; a page-level relevance or facet item is its passage's facet and removal labels). _disagreeing says
+    the same in Python for the listing, which reads every label once; tests/annotation/test_disagreement_rule.py
+    holds the two to one answer.
+
+    The database decides, row by row (an EXISTS of the row's item: a page reads its labels in the page's order until
+    it has a page, so it costs a page where disagreements are common, and at worst, where almost none are, a walk of
+    the campaign's labels in the database, never a read of them into Python): the voices of the row's item
+    (_voices), grouped, hold two different labels. An outline passage's relevance and facets are derived per
+    assessor as _grade derives them (removed: 0, else their facet label's grade; the facet ids of one not removed);
+    the other layers' label is the stored value. Read into Python, bounded by the campaign's topics, not its labels:
+    the banks (a topic's few, compared as sets of normalised texts) and the nuggets of the topics' current banks
+    (nuggets.topic_banks, THE rule of which bank is a topic's). Run what it filters inside without_jit().
+    """
+    voices = _voices(campaign)
+    nugget = Substr("item", StrIndex("item", Value(":")) + 1)
+    in_banks = [f"{topic_id}:{nugget_id}" for topic_id, nugget_id in _bank_nuggets(campaign, None)]
+    current = (OneOf(Concat(Cast("topic_id", CharField()), Value(":"), nugget, output_field=CharField()), in_banks)
+               if in_banks else Q(pk__in=[]))  # a nugget of its topic's bank now (one taken out no longer counts)
+    found = _outline_disagrees(voices) | _stored_disagrees(voices, current) | _bank_disagrees(campaign, voices)
+    topics = Assignment.objects.filter(campaign=campaign, qualification=False).values("topic_id")
+    return Q(topic_id__in=topics) & found
+
+
+@contextmanager
+def without_jit():
+    """PostgreSQL compiles nothing just in time for the statements run inside (SET LOCAL jit = off: to the end of
+    the transaction, one of its own outside any): a statement filtered by disagreeing() is estimated dear (a
+    subquery per row, each counted as if run for every row), and compiling it took 0.5 s where running it took
+    25 ms. SQLite: nothing to do."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with transaction.atomic() if not connection.in_atomic_block else nullcontext():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL jit = off")
+        yield
+
+
+# The layers whose label is the stored value, an item its key: those with a passage, and the nuggets' support.
+_STORED = (Layer.TRANSITION, Layer.PLOT_GRADE, Layer.GRADE, Layer.CITATION_SUPPORT)
+
+
+def _voices(campaign):
+    """The labels that count in a disagreement: the campaign's current labels, not cleared, no final label, no
+    practice one (Judgement.objects.without_practice)."""
+    return (Judgement.objects.in_campaign(campaign).filter(adjudicated=False).exclude(value=None)
+            .without_practice(campaign).order_by())
+
+
+def _differ(rows, **labels) -> Exists:
+    """Whether `rows`, all of one item, hold two different values of one of `labels` {name: expression}."""
+    grouped = rows.values("topic_id").annotate(**{name: Count(label, distinct=True) for name, label in labels.items()})
+    differs = Q()
+    for name in labels:
+        differs |= Q(**{f"{name}__gt": 1})
+    return Exists(grouped.filter(differs))
+
+
+def _stored_disagrees(voices, current_nugget) -> Q:
+    """A row of a layer whose label is the stored value, whose key the voices label differently (no transition an
+    article no longer shows; a citation's support with a passage; a nugget's support of a nugget `current_nugget`)."""
+    same = {"layer": OuterRef("layer"), "topic_id": OuterRef("topic_id"), "key": OuterRef("key")}
+    by_passage = voices.without_stale_transitions().filter(passage_id=OuterRef("passage_id"), **same)  # its index
+    return ((Q(layer__in=_STORED, passage_id__isnull=False) & _differ(by_passage, labels="value"))
+            | (Q(layer=Layer.NUGGET_SUPPORT) & current_nugget & _differ(voices.filter(**same), labels="value")))
+
+
+def _outline_disagrees(voices) -> Q:
+    """A facet or removal row of a passage whose relevance or facets (per assessor: see _grade) the voices differ on."""
+    at = {"topic_id": OuterRef("topic_id"), "passage_id": OuterRef("passage_id")}
+    removal = Q(layer=Layer.REMOVAL, grade=0)  # a removal's grade is 0 where it removes (value true), else null
+    kept = Q(layer=Layer.FACET) & ~Exists(voices.filter(removal, assessor_id=OuterRef("assessor_id"), **at))
+    grades = Case(When(removal, then=Value(0)), When(kept, then="grade"), output_field=IntegerField())
+    facets = Case(When(kept, then=FacetIds("value")))
+    marks = voices.filter(layer__in=(Layer.FACET, Layer.REMOVAL), **at)
+    return Q(layer__in=(Layer.FACET, Layer.REMOVAL)) & _differ(marks, grades=grades, facets=facets)
+
+
+def _bank_disagrees(campaign, voices) -> Q:
+    """A bank row of a topic whose assessors (those with formal units of it) saved banks that differ (_bank_label)."""
+    formal = Assignment.objects.filter(campaign_id=OuterRef("campaign_id"), topic_id=OuterRef("topic_id"),
+                                       assessor_id=OuterRef("assessor_id"), qualification=False)
+    banks = defaultdict(dict)
+    rows = voices.filter(Exists(formal), layer=Layer.NUGGETS).values_list("topic_id", "assessor_id", "value")
+    for topic_id, assessor_id, value in rows:
+        banks[topic_id][assessor_id] = _bank_label(value)
+    differ = [t for t, given in banks.items() if len(given) >= 2 and len(set(given.values())) > 1]
+    return Q(layer=Layer.NUGGETS, topic_id__in=differ)
+
+
+class FacetIds(Func):
+    """The facet ids of a facet label ([{facet, relevance}, …]) as a sorted JSON array (text), null where it names
+    none: two assessors gave the same facets where these are equal, whatever their order and relevance."""
+
+    output_field = TextField()
+
+    def as_sql(self, compiler, connection, **extra):
+        raise NotSupportedError("FacetIds: SQLite and PostgreSQL only")
+
+    def as_postgresql(self, compiler, connection, **extra):
+        value, params = compiler.compile(self.source_expressions[0])
+        return (f"(SELECT jsonb_agg(e.facet->'facet' ORDER BY e.facet->>'facet' COLLATE \"C\")::text FROM "
+                f"jsonb_array_elements(CASE WHEN jsonb_typeof({value}) = 'array' THEN {value} END) AS e(facet))",
+                (*params, *params))
+
+    def as_sqlite(self, compiler, connection, **extra):
+        value, params = compiler.compile(self.source_expressions[0])
+        return (f"(SELECT NULLIF(json_group_array(f), '[]') FROM (SELECT json_extract(e.value, '$.facet') AS f "
+                f"FROM json_each(CASE WHEN json_type({value}) = 'array' THEN {value} END) AS e ORDER BY f))",
+                (*params, *params))
+
+
+class OneOf(Func):
+    """`expression IN values`, the values bound as one parameter however many (an IN list binds one each:
+    PostgreSQL takes at most 65,535 a statement, SQLite 32,766): PostgreSQL's = ANY(array), SQLite's json_each."""
+
+    output_field = BooleanField()
+
+    def __init__(self, expression, values):
+        super().__init__(expression)
+        self.values = list(values)
+
+    def as_sql(self, compiler, connection, **extra):
+        raise NotSupportedError("OneOf: SQLite and PostgreSQL only")
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"({sql} = ANY(%s))", (*params, self.values)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"({sql} IN (SELECT value FROM json_each(%s)))", (*params, json.dumps(self.values))
 
 
 def _disagreeing(campaign, *, layer=None, topic=None):

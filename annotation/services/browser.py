@@ -2,7 +2,8 @@
 item with every label and its history; a pool's candidates with the runs and ranks that brought each.
 
 Reading only. The labels are `Judgement.objects.in_campaign(campaign)` less the transitions no article shows now
-(`without_stale_transitions`); "disagreement" is adjudication's rule (`adjudication.disagreeing_keys`). Pages are
+(`without_stale_transitions`); "disagreement" is adjudication's rule (`adjudication.disagreeing`, a filter the database
+applies row by row: a page reads a page of labels, however large the campaign). Pages are
 keysets as the API's lists (annotation/api/pagination.py: its cursor, `after` and `flip`): a page is the rows
 after the cursor's position in the sort's order, unique as a whole, never OFFSET, and nothing counts every row.
 A filter value that names nothing (an unknown topic, assessor, status, label, sort or a cursor not ours) is a
@@ -11,18 +12,18 @@ BrowseInvalid naming the field.
 
 import json
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import BooleanField, Exists, F, OuterRef, Q
-from django.db.models.expressions import RawSQL
+from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Left
 
 from annotation.models import Assignment, CampaignTopic
 from annotation.services import adhoc, plot
+from annotation.services.adjudication import disagreeing, without_jit
 from annotation.services.errors import ServiceError
 from assessments.labels import DEFAULT_PLOT_SCALE, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS
 from assessments.models import CandidateSource, MachineLabel, Judgement, JudgementChange, Layer, PoolCandidate, Topic, Transition
@@ -164,13 +165,14 @@ def labels(campaign, filters: Filters, *, size=PAGE_SIZE) -> Page:
     if filters.label:
         rows = rows.filter(**read_label(filters.label))
     if filters.disagreement:
-        rows = rows.filter(key_in(disagreement_keys(campaign, filters.topic or None)))
+        rows = rows.filter(disagreeing(campaign))
     ordering = SORTS[filters.sort][1]
     rows = rows.without_stale_transitions().select_related("topic", "assessor", "latest_change").annotate(
         passage_ref=F("passage__external_id"), passage2_ref=F("passage2__external_id"),
         passage_text=Left("passage__text", SNIPPET),
     )
-    page = keyset_page(rows, ordering, filters.cursor, size)
+    with without_jit() if filters.disagreement else nullcontext():
+        page = keyset_page(rows, ordering, filters.cursor, size)
     statuses = {}
     if page.rows:
         units = Assignment.objects.filter(
@@ -237,35 +239,6 @@ def machine_labels(campaign, rows) -> dict:
         passage_id__in={r.passage_id for r in rows if r.passage_id},
     ).values_list("topic_id", "passage_id", "grade")
     return {(t, p): shown.describe(grade) for t, p, grade in found if not shown.blind(t, p)}
-
-
-def disagreement_keys(campaign, topic=None) -> list[str]:
-    """The Judgement keys of the items where the campaign's assessors disagree (adjudication's rule): a page-level
-    relevance or facet item is its passage's facet and removal labels."""
-    from annotation.services.adjudication import disagreeing_keys
-
-    keys = set()
-    for layer, topic_id, passage_id, passage2_id in disagreeing_keys(campaign, topic=topic):
-        if layer in ("nugget_support", "citation_support"):  # its fourth place is the item "<answer id>:<…>"
-            keys.add(Judgement.make_key(layer, topic_id, passage_id, item=passage2_id, campaign_id=campaign.pk))
-            continue
-        if layer == "nuggets":  # a topic's bank: keyed on the topic alone
-            keys.add(Judgement.make_key(Layer.NUGGETS, topic_id, None, campaign_id=campaign.pk))
-            continue
-        layers = (Layer.FACET, Layer.REMOVAL) if layer in ("relevance", "facet") else (layer,)
-        keys.update(Judgement.make_key(kind, topic_id, passage_id, passage2_id, campaign_id=campaign.pk)
-                    for kind in layers)
-    return sorted(keys)
-
-
-def key_in(keys):
-    """`Judgement.key IN keys` as one parameter, however many keys (an IN list binds one each: PostgreSQL takes at
-    most 65,535 a statement, SQLite 32,766): PostgreSQL's `= ANY(array)`, SQLite's json_each of a JSON array."""
-    column = '"assessments_judgement"."key"'
-    if connection.vendor == "postgresql":
-        return RawSQL(f"{column} = ANY(%s)", (list(keys),), output_field=BooleanField())
-    return RawSQL(f"{column} IN (SELECT value FROM json_each(%s))", (json.dumps(list(keys)),),
-                  output_field=BooleanField())
 
 
 def keyset_page(rows, ordering, cursor, size) -> Page:

@@ -12,7 +12,6 @@ from annotation.reports.agreement import campaign_report
 from annotation.roles import Role, ensure_groups
 from annotation.services.adjudication import AdjudicationInvalid, disagreements, set_final_label
 from annotation.services.assignment import assign_campaign
-from annotation.services.browser import disagreement_keys
 from assessments.evaluation.nuggets import nugget_scores
 from assessments.models import Judgement, JudgementChange, Layer
 from assessments.services import nuggets
@@ -20,6 +19,7 @@ from assessments.services.judging import record_judgement
 from retrieval.models import Passage
 from tests import factories
 from tests.annotation.nuggets_setup import DOCS, RUNS, SENTENCES, nuggets_world
+from tests.annotation.test_data_browser import disagreement_keys
 
 pytestmark = pytest.mark.django_db
 

@@ -8,13 +8,13 @@ from django.urls import reverse
 from annotation.roles import Role, ensure_groups
 from annotation.services.adjudication import AdjudicationInvalid, disagreements, set_final_label
 from annotation.services.assignment import assign_campaign
-from annotation.services.browser import disagreement_keys
 from assessments.evaluation.nuggets import nugget_scores
 from assessments.models import Judgement, JudgementChange, Layer
 from assessments.services import nuggets
 from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.nuggets_setup import BANK, RUNS, SENTENCES, nuggets_world
+from tests.annotation.test_data_browser import disagreement_keys
 
 pytestmark = pytest.mark.django_db
 
