@@ -317,3 +317,26 @@ def test_evidence_spans_have_their_agreement_in_the_report_and_its_csv(client):
     client.force_login(boss)
     download = client.get(f"/campaigns/{world['campaign'].name}/results/agreement/")
     assert download.status_code == 200 and "evidence,spans" in download.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_dashboards_pair_table_gives_span_layers_their_jaccard(client):
+    """A span layer's assessor-pair table showed "–" under Cohen's κ (stop 44 leftover): the pair's Jaccard is what
+    the layer's row says, so the pair table shows it too."""
+    from annotation.roles import Role, ensure_groups
+    from tests.annotation.adhoc_setup import adhoc_world
+
+    ann, bob = factories.user("ann"), factories.user("bob")
+    world = adhoc_world(ann)
+    Assignment.objects.create(assessor=bob, topic=world["topic"], pool=world["pool"], campaign=world["campaign"])
+    doc = world["documents"][0]
+    for who, spans in ((ann, [[0, 10]]), (bob, [[5, 15]])):
+        record_judgement(campaign_id=world["campaign"].pk, assessor=who, layer=Layer.EVIDENCE, topic=world["topic"],
+                         passage=doc, value=spans)
+    boss = factories.user("boss", is_staff=True)
+    boss.groups.add(ensure_groups()[Role.ORGANISER])
+    client.force_login(boss)
+    page = client.get(f"/campaigns/{world['campaign'].name}/dashboard/").content.decode()
+    table = page.split("evidence (spans): assessor pairs", 1)[1].split("</table>", 1)[0]
+    assert "Jaccard</th>" in table and "Cohen" not in table
+    assert '<td class="num">0.333</td>' in table, table
