@@ -2,14 +2,14 @@
 
 import re
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Prefetch
 from rest_framework import status
 from rest_framework.response import Response
 
 from annotation.api.permissions import PARTICIPANT, request_role, scope_campaign
 from annotation.models import Campaign, Track
 from assessments.models import Pool, Run
+from assessments.models.counting import related_count
 
 # The importers speak to command-line users: "(--create-missing creates it)", "(give another --name)".
 # Such hints mean nothing to an API client, so they are cut from the messages.
@@ -19,7 +19,7 @@ COMMAND_LINE_HINT = re.compile(r"\s*\([^()]*--[a-z][^()]*\)$")
 def visible_campaigns(request):
     """Campaigns the caller may see: organisers all, participants those that take runs; a token's campaign only."""
     campaigns = Campaign.objects.select_related("track__collection").annotate(
-        topic_count=_count(Track.topics.through, "track_id", outer="track"),  # a page counts its own campaigns' topics
+        topic_count=related_count(Track.topics.through, "track_id", outer="track"),  # a page counts its own campaigns' topics
     )
     if request_role(request) == PARTICIPANT:
         campaigns = campaigns.filter(track__isnull=False)
@@ -39,11 +39,6 @@ def visible_runs(request):
     if scope is not None:
         runs = runs.filter(track=scope.name)
     return runs.order_by("-created_at", "-id")
-
-
-def _count(model, field, outer="pk"):
-    rows = model.objects.filter(**{field: OuterRef(outer)}).order_by().values(field).annotate(n=Count("*")).values("n")
-    return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
 
 
 def visible_pools(request):

@@ -2,9 +2,8 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
 
+from assessments.models.counting import related_count
 from assessments.models.runs import Run
 from assessments.models.topics import Topic
 from retrieval.models import Collection, Passage
@@ -16,15 +15,10 @@ class PoolQuerySet(models.QuerySet):
         is the size of its own rows, never a product of its candidates, topics and runs. Pool.run_total adds the
         runs our retrievers made for it."""
         return self.annotate(
-            candidate_count=_count(PoolCandidate, "pool_id"),
-            topic_count=_count(Pool.topics.through, "pool_id"),
-            run_count=_count(Pool.runs.through, "pool_id"),
+            candidate_count=related_count(PoolCandidate, "pool_id"),
+            topic_count=related_count(Pool.topics.through, "pool_id"),
+            run_count=related_count(Pool.runs.through, "pool_id"),
         )
-
-
-def _count(model, field):
-    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("*")).values("n")
-    return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
 
 
 class Pool(models.Model):

@@ -2,8 +2,9 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, F, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F
+
+from assessments.models.counting import related_count
 
 from assessments.models.topics import Topic
 from retrieval.models import Collection, Passage
@@ -22,8 +23,7 @@ class RunQuerySet(models.QuerySet):
         answer = self.model._meta.get_field("answers").related_model  # answers.py imports this module, not back
 
         def counted(model, what):
-            rows = model.objects.filter(run_id=OuterRef("pk")).order_by().values("run_id").annotate(n=what)
-            return Coalesce(Subquery(rows.values("n")), Value(0))
+            return related_count(model, "run_id", what=what)
 
         return self.annotate(answer_count=counted(answer, Count("*"))).annotate(  # counted once, added below
             entry_count=counted(RunEntry, Count("*")) + F("answer_count"),
