@@ -278,3 +278,128 @@ def _simulate(qrels, runs, depth, orders, min_rel, features, seeds, prior, recal
         runs=list(runs), depth=depth, min_rel=min_rel, orders=results,
         scores={m: dict(zip(scorer.runs, everything[m])) for m in TAU_MEASURES}, prior=covered, notes=notes,
     )
+
+
+# --- judging under a budget with a machine judge (issue 41) ---------------------------------------------------
+
+BUDGET_ORDERS = ("hybrid", "lara", "machine", "depth")  # what --budget replays: people and a machine judge together
+BUDGET_SHARES = (0.05, 0.1)
+
+
+@dataclass
+class BudgetResult:
+    """One order at one budget: τ against the whole pool judged, its final labels and (hybrid, lara) intervals."""
+
+    order: str
+    budget: float
+    judged: int  # human labels bought
+    tau: dict  # {measure: τ}
+    labels: np.ndarray = field(repr=False)  # 0/1 per candidate (flat order)
+    grades: np.ndarray = field(repr=False)  # the qrels' grade where people judged, the fill's 0/1 elsewhere
+    intervals: object = None  # hybrid.Intervals
+    coverage: dict = field(default_factory=dict)  # {measure: runs whose interval holds the whole-pool score}
+
+
+@dataclass
+class BudgetSimulation:
+    flat: object = field(repr=False)
+    relevant: int
+    min_rel: int
+    depth: int
+    whole: dict  # {measure: score of each run with the whole pool judged}
+    results: list  # [BudgetResult]
+    kappa: float  # the machine's Cohen's κ with the qrels on the pool (relevant at p ≥ 0.5 or grade ≥ min_rel)
+    machine_covered: int  # candidates with a machine score
+
+    def get(self, order, budget) -> BudgetResult:
+        return next(r for r in self.results if r.order == order and r.budget == budget)
+
+    def as_json(self) -> dict:
+        return {
+            "pool": {"topics": len(self.flat.topics), "candidates": len(self.flat), "relevant": self.relevant},
+            "machine": {"kappa": _round(self.kappa), "scored": self.machine_covered},
+            "budget": {
+                f"{r.order}@{r.budget:g}": {
+                    "judged": r.judged, "tau": {m: _round(t) for m, t in r.tau.items()},
+                    **({"coverage": r.coverage} if r.coverage else {}),
+                }
+                for r in self.results
+            },
+        }
+
+
+def cohen_kappa(a, b) -> float:
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    if not len(a):
+        return float("nan")
+    observed = float((a == b).mean())
+    expected = a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean())
+    return (observed - expected) / (1 - expected) if expected < 1 else float("nan")
+
+
+def simulate_budget(qrels: Mapping, runs: Mapping, machine: Mapping, *, depth: int = 100,
+                    budgets=BUDGET_SHARES, orders=BUDGET_ORDERS, min_rel: int = 1, seed: int = 0,
+                    draws: int = 300) -> BudgetSimulation:
+    """Replay judging under a budget (a share of the whole pool, all topics together) with the qrels as the
+    assessor and `machine` ({topic: {doc: score}}, a probability or a grade) as the machine judge: `hybrid` and
+    `lara` (assessments.services.hybrid), `machine` (its labels alone) and `depth` (each topic's pool judged to the
+    share in depth order, the rest not relevant). τ of the runs by MAP and nDCG@10 against the whole pool judged."""
+    from assessments.services import hybrid
+
+    unknown = [o for o in orders if o not in BUDGET_ORDERS]
+    if unknown:
+        raise OrderError(f"unknown budget order {unknown[0]!r}; use {', '.join(BUDGET_ORDERS)}")
+    pools = topic_pools(qrels, runs, depth)
+    flat = hybrid.flatten(pools, runs, machine)
+    grades = np.array([qrels.get(t, {}).get(d, 0) for t, d in flat.keys], dtype=np.float64)
+    truth = (grades >= min_rel).astype(np.int8)
+
+    def assessor(indices):
+        return grades[indices]
+
+    whole = hybrid.run_scores(flat, truth)
+    machine_own = hybrid.machine_labels(flat, min_rel)
+    results = []
+    for budget in budgets:
+        for order in orders:
+            interval, coverage, bought = None, {}, 0
+            if order == "machine":
+                labels = machine_own
+                final = labels.astype(np.float64)
+            elif order == "depth":
+                labels = hybrid.depth_labels(flat, assessor, budget, min_rel)
+                starts = flat.starts
+                bought = sum(math.ceil(budget * (starts[t + 1] - starts[t]) - 1e-9) for t in range(len(flat.topics)))
+                final = np.where(labels > 0, grades, 0.0)
+            else:
+                judged = hybrid.judge(flat, assessor, budget, order, min_rel=min_rel, seed=seed)
+                labels = hybrid.fill(flat, judged)
+                final = labels.astype(np.float64)
+                final[judged.order] = judged.grades
+                bought = len(judged.order)
+                interval = hybrid.intervals(flat, judged, draws=draws, seed=seed)
+                coverage = {m: int(((interval.low[m] <= whole[m]) & (whole[m] <= interval.high[m])).sum())
+                            for m in TAU_MEASURES}
+            scores = hybrid.run_scores(flat, labels)
+            tau = {m: kendall_tau(scores[m], whole[m]) for m in TAU_MEASURES}
+            results.append(BudgetResult(order, budget, bought, tau, labels, final, interval, coverage))
+    return BudgetSimulation(flat, int(truth.sum()), min_rel, depth, whole, results,
+                            cohen_kappa(machine_own, truth), int((~np.isnan(flat.machine)).sum()))
+
+
+def write_budget_qrels(result: BudgetResult, flat, out) -> int:
+    """Write an order's final labels as TREC qrels (`topic 0 doc grade`, every pooled candidate): the assessor's grade
+    where people judged, the fill's 0/1 elsewhere. Returns the lines written."""
+    with open(out, "w", encoding="utf-8") as handle:
+        for (topic, doc), grade in zip(flat.keys, result.grades):
+            handle.write(f"{topic} 0 {doc} {int(grade)}\n")
+    return len(flat.keys)
+
+
+def write_budget_intervals(result: BudgetResult, out, measure: str = "AP") -> int:
+    """Write each run's estimate and 95% interval (`run estimate low high`, tab-separated, a header line)."""
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("run\testimate\tlow\thigh\n")
+        for run, estimate, low, high in result.intervals.rows(measure):
+            handle.write(f"{run}\t{estimate:.4f}\t{low:.4f}\t{high:.4f}\n")
+    return len(result.intervals.runs)

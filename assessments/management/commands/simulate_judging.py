@@ -1,6 +1,10 @@
 """manage.py simulate_judging --qrels FILE|NAME --runs FILE|NAME… [--depth 100] [--orders …] [--min-rel 1]
-[--format text|json] [--plot OUT] [--features FILE.npz] [--prior FILE|SOURCE]"""
+[--format text|json] [--plot OUT] [--features FILE.npz] [--prior FILE|SOURCE]
 
+Under a budget with a machine judge (issue 41): … --machine FILE|SOURCE [--budget SHARE…] [--orders hybrid lara
+machine depth] [--write-qrels OUT] [--write-intervals OUT] [--seed N]"""
+
+import argparse
 import json
 import time
 from pathlib import Path
@@ -8,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.exporters.common import ExportFailed
+from assessments.importers.machine_labels import read_labels
 from assessments.evaluation.sources import (
     read_prior_file, read_qrels_file, read_run_file, stored_prior, stored_qrels, stored_ranking,
 )
@@ -15,9 +20,23 @@ from assessments.models import MachineLabelSource, QrelSet, Run, Topic
 from assessments.models.machine import several_sources
 from assessments.services.ordering import LIVE_ORDERS, ORDERS, OrderError
 from assessments.services.runs import RunLookupError, find_run, matching
-from assessments.services.simulation import BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate
+from assessments.services.simulation import (
+    BUDGET_ORDERS, BUDGET_SHARES, BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate, simulate_budget,
+    write_budget_intervals, write_budget_qrels,
+)
 from assessments.services.simulation_plot import write_plot
-from retrieval.ingest import ImportFailed, progress
+from retrieval.ingest import ImportFailed, Problems, progress
+
+
+def share(text):
+    """A budget: a share of the whole pool, above 0 and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a share of the pool, e.g. 0.05)") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share of the pool above 0 and at most 1 (e.g. 0.05)")
+    return value
 
 
 class Command(BaseCommand):
@@ -38,8 +57,10 @@ class Command(BaseCommand):
                             help="TREC run files or stored runs.")
         parser.add_argument("--collection", help="Collection of the stored runs (when run names are ambiguous).")
         parser.add_argument("--depth", type=int, default=100, metavar="K", help="Pool depth (default 100).")
-        parser.add_argument("--orders", nargs="+", choices=LIVE_ORDERS, metavar="ORDER",
-                            help=f"Orders to replay (default: all of {', '.join(ORDERS)}, and machine with --prior).")
+        parser.add_argument("--orders", nargs="+", choices=list(dict.fromkeys([*LIVE_ORDERS, *BUDGET_ORDERS])),
+                            metavar="ORDER",
+                            help=f"Orders to replay (default: all of {', '.join(ORDERS)}, and machine with --prior; "
+                            f"with --machine: {', '.join(BUDGET_ORDERS)}).")
         parser.add_argument("--min-rel", type=int, default=1, metavar="N",
                             help="Relevant means grade ≥ N (trec_eval -l; default 1).")
         parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -59,10 +80,38 @@ class Command(BaseCommand):
         parser.add_argument("--plot", metavar="OUT",
                             help="Draw relevant found against judgements (.svg, or .png with matplotlib).")
         parser.add_argument("--no-progress", action="store_true", help="Do not show a progress bar.")
+        budget = parser.add_argument_group(
+            "judging under a budget with a machine judge (issue 41)",
+            "People judge a share of the whole pool (all topics together), the calibrated machine labels the rest: "
+            "hybrid (calibrated uncertainty with the runs' evidence), lara (LARA, Takehi et al. SIGIR 2025), machine "
+            "(its labels alone) and depth (each topic judged to the share in depth order).",
+        )
+        budget.add_argument(
+            "--machine", metavar="FILE|SOURCE",
+            help="The machine judge's labels: a file as import_machine_labels reads it (TSV topic doc p, TREC qrels "
+            "of grades 0-3, JSON lines with probs) or a stored machine label source (id or name).",
+        )
+        budget.add_argument("--budget", type=share, nargs="+", action="extend", metavar="SHARE",
+                            help="Shares of the pool people judge, e.g. 0.05 0.1 (default both; may repeat).")
+        budget.add_argument("--write-qrels", metavar="OUT",
+                            help="Write the final labels of the first of hybrid/lara/machine in --orders at the last "
+                            "budget as TREC qrels (the assessor's grade where people judged, 0/1 elsewhere).")
+        budget.add_argument("--write-intervals", metavar="OUT",
+                            help="Write each run's MAP estimate with its 95%% interval (TSV: run estimate low high) "
+                            "of the first of hybrid/lara in --orders at the last budget.")
+        budget.add_argument("--seed", type=int, default=0, help="Seed of the random sample and the draws (default 0).")
 
     def handle(self, *args, **opts):
         if opts["depth"] < 1:
             raise CommandError("--depth must be at least 1")
+        budget_mode = opts["machine"] is not None or opts["budget"] or any(
+            o in ("hybrid", "lara") for o in opts["orders"] or [])
+        if budget_mode:
+            return self.handle_budget(opts)
+        for name in ("write_qrels", "write_intervals"):
+            if opts[name]:
+                raise CommandError(f"--{name.replace('_', '-')}: writes the labels of judging under a budget: give "
+                                   "--machine FILE|SOURCE (and --budget)")
         if opts["plot"] and Path(opts["plot"]).suffix.lower() not in (".svg", ".png"):
             raise CommandError(f"--plot: {opts['plot']!r} must end in .svg or .png")
         started = time.perf_counter()
@@ -99,6 +148,89 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result.as_json(opts["tau_measure"]), indent=1))
             return
         self.text(result, read)
+
+    def handle_budget(self, opts):
+        """--machine / --budget: people and a machine judge under a budget (simulation.simulate_budget)."""
+        if not opts["machine"]:
+            raise CommandError("--machine: judging under a budget needs the machine judge's labels (FILE|SOURCE)")
+        for name in ("features", "prior", "plot"):
+            if opts[name]:
+                raise CommandError(f"--{name}: not used with --machine (judging under a budget)")
+        orders = list(dict.fromkeys(opts["orders"] or BUDGET_ORDERS))
+        other = [o for o in orders if o not in BUDGET_ORDERS]
+        if other:
+            raise CommandError(f"--orders: {other[0]} is not an order under a budget; use {', '.join(BUDGET_ORDERS)}")
+        labelled = [o for o in orders if o in ("hybrid", "lara", "machine")]
+        if opts["write_qrels"] and not labelled:
+            raise CommandError("--write-qrels: needs hybrid, lara or machine in --orders")
+        with_intervals = [o for o in orders if o in ("hybrid", "lara")]
+        if opts["write_intervals"] and not with_intervals:
+            raise CommandError("--write-intervals: needs hybrid or lara in --orders")
+        for name in ("write_qrels", "write_intervals"):
+            if opts[name] and not Path(opts[name]).resolve().parent.is_dir():
+                raise CommandError(f"--{name.replace('_', '-')}: no folder {str(Path(opts[name]).parent)!r}")
+        budgets = list(dict.fromkeys(opts["budget"] or BUDGET_SHARES))
+        for b in budgets:
+            if not isinstance(b, (int, float)) or not 0 < b <= 1:
+                raise CommandError(f"--budget: {b!r} is not a share of the pool above 0 and at most 1 (e.g. 0.05)")
+        try:
+            qrels = self.qrels(opts["qrels"])
+            runs = self.runs(opts["runs"], opts["collection"])
+        except ImportFailed as exc:
+            raise CommandError(f"cannot read the input:\n{exc.report()}") from exc
+        machine, notes = self.machine(opts["machine"], opts["collection"], qrels)
+        result = simulate_budget(qrels, runs, machine, depth=opts["depth"], budgets=budgets, orders=orders,
+                                 min_rel=opts["min_rel"], seed=opts["seed"])
+        if not len(result.flat):
+            raise CommandError("no topic of the qrels was retrieved by any run: nothing to simulate")
+        if not result.machine_covered:
+            raise CommandError("--machine: no score for any pooled candidate (do its topic and document ids match "
+                               "the runs'?)")
+        last = budgets[-1]
+        if opts["write_qrels"]:
+            write_budget_qrels(result.get(labelled[0], last), result.flat, opts["write_qrels"])
+        if opts["write_intervals"]:
+            write_budget_intervals(result.get(with_intervals[0], last), opts["write_intervals"])
+        if opts["format"] == "json":
+            self.stdout.write(json.dumps(result.as_json(), indent=1))
+            return
+        w = self.stdout.write
+        flat = result.flat
+        w(f"Pool: {len(flat.topics):,} topics, {len(flat):,} candidates, {result.relevant:,} relevant (grade ≥ "
+          f"{result.min_rel}) at depth {result.depth} over {len(flat.runs)} runs; machine scores for "
+          f"{result.machine_covered:,}, Cohen's κ {result.kappa:.3f} with the qrels")
+        for measure in TAU_MEASURES:
+            label = "MAP" if measure == "AP" else measure
+            w(f"Kendall's τ of the runs by {label}, people judging b of the whole pool, against the whole pool judged:")
+            w(f"  {'order':<9}" + "".join(f"{b:>8.1%}" for b in budgets))
+            for order in orders:
+                w(f"  {order:<9}" + "".join(_tau(result.get(order, b).tau[measure]) for b in budgets))
+        for order in with_intervals:
+            for b in budgets:
+                r = result.get(order, b)
+                w(f"{order} at {b:.1%}: {r.judged:,} judged; 95% intervals hold the whole-pool MAP for "
+                  f"{r.coverage['AP']} of {len(flat.runs)} runs, nDCG@10 for {r.coverage['nDCG@10']}")
+        for note in notes:
+            w(f"Note: {note}.")
+
+    def machine(self, given, collection, qrels) -> tuple[dict, list]:
+        """({topic: {doc: score}}, notes) from a machine labels file (import_machine_labels' formats) or a stored
+        machine label source."""
+        path = Path(given)
+        if path.is_file():
+            problems = Problems(path)
+            try:
+                _, parsed = read_labels(path, problems)
+                problems.raise_if_any()
+            except ImportFailed as exc:
+                raise CommandError(f"--machine: cannot read the labels file:\n{exc.report()}") from exc
+            except OSError as exc:
+                raise CommandError(f"--machine: {exc}") from exc
+            machine = {}
+            for qid, docid, score in zip(parsed.qids, parsed.docids, parsed.scores):
+                machine.setdefault(qid, {})[docid] = float(score)
+            return machine, []
+        return self.prior(given, collection, qrels, option="--machine")
 
     def text(self, result, read_seconds):
         w = self.stdout.write
@@ -137,7 +269,7 @@ class Command(BaseCommand):
             raise CommandError(f"--qrels: {given!r} is neither a file nor a stored qrel set")
         return stored_qrels(found)
 
-    def prior(self, given, collection, qrels) -> tuple[dict, list]:
+    def prior(self, given, collection, qrels, option="--prior") -> tuple[dict, list]:
         """({topic: {doc: score}}, notes) from a run-format file or a stored machine label source (id or name)."""
         path = Path(given)
         if path.is_file():
@@ -152,14 +284,14 @@ class Command(BaseCommand):
             sources = sources.filter(collection__name=collection)
         found = sources.named(given)  # digits are an id (no source is named with digits only)
         if not found:
-            raise CommandError(f"--prior: {given[:100]!r} is neither a file nor a stored machine label source (id or "
+            raise CommandError(f"{option}: {given[:100]!r} is neither a file nor a stored machine label source (id or "
                                "name)")
         if len(found) > 1:
-            raise CommandError(f"--prior: {several_sources(given, found)}")
+            raise CommandError(f"{option}: {several_sources(given, found)}")
         source = found[0]
         prior, left_out = stored_prior(source)
         if not prior:
-            raise CommandError(f"--prior: machine label source {source.pk} ({source.name}) has no scores on passages")
+            raise CommandError(f"{option}: machine label source {source.pk} ({source.name}) has no scores on passages")
         notes = []
         if left_out:
             notes.append(f"prior: {left_out:,} scores of source {source.pk} ({source.name}) on pairs it was trained "
