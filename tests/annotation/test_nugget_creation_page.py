@@ -232,3 +232,23 @@ def test_the_writers_page_shows_the_cited_passages_and_the_topics_top_pooled_doc
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pooled and "<script>alert" not in html
     assert "Burnout &lt;b&gt;apart&lt;/b&gt;" in pooled
     assert not any(run in html for run in RUNS)
+
+
+def test_a_hard_wrapped_source_reads_as_paragraphs_not_a_column_of_lines(client, world):
+    """Cranfield's abstracts are wrapped at ~70 characters, and the writer's source boxes showed each line end as a
+    break (stop 44 leftover): the lines of a paragraph are joined, a blank line still starts a new one, text escaped."""
+    from assessments.models import Pool, PoolCandidate
+
+    coll = world["unit"].topic.collection
+    wrapped = factories.passage(coll, "cran-77", title="similarity laws",
+                                text="the similarity laws for aerothermoelastic\ntesting are presented\r\nin the range "
+                                     "< 3 .\n\n  a second paragraph\nof the abstract .")
+    pool = Pool.objects.create(name="wrapped-pool", collection=coll, status=Pool.Status.READY)
+    pool.topics.set([world["unit"].topic])
+    PoolCandidate.objects.create(pool=pool, topic=world["unit"].topic, passage=wrapped, rank=1)
+    world["campaign"].pools.add(pool)
+
+    pooled = client.get(f"/a/{world['unit'].token}/").content.decode().split('id="writer-pooled"', 1)[1]
+    assert ('<div class="source-text"><p>the similarity laws for aerothermoelastic testing are presented in the range '
+            '&lt; 3 .</p><p>a second paragraph of the abstract .</p></div>') in pooled
+    assert "<br>" not in pooled
