@@ -140,13 +140,17 @@ def machine_scale(scores) -> tuple[np.ndarray, np.ndarray]:
 
 
 def evidence(flat: Flat) -> np.ndarray:
-    """The runs' evidence of each candidate: share of runs that brought it, log of its RRF (k = 60), log best rank."""
+    """The runs' evidence of each candidate: share of runs that brought it, log of its RRF (k = 60), log best rank, and
+    each run's 1 − ln(rank) / ln(deepest + 1) (0 where the run did not bring it: the active order's rank features,
+    so the calibration learns which runs' documents are relevant more often)."""
     ranks = flat.ranks.astype(np.float64)
     present = ranks > 0
     share = present.mean(axis=1) if ranks.shape[1] else np.zeros(len(ranks))
     rrf = np.where(present, 1.0 / (60.0 + ranks), 0.0).sum(axis=1)
     best = np.where(present, ranks, np.inf).min(axis=1) if ranks.shape[1] else np.ones(len(ranks))
-    return np.column_stack([share, np.log(rrf + 1e-6), np.log(np.where(np.isfinite(best), best, 1e4))])
+    deepest = max(int(ranks.max()) if ranks.size else 1, 1)
+    per_run = np.where(present, 1.0 - np.log(np.maximum(ranks, 1)) / math.log(deepest + 1), 0.0)
+    return np.column_stack([share, np.log(rrf + 1e-6), np.log(np.where(np.isfinite(best), best, 1e4)), per_run])
 
 
 def standardise(X) -> np.ndarray:
