@@ -17,7 +17,7 @@ Conventions (each figure says how many units and assessors are behind it):
 - all_agree: share of pairable units where every assessor gave the same label; none_agree: share
   where all assessors gave different labels (seed 001 Table 4). With two assessors none_agree is
   1 - all_agree.
-- Pairs: Cohen's κ (statsmodels cohens_kappa) on the pair's contingency table over the units both
+- Pairs: Cohen's κ (statsmodels' cohens_kappa arithmetic) on the pair's contingency table over the units both
   labelled, and for ordinal, interval and ratio also the linearly weighted κ (distances of ranks for
   ordinal, of values for interval and ratio); the table is the confusion matrix (rows: a's labels,
   columns: b's, over the whole label domain (past FULL_DOMAIN_LABELS labels, those the pair used), or folded to
@@ -32,7 +32,6 @@ from itertools import combinations
 
 import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from assessments.agreement.ratings import Ratings
 
@@ -201,9 +200,22 @@ def cohen(table, weights=None):
         distance = np.abs(np.subtract.outer(weights, weights))
         if (distance * expected).sum() == 0:
             return None, "both gave one and the same label throughout: κ is undefined"
-        value = cohens_kappa(table, weights=np.asarray(weights, float), wt="linear", return_results=False)
-        return _finite(value, "κ is undefined")
-    return _finite(cohens_kappa(table, return_results=False), "κ is undefined")
+        return _finite(_cohens_kappa(table, np.asarray(weights, float)), "κ is undefined")
+    return _finite(_cohens_kappa(table), "κ is undefined")
+
+
+def _cohens_kappa(table, weights=None) -> float:
+    """statsmodels' cohens_kappa(table, weights=weights, wt="linear", return_results=False), in its order (the tests
+    check it against statsmodels, which the suite alone installs): simple κ from the diagonal, or linearly weighted
+    κ with distance |w_i - w_j| / (w_last - w_first) between label positions."""
+    table = np.asarray(table, float)
+    nobs = table.sum()
+    prob_exp = (table.sum(0) / nobs) * (table.sum(1) / nobs)[:, None]
+    if weights is None:
+        agree_exp = np.diag(prob_exp).sum()
+        return (np.diag(table).sum() / nobs - agree_exp) / (1 - agree_exp)
+    distance = np.abs(weights[:, None] - weights) / (weights[-1] - weights[0])
+    return 1 - (distance * table).sum() / nobs / (distance * prob_exp).sum()
 
 
 def cohen_of_codes(a, b, label_count):

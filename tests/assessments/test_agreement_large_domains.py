@@ -9,7 +9,7 @@ from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 from assessments.agreement import Ratings
 from assessments.agreement.statistics import (
-    alpha_in_blocks, cohen_of_codes, figures, fleiss, krippendorff_alpha, value_counts,
+    alpha_in_blocks, cohen, cohen_of_codes, figures, fleiss, krippendorff_alpha, value_counts,
 )
 
 
@@ -51,6 +51,30 @@ def test_fleiss_and_cohen_equal_statsmodels_on_the_tables(seed):
     count = len(ratings.labels)
     pair_table = np.bincount(a * count + b, minlength=count * count).reshape(count, count)
     assert cohen_of_codes(a, b, count)[0] == cohens_kappa(pair_table, return_results=False)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_cohen_simple_and_weighted_equal_statsmodels_which_the_site_no_longer_installs(seed):
+    """cohen() wrote its κ with statsmodels; statsmodels (with pandas and patsy) is now the suite's check only, and
+    the written-out arithmetic gives its figures, weighted by uneven label positions too."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(2, 7))
+    table = rng.integers(0, 9, size=(size, size)).astype(float)
+    positions = np.cumsum(rng.integers(1, 4, size=size)).astype(float)
+    assert cohen(table)[0] == pytest.approx(cohens_kappa(table, return_results=False), rel=1e-12)
+    weighted = cohens_kappa(table, weights=positions, wt="linear", return_results=False)
+    assert cohen(table, weights=positions)[0] == pytest.approx(weighted, rel=1e-12)
+
+
+def test_the_agreement_statistics_do_not_import_statsmodels():
+    import subprocess
+    import sys
+
+    script = "import sys, assessments.agreement.statistics; print(sorted(m for m in ('statsmodels', 'pandas') " \
+             "if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=__file__.rsplit("/tests/", 1)[0])
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr[-2000:]
 
 
 def test_thousands_of_labels_take_megabytes_not_the_packages_units_times_labels_squared():
