@@ -23,6 +23,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 BROKER_GROUP = "celery-broker"
 
 
+def pytest_itemcollected(item):
+    """Every test under tests/browser/ drives Chromium: marked `browser`, so `pytest -m "not browser"` is the fast
+    loop (make test and CI run them all). Marked as collected, before -m deselects."""
+    if item.nodeid.startswith("tests/browser/"):
+        item.add_marker(pytest.mark.browser)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
