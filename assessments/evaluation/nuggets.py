@@ -69,7 +69,6 @@ FORMATS = ("json", "tsv")
 SCORE = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.5, nuggets.NOT_SUPPORT: 0.0}
 STRICT = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.0, nuggets.NOT_SUPPORT: 0.0}
 WEIGHT = {nuggets.VITAL: 1.0, nuggets.OKAY: 0.5}
-_LABEL_OF = {order: label for label, order in nuggets.SUPPORT_ORDER.items()}
 
 
 def _mean(values):
@@ -80,33 +79,30 @@ def _mean(values):
 def support_labels(campaign_id, topic_ids=None) -> dict[str, str]:
     """{item "<answer id>:<nugget id>": the label that counts} of the campaign's nugget_support judgements, less the
     practice ones (qualification answers: Judgement.objects.without_practice)."""
-    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.NUGGET_SUPPORT).filter(
-        value__isnull=False).without_practice(campaign_id).without_superseded_finals()
-    if topic_ids is not None:
-        rows = rows.filter(topic_id__in=list(topic_ids))
-    given, final = defaultdict(list), defaultdict(list)
-    for item, value, adjudicated in rows.order_by("item", "assessor_id").values_list("item", "value", "adjudicated"):
-        if value in nuggets.SUPPORT_ORDER:
-            (final if adjudicated else given)[item].append(nuggets.SUPPORT_ORDER[value])
-    majority = MAJORITY["lower"]
-    return {item: _LABEL_OF[majority(final.get(item) or grades)] for item, grades in {**given, **final}.items()}
+    return _labels_that_count(campaign_id, Layer.NUGGET_SUPPORT, nuggets.SUPPORT_ORDER, ("item",), topic_ids)
 
 
 def citation_labels(campaign_id, topic_ids=None) -> dict[tuple[str, int], str]:
     """{(item "<answer id>:<sentence>", passage id): the label that counts} of the campaign's citation_support
-    judgements (adjudicated, else the majority, a tie the lower), less the practice ones."""
-    rows = Judgement.objects.in_campaign(campaign_id).of_layer(Layer.CITATION_SUPPORT).filter(
+    judgements, less the practice ones."""
+    return _labels_that_count(campaign_id, Layer.CITATION_SUPPORT, nuggets.CITATION_ORDER, ("item", "passage_id"),
+                              topic_ids)
+
+
+def _labels_that_count(campaign_id, layer, order, keys, topic_ids) -> dict:
+    """{key: label} of a layer's judgements on an ordered scale (`order`: {label: rank}): the adjudicated labels if
+    any, else the assessors' majority, a tie the lower; a key is the `keys` fields' value (a tuple of several)."""
+    rows = Judgement.objects.in_campaign(campaign_id).of_layer(layer).filter(
         value__isnull=False).without_practice(campaign_id).without_superseded_finals()
     if topic_ids is not None:
         rows = rows.filter(topic_id__in=list(topic_ids))
     given, final = defaultdict(list), defaultdict(list)
-    for item, pid, value, adjudicated in rows.order_by("item", "passage_id", "assessor_id").values_list(
-            "item", "passage_id", "value", "adjudicated"):
-        if value in nuggets.CITATION_ORDER:
-            (final if adjudicated else given)[item, pid].append(nuggets.CITATION_ORDER[value])
-    label_of = {order: label for label, order in nuggets.CITATION_ORDER.items()}
+    for *key, value, adjudicated in rows.order_by(*keys, "assessor_id").values_list(*keys, "value", "adjudicated"):
+        if value in order:
+            (final if adjudicated else given)[key[0] if len(key) == 1 else tuple(key)].append(order[value])
+    label_of = {rank: label for label, rank in order.items()}
     majority = MAJORITY["lower"]
-    return {key: label_of[majority(final.get(key) or grades)] for key, grades in {**given, **final}.items()}
+    return {key: label_of[majority(final.get(key) or ranks)] for key, ranks in {**given, **final}.items()}
 
 
 def answer_citations(answer_ids) -> dict[int, tuple[int, dict]]:
