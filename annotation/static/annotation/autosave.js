@@ -584,10 +584,47 @@
     return saver;
   }
 
+  // ----- the one key dispatch of the judging pages ------------------------------------------------------------------
+  // Only this module listens for keys on the page (issue 40 item 3); each page declares its keys with keys(page):
+  //   nav:      {key: handler} always on (moving between items, the next unit);
+  //   edit:     {key: handler} only when the page can be changed (not read-only, and editable() says so if given);
+  //   intercept(ev): called first for a plain key; true when it took the key (e.g. a key armed by the one before);
+  //   field(ev, plain): a key typed in an input, textarea, select or contenteditable (the page's keys ignore those);
+  //                     plain is false with Ctrl, Alt, Meta or while composing.
+  // A handler gets the event; returning false says the key was not its own (the browser keeps it), else the page's
+  // key is taken (preventDefault). Keys with Ctrl, Alt or Meta, or while composing, are the browser's. Keys typed in
+  // the page's questions (ask) stay there. A later keys() replaces the earlier page's keys.
+  var keyPage = null;
+
+  function inField(t) {
+    return !!(t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable));
+  }
+
+  function run(map, ev) {
+    if (!map || !Object.prototype.hasOwnProperty.call(map, ev.key)) return false;
+    return map[ev.key](ev) !== false;
+  }
+
+  function onKey(ev) {
+    var page = keyPage;
+    if (!page) return;
+    var plain = !(ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing);
+    if (inField(ev.target)) { if (page.field) page.field(ev, plain); return; }
+    if (!plain) return;
+    var handled = (page.intercept && page.intercept(ev)) || run(page.nav, ev) ||
+      (!page.readonly && (!page.editable || page.editable()) && run(page.edit, ev));
+    if (handled) ev.preventDefault();
+  }
+
+  function keys(page) {
+    if (!keyPage) document.addEventListener("keydown", onKey);
+    keyPage = page;
+  }
+
   window.PooljudgeAutosave = {
     create: create, forPage: forPage, uuid4: uuid4, csrfToken: csrfToken, el: el, kbd: kbd,
     worst: worst, showItemState: showItemState, postJSON: postJSON,
     renderStatus: renderStatus, renderWork: renderWork, countDone: countDone, mergeSpans: mergeSpans,
-    servedOrder: servedOrder,
+    servedOrder: servedOrder, keys: keys,
   };
 })();

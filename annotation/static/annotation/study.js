@@ -118,49 +118,47 @@
   }
 
 
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var key = ev.key;
+  // The page's keys (the dispatch is autosave.js's): n and p move, digits pick or rate the item shown.
+  function digit(ev) {
+    var it = cur(), key = ev.key;
+    if (CHOICE) {
+      var b = it.buttons[Number(key) - 1];
+      if (key !== "0" && b) { cursor[it.key] = Number(key) - 1; pick(b.dataset.value); }
+      else hint("There is no candidate " + key + ".");
+    } else {
+      pick(key === "0" ? 10 : Number(key));
+    }
+  }
+
+  function choose() {
     var it = cur();
-    var handled = true;
-    switch (key) {
-      case "n": case "ArrowRight": setCurrent(current + 1); break;
-      case "p": case "ArrowLeft": setCurrent(current - 1); break;
-      case "N": window.location.href = S.next_url; break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY && it) {
-      handled = true;
-      if (/^[0-9]$/.test(key)) {
-        if (CHOICE) {
-          var b = it.buttons[Number(key) - 1];
-          if (key !== "0" && b) { cursor[it.key] = Number(key) - 1; pick(b.dataset.value); }
-          else hint("There is no candidate " + key + ".");
-        } else {
-          pick(key === "0" ? 10 : Number(key));
-        }
-      } else {
-        switch (key) {
-          case "j": case "ArrowDown": moveCursor(1); break;
-          case "k": case "ArrowUp": moveCursor(-1); break;
-          case "Enter": case " ":
-            if (CHOICE && cursor[it.key] !== undefined) pick(it.buttons[cursor[it.key]].dataset.value);
-            else handled = false;
-            break;
-          case "Backspace": case "Delete": pick(null); break;
-          case "D": saver.actions.done(); break;
-          case "R": saver.actions.reopen(); break;
-          default: handled = false;
-        }
-      }
-    }
-    if (handled) ev.preventDefault();
+    if (CHOICE && cursor[it.key] !== undefined) pick(it.buttons[cursor[it.key]].dataset.value);
+    else return false;
+  }
+
+  function next() { setCurrent(current + 1); }
+  function prev() { setCurrent(current - 1); }
+  function down() { moveCursor(1); }
+  function up() { moveCursor(-1); }
+  function clear() { pick(null); }
+  var edit = {
+    "j": down, "ArrowDown": down, "k": up, "ArrowUp": up, "Enter": choose, " ": choose,
+    "Backspace": clear, "Delete": clear, "D": saver.actions.done, "R": saver.actions.reopen,
+  };
+  for (var d = 0; d <= 9; d++) edit[String(d)] = digit;
+
+  function wireKeys() {
+    AS.keys({
+      readonly: READONLY,
+      editable: function () { return !!cur(); },
+      nav: { "n": next, "ArrowRight": next, "p": prev, "ArrowLeft": prev,
+             "N": function () { window.location.href = S.next_url; } },
+      edit: edit,
+    });
   }
 
   function wire() {
-    document.addEventListener("keydown", onKey);
+    wireKeys();
     items.forEach(function (it) {
       it.buttons.forEach(function (b, i) {
         b.addEventListener("click", function () {
