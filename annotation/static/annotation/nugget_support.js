@@ -107,37 +107,26 @@
     d.scrollIntoView({ block: "nearest" });
   }
 
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var key = ev.key;
-    var handled = true;
-    switch (key) {
-      case "j": setCurrent(current + 1); break;
-      case "k": setCurrent(current - 1); break;
-      case "N":  // a unit that waits for its topic's nuggets has one only when another unit is ready
-        if (S.next_url) window.location.href = S.next_url; else hint("Nothing else in your queue is ready yet.");
-        break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY) {
-      handled = true;
-      if (Object.prototype.hasOwnProperty.call(keys, key)) label(keys[key]);
-      else {
-        switch (key) {
-          case "Backspace": case "Delete": label(null); break;
-          case "D": saver.actions.done(); break;
-          case "R": saver.actions.reopen(); break;
-          default: handled = false;
-        }
-      }
-    }
-    if (handled) ev.preventDefault();
+  // The page's keys (the dispatch is autosave.js's): j / k move, each value's key labels the current item.
+  function wireKeys() {
+    function clear() { label(null); }
+    var edit = { "Backspace": clear, "Delete": clear, "D": saver.actions.done, "R": saver.actions.reopen };
+    Object.keys(keys).forEach(function (k) { edit[k] = function () { label(keys[k]); }; });
+    AS.keys({
+      readonly: READONLY,
+      nav: {
+        "j": function () { setCurrent(current + 1); },
+        "k": function () { setCurrent(current - 1); },
+        "N": function () {  // a unit that waits for its topic's nuggets has one only when another unit is ready
+          if (S.next_url) window.location.href = S.next_url; else hint("Nothing else in your queue is ready yet.");
+        },
+      },
+      edit: edit,
+    });
   }
 
   function wire() {
-    document.addEventListener("keydown", onKey);
+    wireKeys();
     items.forEach(function (it) {
       it.el.addEventListener("click", function (ev) {
         var b = ev.target.closest("button.answer");
