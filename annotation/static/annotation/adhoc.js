@@ -319,10 +319,15 @@
     var box = document.getElementById("find-text");
     if (!box) return;
     box.addEventListener("input", function () { findText = box.value; findIn(cur()); showFound(0); });
-    box.addEventListener("keydown", function (ev) {
-      if (ev.key === "Enter") { ev.preventDefault(); showFound(ev.shiftKey ? -1 : 1); }
-      else if (ev.key === "Escape") { ev.preventDefault(); box.blur(); var d = cur(); if (d) d.el.focus({ preventScroll: true }); }
-    });
+  }
+
+  // A key typed in the find box (the page's keys pass it here): Enter finds the next place, Shift Enter the one
+  // before, Esc goes back to the document.
+  function findKey(ev) {
+    var box = document.getElementById("find-text");
+    if (!box || ev.target !== box) return;
+    if (ev.key === "Enter") { ev.preventDefault(); showFound(ev.shiftKey ? -1 : 1); }
+    else if (ev.key === "Escape") { ev.preventDefault(); box.blur(); var d = cur(); if (d) d.el.focus({ preventScroll: true }); }
   }
 
   function toggleNarrative() {
@@ -336,38 +341,32 @@
   var gradeKeys = {};
   scale.forEach(function (s) { if (s[2]) gradeKeys[s[2]] = s[0]; });
 
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var key = ev.key;
-    var handled = true;
-    switch (key) {
-      case "j": forward(); break;
-      case "k": setCurrent(current - 1); break;
-      case "n": toggleNarrative(); break;
-      case "h": showTerms = !showTerms; docs.forEach(renderText); hint(showTerms ? "The topic's words are marked." : "Words not marked."); break;
-      case "N": window.location.href = S.next_url; break;
-      case "/": var box = document.getElementById("find-text"); if (box) { box.focus(); box.select(); } break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY) {
-      handled = true;
-      if (Object.prototype.hasOwnProperty.call(gradeKeys, key)) grade(String(gradeKeys[key]));
-      else {
-        switch (key) {
-          case "Backspace": case "Delete": grade(""); break;
-          case "e": markEvidence(); break;
-          case "ArrowLeft": moveWord(-1, ev.shiftKey); break;
-          case "ArrowRight": moveWord(1, ev.shiftKey); break;
-          case "E": if (cur() && evidenceOf(cur().id).length) { saveEvidence(cur(), []); hint("Evidence unmarked."); } break;
-          case "D": saver.actions.done(); break;
-          case "R": saver.actions.reopen(); break;
-          default: handled = false;
-        }
-      }
-    }
-    if (handled) ev.preventDefault();
+  // The page's keys (the dispatch is autosave.js's): j / k move, each grade's key grades the current document.
+  function wireKeys() {
+    function clear() { grade(""); }
+    var edit = {
+      "Backspace": clear, "Delete": clear, "e": markEvidence,
+      "ArrowLeft": function (ev) { moveWord(-1, ev.shiftKey); },
+      "ArrowRight": function (ev) { moveWord(1, ev.shiftKey); },
+      "E": function () { if (cur() && evidenceOf(cur().id).length) { saveEvidence(cur(), []); hint("Evidence unmarked."); } },
+      "D": saver.actions.done, "R": saver.actions.reopen,
+    };
+    Object.keys(gradeKeys).forEach(function (k) { edit[k] = function () { grade(String(gradeKeys[k])); }; });
+    AS.keys({
+      readonly: READONLY,
+      field: findKey,
+      nav: {
+        "j": forward,
+        "k": function () { setCurrent(current - 1); },
+        "n": toggleNarrative,
+        "h": function () {
+          showTerms = !showTerms; docs.forEach(renderText); hint(showTerms ? "The topic's words are marked." : "Words not marked.");
+        },
+        "N": function () { window.location.href = S.next_url; },
+        "/": function () { var box = document.getElementById("find-text"); if (box) { box.focus(); box.select(); } },
+      },
+      edit: edit,
+    });
   }
 
   function applyOutbox() {
@@ -376,7 +375,7 @@
   }
 
   function wire() {
-    document.addEventListener("keydown", onKey);
+    wireKeys();
     document.querySelectorAll(".adhoc-grades button.grade").forEach(function (b) {
       b.addEventListener("click", function () { if (!b.disabled && !READONLY) grade(b.dataset.value); });
     });
