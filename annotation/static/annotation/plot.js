@@ -275,38 +275,30 @@
   var answerKeys = {};
   scale.forEach(function (s) { if (s[2]) answerKeys[s[2]] = s[0]; });
 
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var key = ev.key;
-    var handled = true;
-    switch (key) {
-      case "j": case "ArrowDown": forward(); break;
-      case "k": case "ArrowUp": setCurrent(current - 1); break;
-      case "Home": setCurrent(0); break;
-      case "End": setCurrent(cands.length - 1); break;
-      case "N": window.location.href = S.next_url; break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY) {
-      handled = true;
-      if (Object.prototype.hasOwnProperty.call(answerKeys, key)) answer(String(answerKeys[key]));
-      else {
-        switch (key) {
-          case "Backspace": case "Delete": answer(""); break;
-          case "ArrowLeft": moveWord(-1, ev.shiftKey); break;
-          case "ArrowRight": moveWord(1, ev.shiftKey); break;
-          case "s": if (!markSelection()) hint("Select words of the query first (mouse, or ← → with Shift)."); break;
-          case "x": unmarkAtCursor(); break;
-          case "X": if (cur() && spansOf(cur().id).length) { saveSpans(cur(), []); hint("All spans unmarked."); } break;
-          case "D": saver.actions.done(); break;
-          case "R": saver.actions.reopen(); break;
-          default: handled = false;
-        }
-      }
-    }
-    if (handled) ev.preventDefault();
+  // The page's keys (the dispatch is autosave.js's): j / k move, each answer's key answers the current candidate.
+  function wireKeys() {
+    function back() { setCurrent(current - 1); }
+    function clear() { answer(""); }
+    var edit = {
+      "Backspace": clear, "Delete": clear,
+      "ArrowLeft": function (ev) { moveWord(-1, ev.shiftKey); },
+      "ArrowRight": function (ev) { moveWord(1, ev.shiftKey); },
+      "s": function () { if (!markSelection()) hint("Select words of the query first (mouse, or ← → with Shift)."); },
+      "x": unmarkAtCursor,
+      "X": function () { if (cur() && spansOf(cur().id).length) { saveSpans(cur(), []); hint("All spans unmarked."); } },
+      "D": saver.actions.done, "R": saver.actions.reopen,
+    };
+    Object.keys(answerKeys).forEach(function (k) { edit[k] = function () { answer(String(answerKeys[k])); }; });
+    AS.keys({
+      readonly: READONLY,
+      nav: {
+        "j": forward, "ArrowDown": forward, "k": back, "ArrowUp": back,
+        "Home": function () { setCurrent(0); },
+        "End": function () { setCurrent(cands.length - 1); },
+        "N": function () { window.location.href = S.next_url; },
+      },
+      edit: edit,
+    });
   }
 
   function applyOutbox() {
@@ -315,7 +307,7 @@
   }
 
   function wire() {
-    document.addEventListener("keydown", onKey);
+    wireKeys();
     cands.forEach(function (c) {
       c.el.addEventListener("click", function (ev) {
         var b = ev.target.closest("button");
