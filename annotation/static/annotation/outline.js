@@ -388,78 +388,83 @@
   }
 
   // ----- keyboard ------------------------------------------------------------------------------------------------
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    var typing = t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable);
-    if (typing) {
-      if (ev.key === "Escape") {
-        ev.preventDefault();
-        var p = cur();
-        if (p) flushNotes(p.id);
-        t.blur();
-        setCurrent(current, { scroll: false });
-      }
-      return;
-    }
+  // The page's keys (the dispatch is autosave.js's). Esc in the notes saves them and goes back to the passage.
+  function fieldKey(ev, plain) {
+    if (!plain || ev.key !== "Escape") return;
+    ev.preventDefault();
+    var p = cur();
+    if (p) flushNotes(p.id);
+    ev.target.blur();
+    setCurrent(current, { scroll: false });
+  }
+
+  // After t, the next key labels the transition (1, 2, 3) or cancels it (Esc); any other key disarms it and counts.
+  function armedKey(ev) {
+    if (!armed) return false;
     var key = ev.key;
-    if (armed) {
-      armed = false;
+    armed = false;
+    renderTransitions();
+    if (key === "1" || key === "2" || key === "3") {
+      if (!READONLY) labelTransition(TRANSITIONS[Number(key) - 1][0]);
+      return true;
+    }
+    if (key === "Escape") { hint(""); return true; }
+    return false;
+  }
+
+  function facetKey(ev) {
+    var f = facets.filter(function (x) { return x.key === ev.key; })[0];
+    if (f) pickFacet(f.id); else hint("There is no facet " + ev.key + ".");
+  }
+
+  function armTransition() {
+    var below = transitionBelow();
+    if (below) {
+      armed = true;
+      hint("Transition " + cur().n + " → " + below.n + ": 1 same topic · 2 coherent transition · 3 topic switch · Esc cancels.");
       renderTransitions();
-      if (key === "1" || key === "2" || key === "3") {
-        ev.preventDefault();
-        if (!READONLY) labelTransition(TRANSITIONS[Number(key) - 1][0]);
-        return;
-      }
-      if (key === "Escape") { ev.preventDefault(); hint(""); return; }
+      reveal(below.slot);
+    } else {
+      hint(isRemoved(cur().id) ? "This passage is removed: it has no transition." : "There is no transition below the last kept passage.");
     }
-    var handled = true;
-    switch (key) {
-      case "j": case "ArrowDown": setCurrent(current + 1); break;
-      case "k": case "ArrowUp": setCurrent(current - 1); break;
-      case "Home": setCurrent(0); break;
-      case "End": setCurrent(passages.length - 1); break;
-      case "N": goNext(); break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY) {
-      handled = true;
-      if (/^[1-9]$/.test(key)) {
-        var f = facets.filter(function (x) { return x.key === key; })[0];
-        if (f) pickFacet(f.id); else hint("There is no facet " + key + ".");
-      } else {
-        switch (key) {
-          case "o": pickFacet("other"); break;
-          case "g": pickFacet("general"); break;
-          case "f": cycleFacet(1); break;
-          case "F": cycleFacet(-1); break;
-          case "m": grade("must"); break;
-          case "s": grade("should"); break;
-          case "c": grade("can"); break;
-          case "Backspace": case "Delete": grade(""); break;
-          case "x": toggleRemoved(); break;
-          case "t":
-            var below = transitionBelow();
-            if (below) {
-              armed = true;
-              hint("Transition " + cur().n + " → " + below.n + ": 1 same topic · 2 coherent transition · 3 topic switch · Esc cancels.");
-              renderTransitions();
-              reveal(below.slot);
-            } else {
-              hint(isRemoved(cur().id) ? "This passage is removed: it has no transition." : "There is no transition below the last kept passage.");
-            }
-            break;
-          case "n":
-            var notes = cur() && cur().notes;
-            if (notes && !isRemoved(cur().id)) { notes.focus(); notes.setSelectionRange(notes.value.length, notes.value.length); }
-            break;
-          case "D": saver.actions.done(); break;
-          case "R": saver.actions.reopen(); break;
-          default: handled = false;
-        }
-      }
-    }
-    if (handled) ev.preventDefault();
+  }
+
+  function openNotes() {
+    var notes = cur() && cur().notes;
+    if (notes && !isRemoved(cur().id)) { notes.focus(); notes.setSelectionRange(notes.value.length, notes.value.length); }
+  }
+
+  function wireKeys() {
+    function down() { setCurrent(current + 1); }
+    function up() { setCurrent(current - 1); }
+    function clear() { grade(""); }
+    var edit = {
+      "o": function () { pickFacet("other"); },
+      "g": function () { pickFacet("general"); },
+      "f": function () { cycleFacet(1); },
+      "F": function () { cycleFacet(-1); },
+      "m": function () { grade("must"); },
+      "s": function () { grade("should"); },
+      "c": function () { grade("can"); },
+      "Backspace": clear, "Delete": clear,
+      "x": function () { toggleRemoved(); },
+      "t": armTransition,
+      "n": openNotes,
+      "D": saver.actions.done, "R": saver.actions.reopen,
+    };
+    for (var d = 1; d <= 9; d++) edit[String(d)] = facetKey;
+    AS.keys({
+      readonly: READONLY,
+      field: fieldKey,
+      intercept: armedKey,
+      nav: {
+        "j": down, "ArrowDown": down, "k": up, "ArrowUp": up,
+        "Home": function () { setCurrent(0); },
+        "End": function () { setCurrent(passages.length - 1); },
+        "N": goNext,
+      },
+      edit: edit,
+    });
   }
 
   // ----- wiring --------------------------------------------------------------------------------------------------
@@ -490,7 +495,7 @@
   }
 
   function wire() {
-    document.addEventListener("keydown", onKey);
+    wireKeys();
     passages.forEach(function (p) {
       p.el.addEventListener("mousedown", function (ev) {
         if (p.index !== current) setCurrent(p.index, { scroll: false, focus: ev.target === p.el });
