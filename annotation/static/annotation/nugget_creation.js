@@ -175,43 +175,46 @@
     save("Moved.");
   }
 
-  function onKey(ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-    var t = ev.target;
-    if (t === input) {
-      if (ev.key === "Escape") { editing = null; input.value = ""; input.blur(); hint(""); ev.preventDefault(); }
-      return;
+  // The page's keys (the dispatch is autosave.js's): j / k move in the bank, Esc in the nugget's box leaves it.
+  function fieldKey(ev, plain) {
+    if (plain && ev.target === input && ev.key === "Escape") {
+      editing = null; input.value = ""; input.blur(); hint(""); ev.preventDefault();
     }
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var handled = true;
-    switch (ev.key) {
-      case "j": if (bank.length) { current = Math.min(bank.length - 1, current + 1); render(); } break;
-      case "k": if (bank.length) { current = Math.max(0, current - 1); render(); } break;
-      case "N": window.location.href = S.next_url; break;
-      default: handled = false;
-    }
-    if (!handled && !READONLY) {
-      handled = true;
-      var n = current >= 0 ? bank[current] : null;
-      switch (ev.key) {
-        case "a": startEdit(""); break;
-        case "e": if (n) startEdit(n.id); break;
-        case "v": if (n) { n.importance = n.importance === "vital" ? "okay" : "vital"; save("Nugget " + (current + 1) + " is " + n.importance + "."); } break;
-        case "t":
+  }
+
+  function at() { return current >= 0 ? bank[current] : null; }
+
+  function wireKeys() {
+    AS.keys({
+      readonly: READONLY,
+      field: fieldKey,
+      nav: {
+        "j": function () { if (bank.length) { current = Math.min(bank.length - 1, current + 1); render(); } },
+        "k": function () { if (bank.length) { current = Math.max(0, current - 1); render(); } },
+        "N": function () { window.location.href = S.next_url; },
+      },
+      edit: {
+        "a": function () { startEdit(""); },
+        "e": function () { var n = at(); if (n) startEdit(n.id); },
+        "v": function () {
+          var n = at();
+          if (n) { n.importance = n.importance === "vital" ? "okay" : "vital"; save("Nugget " + (current + 1) + " is " + n.importance + "."); }
+        },
+        "t": function () {
           if (suggestions) take(suggestions.filter(function (sg) { return !taken(sg); })[0]);
-          else handled = false;
-          break;
-        case "x": case "Delete":
-          if (n) { bank.splice(current, 1); current = Math.min(current, bank.length - 1); save("Taken out."); }
-          break;
-        case "ArrowUp": if (ev.shiftKey) move(-1); else handled = false; break;
-        case "ArrowDown": if (ev.shiftKey) move(1); else handled = false; break;
-        case "D": saver.actions.done(); break;
-        case "R": saver.actions.reopen(); break;
-        default: handled = false;
-      }
-    }
-    if (handled) ev.preventDefault();
+          else return false;
+        },
+        "x": takeOut, "Delete": takeOut,
+        "ArrowUp": function (ev) { if (ev.shiftKey) move(-1); else return false; },
+        "ArrowDown": function (ev) { if (ev.shiftKey) move(1); else return false; },
+        "D": saver.actions.done, "R": saver.actions.reopen,
+      },
+    });
+  }
+
+  function takeOut() {
+    var n = at();
+    if (n) { bank.splice(current, 1); current = Math.min(current, bank.length - 1); save("Taken out."); }
   }
 
   if (form) form.addEventListener("submit", function (ev) { ev.preventDefault(); finishEdit(); });
@@ -222,7 +225,7 @@
       S.own = true;
     }
   });
-  document.addEventListener("keydown", onKey);
+  wireKeys();
   render();
   saver.pump(true);
   window.pooljudge = { outbox: saver.outbox, progress: progress, saver: saver, bank: function () { return bank; } };
