@@ -25,6 +25,10 @@ TRANSITIONS = [
 # The plot page's graded answer when a campaign sets none: [value, label], best first.
 DEFAULT_PLOT_SCALE = [[2, "Describes it"], [1, "Partly"], [0, "Does not"]]
 
+# An ad hoc grade's values: 0 to 9, one digit key each. The one bound a campaign's scale (annotation.services.adhoc.
+# check_scale), the save path (assessments.services.judging) and adjudication all take.
+ADHOC_GRADE_MAX = 9
+
 # An ad hoc campaign's graded scales: [value, name, one line saying when it applies], best first. TREC Deep
 # Learning's 0-3 is the default; binary and Robust-style 0-2 are one setting away (settings["grade_scale"]: a preset
 # name, or a list of [value, name, description] of the campaign's own).

@@ -15,7 +15,7 @@ plot page's (annotation.services.plot): one pool-candidate machinery, two pages.
 from annotation.services import plot
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
-from assessments.labels import ADHOC_SCALES, DEFAULT_ADHOC_SCALE
+from assessments.labels import ADHOC_GRADE_MAX, ADHOC_SCALES, DEFAULT_ADHOC_SCALE
 from assessments.models import Judgement, Layer, PoolCandidate
 from retrieval.terms import term_spans
 
@@ -49,12 +49,12 @@ def check_scale(raw) -> list:
         return [list(e) for e in ADHOC_SCALES[raw]]
     ok = isinstance(raw, list) and 2 <= len(raw) <= MAX_GRADES and all(
         isinstance(e, list) and len(e) in (2, 3) and isinstance(e[0], int) and not isinstance(e[0], bool)
-        and 0 <= e[0] <= 9 and all(isinstance(x, str) for x in e[1:]) and e[1].strip()
+        and 0 <= e[0] <= ADHOC_GRADE_MAX and all(isinstance(x, str) for x in e[1:]) and e[1].strip()
         for e in raw
     )
     if not ok or len({e[0] for e in raw}) != len(raw):
         raise plot.SettingsInvalid("grade_scale: expected a preset (dl, robust, binary) or a list of 2 to 10 "
-                                   "[value 0-9, name, description] with distinct values")
+                                   f"[value 0-{ADHOC_GRADE_MAX}, name, description] with distinct values")
     return [[e[0], e[1], e[2] if len(e) == 3 else ""] for e in raw]
 
 

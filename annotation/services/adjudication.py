@@ -50,11 +50,11 @@ from annotation.models import Assignment
 from assessments.models import (
     Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition,
 )
-from assessments.labels import GRADE_NAMES
+from assessments.labels import ADHOC_GRADE_MAX, GRADE_NAMES
 from assessments.models.judgements import RELEVANCE_GRADE
 from assessments.services import nuggets
-from assessments.services.judging import GRADE_MAX, JudgementInvalid, record_judgement
-from config.ids import parse_id
+from assessments.services.judging import JudgementInvalid, record_judgement
+from config.ids import ID_MAX, parse_id
 from retrieval.models import Passage
 
 LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_support", "citation_support", "nuggets")
@@ -676,9 +676,10 @@ def set_final_label(campaign, organiser, *, layer, topic, passage, passage2=None
             judged()
             return [record_judgement(layer=Layer.TRANSITION, value=label, passage2=passage2, **record)]
         if layer in ("plot_grade", "grade"):
-            grade = parse_id(str(label), minimum=0, maximum=GRADE_MAX)
+            most = ADHOC_GRADE_MAX if layer == "grade" else ID_MAX  # a plot scale's values are any whole numbers
+            grade = parse_id(str(label), minimum=0, maximum=most)
             if grade is None:
-                raise AdjudicationInvalid("label", f"a grade is a whole number from 0 to {GRADE_MAX}")
+                raise AdjudicationInvalid("label", f"a grade is a whole number from 0 to {most}")
             if layer == "grade":  # on the campaign's scale, as the ad hoc page takes it (the qrels carry it as it is)
                 _check_on_scale(campaign, grade)
             judged()

@@ -11,12 +11,12 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from assessments.labels import ADHOC_GRADE_MAX
 from assessments.models import Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition
 from assessments.models.judgements import RELEVANCE_GRADE
 from assessments.services import nuggets
 
 RATING_MIN, RATING_MAX = 1, 10
-GRADE_MAX = 100  # an ad hoc grade's highest value (a campaign's scale is narrower)
 MAX_EVIDENCE_SPANS = 200
 
 # THE window of an assessor's clock (client_time), for every path that stores a change (pages, API, imports): not
@@ -241,8 +241,8 @@ def _plot_spans(value, topic):
 
 def _grade(value, topic):
     """A document's relevance grade (ad hoc): a whole number 0 or more; the campaign's scale is checked by the page."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= GRADE_MAX:
-        raise JudgementInvalid(f"value: a grade is a whole number from 0 to {GRADE_MAX}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= ADHOC_GRADE_MAX:
+        raise JudgementInvalid(f"value: a grade is a whole number from 0 to {ADHOC_GRADE_MAX}")
     return value
 
 

@@ -134,6 +134,23 @@ def test_a_rating_is_between_one_and_ten():
         record_judgement(assessor=judge, layer=Layer.RATING, passage=p1, passage2=p2, value=11)
 
 
+def test_an_ad_hoc_grade_has_the_scales_bounds_0_to_9():
+    """An ad hoc scale's values are 0-9 (adhoc.check_scale), but the save path took grades up to 100: one bound,
+    assessments.labels.ADHOC_GRADE_MAX, for both (issue 40 item 4)."""
+    from annotation.services.adhoc import check_scale
+    from annotation.services.plot import SettingsInvalid
+    from assessments.labels import ADHOC_GRADE_MAX
+
+    coll = factories.collection()
+    topic, doc, judge = factories.topic(coll, "301"), factories.passage(coll), factories.user()
+    record_judgement(assessor=judge, layer=Layer.GRADE, topic=topic, passage=doc, value=ADHOC_GRADE_MAX)
+    with pytest.raises(JudgementInvalid, match="value: a grade is a whole number from 0 to 9"):
+        record_judgement(assessor=judge, layer=Layer.GRADE, topic=topic, passage=doc, value=ADHOC_GRADE_MAX + 1)
+    assert check_scale([[ADHOC_GRADE_MAX, "top"], [0, "none"]])[0][0] == ADHOC_GRADE_MAX
+    with pytest.raises(SettingsInvalid, match=r"value 0-9"):
+        check_scale([[ADHOC_GRADE_MAX + 1, "top"], [0, "none"]])
+
+
 def test_a_change_id_of_another_assessor_is_refused(outline):
     topic, p1, _ = outline
     change_id = uuid.uuid4()
