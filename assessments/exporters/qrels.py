@@ -113,10 +113,19 @@ def check_ties(ties):
         raise ExportFailed(f"{ties!r} is not one of {', '.join(TIES)}", "ties")
 
 
-def check_aggregate(how, scope):
-    """ExportFailed unless `how` can be computed for `scope`."""
+def check_level(level):
+    """ExportFailed unless `level` is one of LEVELS."""
+    if level not in LEVELS:
+        raise ExportFailed(f"{level!r} is not one of {', '.join(LEVELS)}", "level")
+
+
+def check_aggregate(how, scope=None):
+    """ExportFailed unless `how` is an aggregate and (given a scope) can be computed for it. The one home of these
+    rules: services.qrels checks a request with them before it looks anything up."""
     if how not in AGGREGATORS:
-        raise ExportFailed(f"{how!r} is not one of {', '.join(AGGREGATES)}", "aggregate")
+        raise ExportFailed(f"{how!r} is not one of {', '.join(AGGREGATES)} or assessor:NAME", "aggregate")
+    if scope is None:
+        return
     if how == "one" and scope.assessor is None:
         raise ExportFailed("one: name the assessor", "aggregate")
     if how != "one" and scope.assessor is not None:
@@ -134,8 +143,7 @@ def judgement_qrels(scope, *, aggregate="majority", level="page", stats=None, ti
     """
     check_aggregate(aggregate, scope)
     check_ties(ties)
-    if level not in LEVELS:
-        raise ExportFailed(f"{level!r} is not one of {', '.join(LEVELS)}", "level")
+    check_level(level)
     combine = aggregator(aggregate, ties)
     final = None
     if aggregate == "adjudicated":

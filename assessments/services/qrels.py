@@ -94,10 +94,10 @@ def _human_rows(request: QrelsRequest, stats=None):
         if assessor and assessor != named:
             raise ExportFailed("aggregate assessor:NAME and assessor name different assessors", "aggregate")
         aggregate, assessor = "one", named
-    if aggregate and aggregate not in AGGREGATES:
-        raise ExportFailed(f"{aggregate!r} is not one of {', '.join(AGGREGATES)} or assessor:NAME", "aggregate")
-    if request.level and request.level not in LEVELS:
-        raise ExportFailed(f"{request.level!r} is not one of {', '.join(LEVELS)}", "level")
+    if aggregate:
+        rules.check_aggregate(aggregate)
+    if request.level:
+        rules.check_level(request.level)
     ties = request.ties or TIES[0]
     rules.check_ties(ties)
     if request.qrel_set:
