@@ -389,6 +389,24 @@
       return null;
     }
 
+    // One item's save state in `node` (its [data-role="save"]): the worst state of its labels (`keys`: one or a list),
+    // their refusals, and `has` whether it holds a label; `typing` names the labels typed but not queued yet.
+    function showState(node, keys, has, pending, typing) {
+      keys = Array.isArray(keys) ? keys : [keys];
+      var state = worst(keys.map(function (k) { return itemState(k, pending, !!(typing && typing[k])); }));
+      var error = keys.map(function (k) { return errors[k]; }).filter(Boolean).join("; ");
+      showItemState(node, state, has, error);
+    }
+
+    // Changes not yet on the server are newer than what the page was rendered with: apply(body) shows each of the
+    // page's (its topic's, or with byAssignment its assignment's), oldest first; none on a read-only page.
+    function replay(apply, byAssignment) {
+      if (o.readonly) return;
+      readOutbox().forEach(function (it) {
+        if (it.body && (byAssignment ? it.assignment === o.assignment : it.topic === o.topic)) apply(it.body);
+      });
+    }
+
     // The page-wide save state in #savestate; `typing` counts labels typed but not queued yet.
     function renderBox(typing) {
       var box = document.getElementById("savestate");
@@ -540,6 +558,8 @@
       outbox: readOutbox,
       pendingKeys: pendingKeys,
       itemState: itemState,
+      showState: showState,
+      replay: replay,
       errors: errors,
       renderBox: renderBox,
       markDone: markDone,

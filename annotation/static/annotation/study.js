@@ -46,7 +46,7 @@
   function renderSaveState() {
     var pending = saver.pendingKeys();
     items.forEach(function (it) {
-      AS.showItemState(it.el.querySelector('[data-role="save"]'), saver.itemState(it.key, pending), answered(it.key), saver.errors[it.key]);
+      saver.showState(it.el.querySelector('[data-role="save"]'), it.key, answered(it.key), pending);
     });
     saver.renderBox(0);
   }
@@ -172,7 +172,7 @@
     });
   }
 
-  if (!READONLY) saver.outbox().forEach(function (it) { if (it.topic === S.topic && it.body) applyBody(it.body); });
+  saver.replay(applyBody);
   wire();
   if (items.length) setCurrent(saver.position(items.length, function (i) { return !answered(items[i].key); }));
   else renderAll();
