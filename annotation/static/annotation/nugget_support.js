@@ -53,9 +53,7 @@
   function renderSaveState() {
     var pending = saver.pendingKeys();
     items.forEach(function (it) {
-      var k = itemKey(it.id);
-      AS.showItemState(it.el.querySelector('[data-role="save"]'), saver.itemState(k, pending), labelled(it.id),
-        saver.errors[k] || "");
+      saver.showState(it.el.querySelector('[data-role="save"]'), itemKey(it.id), labelled(it.id), pending);
     });
     saver.renderBox(0);
   }
@@ -139,7 +137,7 @@
     });
   }
 
-  if (!READONLY) saver.outbox().forEach(function (it) { if (it.assignment === S.assignment && it.body) applyBody(it.body); });
+  saver.replay(applyBody, true);
   wire();
   renderAll();
   if (items.length) setCurrent(saver.position(items.length, function (i) { return !labelled(items[i].id); }));
