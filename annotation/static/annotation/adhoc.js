@@ -79,10 +79,8 @@
   function renderSaveState() {
     var pending = saver.pendingKeys();
     docs.forEach(function (d) {
-      var keys = [itemKey("grade", d.id), itemKey("evidence", d.id)];
-      var state = AS.worst(keys.map(function (k) { return saver.itemState(k, pending); }));
-      var error = keys.map(function (k) { return saver.errors[k]; }).filter(Boolean).join("; ");
-      AS.showItemState(d.el.querySelector('[data-role="save"]'), state, graded(d.id) || evidenceOf(d.id).length > 0, error);
+      saver.showState(d.el.querySelector('[data-role="save"]'), [itemKey("grade", d.id), itemKey("evidence", d.id)],
+        graded(d.id) || evidenceOf(d.id).length > 0, pending);
     });
     saver.renderBox(0);
   }
@@ -369,11 +367,6 @@
     });
   }
 
-  function applyOutbox() {
-    // Changes not yet on the server are newer than what the page was rendered with: show them.
-    saver.outbox().forEach(function (it) { if (it.topic === S.topic && it.body) applyBody(it.body); });
-  }
-
   function wire() {
     wireKeys();
     document.querySelectorAll(".adhoc-grades button.grade").forEach(function (b) {
@@ -417,7 +410,7 @@
     window.addEventListener("resize", measure);
   }
 
-  if (!READONLY) applyOutbox();
+  saver.replay(applyBody);  // changes not yet on the server are newer than what the page was rendered with
   keepBarsMeasured();
   wire();
   wireFind();
