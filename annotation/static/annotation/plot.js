@@ -74,15 +74,12 @@
   function renderSaveState() {
     var pending = saver.pendingKeys();
     cands.forEach(function (c) {
-      var state = AS.worst([saver.itemState(itemKey("plot_grade", c.id), pending), saver.itemState(itemKey("plot_spans", c.id), pending)]);
-      var error = [saver.errors[itemKey("plot_grade", c.id)], saver.errors[itemKey("plot_spans", c.id)]].filter(Boolean).join("; ");
-      AS.showItemState(c.el.querySelector('[data-role="save"]'), state, graded(c.id) || spansOf(c.id).length > 0, error);
+      saver.showState(c.el.querySelector('[data-role="save"]'), [itemKey("plot_grade", c.id), itemKey("plot_spans", c.id)],
+        graded(c.id) || spansOf(c.id).length > 0, pending);
     });
     var c = cur();
     if (c) {
-      var key = itemKey("plot_spans", c.id);
-      AS.showItemState(document.querySelector('[data-role="spans-save"]'), saver.itemState(key, pending),
-        spansOf(c.id).length > 0, saver.errors[key]);
+      saver.showState(document.querySelector('[data-role="spans-save"]'), itemKey("plot_spans", c.id), spansOf(c.id).length > 0, pending);
     }
     saver.renderBox(0);
   }
@@ -301,11 +298,6 @@
     });
   }
 
-  function applyOutbox() {
-    // Changes not yet on the server are newer than what the page was rendered with: show them.
-    saver.outbox().forEach(function (it) { if (it.topic === S.topic && it.body) applyBody(it.body); });
-  }
-
   function wire() {
     wireKeys();
     cands.forEach(function (c) {
@@ -344,7 +336,7 @@
     }
   }
 
-  if (!READONLY) applyOutbox();
+  saver.replay(applyBody);  // changes not yet on the server are newer than what the page was rendered with
   wire();
   renderAll();
   if (cands.length && ORDERED && ORDERED.waiting) setCurrent(cands.length - 1);  // the candidate served now
