@@ -86,21 +86,15 @@
   }
 
   // ----- save state ----------------------------------------------------------------------------------------------
-  function itemState(key, pending) { return saver.itemState(key, pending, !!dirty[key]); }
-  var worst = AS.worst, showItemState = AS.showItemState;
-
   function renderSaveState() {
     var pending = saver.pendingKeys();
     passages.forEach(function (p) {
       var keys = ["notes", "facet", "removal"].map(function (layer) { return itemKey(layer, p.id); });
-      var state = worst(keys.map(function (k) { return itemState(k, pending); }));
-      var error = keys.map(function (k) { return saver.errors[k]; }).filter(Boolean).join("; ");
       var has = !!(L.notes[p.id] || facetList(p.id).length || L.removed[p.id] !== undefined);
-      showItemState(p.el.querySelector('[data-role="save"]'), state, has, error);
+      saver.showState(p.el.querySelector('[data-role="save"]'), keys, has, pending, dirty);
       if (p.slot && p.slot.dataset.pair) {
-        var tkey = itemKey("transition", p.slot.dataset.pair);
-        showItemState(p.slot.querySelector('[data-role="save"]'), itemState(tkey, pending),
-          !!L.transitions[p.slot.dataset.pair], saver.errors[tkey]);
+        saver.showState(p.slot.querySelector('[data-role="save"]'), itemKey("transition", p.slot.dataset.pair),
+          !!L.transitions[p.slot.dataset.pair], pending, dirty);
       }
     });
 
@@ -486,14 +480,6 @@
     }
   }
 
-  function applyOutbox() {
-    // Changes not yet on the server are newer than what the page was rendered with: show them.
-    saver.outbox().forEach(function (it) {
-      if (it.topic !== S.topic || !it.body) return;
-      applyBody(it.body);
-    });
-  }
-
   function wire() {
     wireKeys();
     passages.forEach(function (p) {
@@ -536,7 +522,7 @@
     var first = facetList(p.id)[0];
     if (first) activeFacet[p.id] = first.facet;
   });
-  if (!READONLY) applyOutbox();
+  saver.replay(applyBody);  // changes not yet on the server are newer than what the page was rendered with
   passages.forEach(function (p) {
     var first = facetList(p.id)[0];
     if (first && !activeFacet[p.id]) activeFacet[p.id] = first.facet;
