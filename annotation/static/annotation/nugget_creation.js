@@ -218,13 +218,13 @@
   }
 
   if (form) form.addEventListener("submit", function (ev) { ev.preventDefault(); finishEdit(); });
-  if (!READONLY) saver.outbox().forEach(function (it) {
-    if (it.assignment === S.assignment && it.body && it.body.layer === "nuggets" && Array.isArray(it.body.value)) {
-      bank = it.body.value;
-      version = it.body.change_id;  // not yet sent: the bank's version once it is
+  saver.replay(function (body) {  // the assignment's changes not yet on the server: the bank as the assessor left it
+    if (body.layer === "nuggets" && Array.isArray(body.value)) {
+      bank = body.value;
+      version = body.change_id;  // not yet sent: the bank's version once it is
       S.own = true;
     }
-  });
+  }, true);
   wireKeys();
   render();
   saver.pump(true);
