@@ -49,3 +49,11 @@ def test_every_judging_page_loads_the_shared_module_before_its_own_script(kind):
     own = [i for i, src in enumerate(tags) if src in (script, "page_script")]
     assert "annotation/autosave.js" in tags and own, (template, tags)
     assert tags.index("annotation/autosave.js") < own[0], (template, tags)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_the_outbox_replay_and_the_save_states_are_the_shared_module_s(name):
+    code = (STATIC / name).read_text(encoding="utf-8")
+    assert "saver.replay(" in code, name  # the page's changes not yet on the server, shown on load
+    assert "outbox().forEach" not in code, name
+    assert "AS.showItemState(" not in code and "AS.worst(" not in code, name  # saver.showState draws an item's
