@@ -3,9 +3,7 @@
 from celery import shared_task
 
 from assessments.services.pooling import PoolError, assemble_pool, mark_pool_failed
-from retrieval.services import TRANSIENT_ERRORS
-
-MAX_RETRIES = 5
+from retrieval.services.background import retrying
 
 
 @shared_task(bind=True, acks_late=True, name="assessments.tasks.build_pool")
@@ -13,19 +11,21 @@ def build_pool(self, pool_id: int, resume: bool = True) -> dict:
     """Build (or rebuild) a pool, or move its build on when a retrieval job it waits for has ended.
 
     A build error (bad inputs, a failed retrieval job) is stored on the pool, not retried; a
-    transient error (database or broker connection) is retried with backoff.
+    transient error (database or broker connection) is retried with backoff (background.retrying).
     """
-    try:
-        pool = assemble_pool(pool_id, resume=resume)
-    except PoolError as exc:
-        mark_pool_failed(pool_id, str(exc))
+    def work():
+        try:
+            pool = assemble_pool(pool_id, resume=resume)
+        except PoolError as exc:
+            mark_pool_failed(pool_id, str(exc))
+            return {"pool": pool_id, "status": "failed", "error": str(exc)}
+        return {"pool": pool.pk, "status": pool.status, "candidates": pool.candidates.count()}
+
+    def give_up(exc):
+        mark_pool_failed(pool_id, f"gave up after a transient error: {exc}")
         return {"pool": pool_id, "status": "failed", "error": str(exc)}
-    except TRANSIENT_ERRORS as exc:
-        if self.request.is_eager or self.request.retries >= MAX_RETRIES:
-            mark_pool_failed(pool_id, f"gave up after a transient error: {exc}")
-            raise
-        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries), max_retries=MAX_RETRIES) from exc
-    return {"pool": pool.pk, "status": pool.status, "candidates": pool.candidates.count()}
+
+    return retrying(self, work, give_up)
 
 
 def queue_build(pool_id: int) -> None:

@@ -2,42 +2,19 @@
 
 Tasks take ids and re-read state; a retried or re-delivered task duplicates nothing (see
 retrieval.services.jobs). Acknowledged late, so a worker that dies mid-shard loses no work; retried
-only on the named transient errors (database connection trouble, network timeouts), with backoff.
+only on the named transient errors (database connection trouble, network timeouts), with backoff
+(retrieval.services.background.retrying, the policy of every task).
 A worker starting under a node name re-sends what a dead worker of that name held or may have lost.
 
 This module is imported by every process that loads the Celery app (the web process too), so it
 imports nothing heavy: torch, transformers, faiss and bm25s are loaded inside the work itself.
 """
 
-import time
-
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 
 from retrieval.services import jobs
-
-MAX_RETRIES = 5
-
-
-def backoff(attempt: int) -> int:
-    return min(60, 2**attempt)
-
-
-def _retrying(task, attempt_work, on_give_up):
-    """Run `attempt_work()`; on a transient error retry through the broker (or, run eagerly, here) with backoff."""
-    attempt = task.request.retries
-    while True:
-        try:
-            return attempt_work()
-        except jobs.TRANSIENT_ERRORS as exc:
-            if attempt >= MAX_RETRIES:
-                return on_give_up(exc)
-            if not task.request.is_eager:
-                raise task.retry(exc=exc, countdown=backoff(attempt), max_retries=MAX_RETRIES) from exc
-            # eager (no broker): Celery cannot retry a propagating eager task, so wait and try again here
-            time.sleep(min(2.0, 0.05 * 2**attempt))
-            attempt += 1
-
+from retrieval.services.background import retrying
 
 def _run(task, shard_id: int) -> dict:
     delivery = getattr(task.request, "delivery_info", None) or {}
@@ -54,7 +31,7 @@ def _run(task, shard_id: int) -> dict:
         jobs.fail_shard(shard_id, exc)
         return {"shard": shard_id, "status": "failed", "error": jobs.describe(exc)}
 
-    return _retrying(task, attempt_work, give_up)
+    return retrying(task, attempt_work, give_up)
 
 
 @shared_task(bind=True, acks_late=True, name="retrieval.tasks.run_shard")
@@ -77,7 +54,7 @@ def finish_job(self, job_id: int) -> dict:
         jobs.fail_job(job_id, f"finishing failed: {jobs.describe(exc)}")
         return {"job": job_id, "status": "failed"}
 
-    return _retrying(self, lambda: jobs.finish(job_id, worker=self.request.hostname or ""), give_up)
+    return retrying(self, lambda: jobs.finish(job_id, worker=self.request.hostname or ""), give_up)
 
 
 @shared_task(acks_late=True, name="retrieval.tasks.resume_job")

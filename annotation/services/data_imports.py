@@ -3,8 +3,7 @@
 start_import() checks the form-level things (a known kind, files present, sizes, the options each kind
 needs), stores the files with a DataImport and queues run_data_import after the commit, as every background job is
 queued (retrieval.services.background: without a broker, in the web process's background thread, so the import's
-page follows its progress). The task is defined here, beside what it queues and runs, and
-registered as annotation.tasks.run_data_import (annotation/tasks.py names it for the workers), so that this module
+page follows its progress). The task is annotation.tasks.run_data_import, queued by its name, so this module
 never imports the tasks module that imports it. run_import() claims the job with a
 conditional UPDATE, writes the files to a temporary folder under their uploaded names and calls the kind's
 importer, exactly as its command does: every importer checks the whole input first, so a bad file writes
@@ -18,7 +17,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
@@ -38,7 +36,6 @@ SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLO
 NUGGET_KINDS = {Kind.ANSWERS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}  # a nuggets campaign's only (its Data page)
 NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
 MAX_FILES = 50
-MAX_RETRIES = 5  # of the task, after a transient database error
 
 
 class ImportInvalid(ServiceError):
@@ -194,26 +191,6 @@ def run_import(import_id: int, redelivered: bool = False) -> DataImport | None:
 def give_up(import_id: int, message: str) -> None:
     """Fail an import for good (the task's retries are spent): nothing was imported, and it says why."""
     _finish(import_id, DataImport.Status.FAILED, problems=[_message(message)], problem_total=1)
-
-
-@shared_task(bind=True, acks_late=True, name="annotation.tasks.run_data_import")
-def run_data_import(self, import_id: int) -> dict:
-    """Import the files of a DataImport (claimed first: a second delivery does nothing while one runs).
-
-    A bad file is not an error here: its problems are stored on the import. A transient database error
-    puts the import back in the queue and retries with backoff.
-    """
-    delivery = getattr(self.request, "delivery_info", None) or {}
-    try:
-        done = run_import(import_id, redelivered=bool(delivery.get("redelivered")))
-    except TRANSIENT_ERRORS as exc:
-        if self.request.is_eager or self.request.retries >= MAX_RETRIES:
-            give_up(import_id, f"gave up after a database error: {exc}")
-            raise
-        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries), max_retries=MAX_RETRIES) from exc
-    if done is None:
-        return {"import": import_id, "status": "taken by another worker"}
-    return {"import": import_id, "status": done.status}
 
 
 def _finish(import_id, status, **fields):

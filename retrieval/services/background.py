@@ -12,6 +12,7 @@ followed and ended here.
   sees until it commits: its steps go through the cache (CACHE_URL: shared by every process in production).
 - end(): how a job ended (done, stopped at a limit, failed), with its last counts.
 - status_of(): a job as the one JSON progress endpoint (/jobs/<kind>/<id>/) and the pages' one script show it.
+- retrying(): THE retry policy of every task (retrieval shards and jobs, pool builds, data imports).
 - resend_unfinished(): after a worker died (retrieval.services.jobs.node_died), queued work is sent again.
 
 Tasks are sent by name (task_named), as a job's callbacks are: this module and retrieval.services.jobs import no
@@ -44,6 +45,38 @@ MAX_RESTARTS = 2  # a job whose worker stopped under it this often is not taken 
 WRITE_EVERY = 2.0  # seconds between writes of a job's progress to its row
 LIVE_EVERY = 0.25  # seconds between writes of live progress to the cache
 LIVE_TTL = 24 * 3600
+
+
+MAX_RETRIES = 5  # transient errors retried this often, then the task gives up
+
+
+# Retrying --------------------------------------------------------------------------------------------------------
+
+
+def backoff(attempt: int) -> int:
+    """Seconds before retry number `attempt` + 1 through the broker: 1, 2, 4 … at most 60."""
+    return min(60, 2**attempt)
+
+
+def retrying(task, work, give_up):
+    """Run `work()` for a bound Celery task: THE retry policy of background work.
+
+    Only TRANSIENT_ERRORS are retried (database or broker connection trouble, time-outs): through the broker with
+    backoff, or, run eagerly (no broker: Celery cannot retry a propagating eager task), here after a short wait.
+    After MAX_RETRIES the task gives up: `give_up(exc)` stores why (the job, pool or import failed) and its value is
+    the task's. Any other error is the work's own to store and never retried. Celery's autoretry_for does not fit:
+    the give-up must write the failure where the pages read it, and eager tasks must retry too."""
+    attempt = task.request.retries
+    while True:
+        try:
+            return work()
+        except TRANSIENT_ERRORS as exc:
+            if attempt >= MAX_RETRIES:
+                return give_up(exc)
+            if not task.request.is_eager:
+                raise task.retry(exc=exc, countdown=backoff(attempt), max_retries=MAX_RETRIES) from exc
+            time.sleep(min(2.0, 0.05 * 2**attempt))
+            attempt += 1
 
 
 # Queueing --------------------------------------------------------------------------------------------------------
