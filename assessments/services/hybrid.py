@@ -31,11 +31,13 @@ import numpy as np
 
 RANDOM_SHARE = 0.1  # of the hybrid's budget, a random sample judged first
 BATCHES = 20  # the budget's selections come in this many batches (one refit before each)
+SAMPLE_RIDGE = 1.0  # Platt scaling on the random sample: its penalty towards no change
+SAMPLE_MIN = 20  # sampled labels needed before the sample recalibrates
 RIDGE = 1.0  # L2 penalty of the calibration's weights (features standardised; intercept free)
 TOPIC_MIN_LABELS = 10  # a topic gets its own intercept from this many human labels on
 TOPIC_RIDGE = 4.0  # the per-topic intercept's L2 penalty (its shrinkage towards the global calibration)
 SELECT = "influence"  # the hybrid's selection score: p(1 − p) × the candidate's influence on the runs' order
-SELECTIONS = ("influence", "weight", "uncertainty")
+SELECTIONS = ("influence", "pairs", "weight", "uncertainty")
 DRAWS = 300  # Monte Carlo draws for the intervals
 STRATA = (0.0, 0.05, 0.15, 0.3, 0.5, 0.7, 1.0001)  # calibrated probability strata for the residual shifts
 WIDEN = 1.5  # the intervals' half-widths are multiplied by this
@@ -207,8 +209,14 @@ class Calibration:
     offsets: np.ndarray  # per topic (0 where the topic has too few labels)
     spread: np.ndarray  # per topic: the offset's posterior standard deviation (the prior's where unfitted)
 
-    def logits(self, X, topic_of) -> np.ndarray:
+    platt: tuple = (0.0, 1.0)  # (a, b): σ(a + b·z) recalibrates the model's z on the random sample (hybrid)
+
+    def raw_logits(self, X, topic_of) -> np.ndarray:
+        """The model's logits before the sample's recalibration."""
         return self.weights[0] + X @ self.weights[1:] + self.offsets[topic_of]
+
+    def logits(self, X, topic_of) -> np.ndarray:
+        return self.platt[0] + self.platt[1] * self.raw_logits(X, topic_of)
 
     def probabilities(self, X, topic_of) -> np.ndarray:
         return _sigmoid(self.logits(X, topic_of))
@@ -243,6 +251,25 @@ def calibrate(X, topic_of, judged, y, topics: int, *, per_topic: bool = True, ri
     return Calibration(weights, offsets, spread)
 
 
+def recalibrate(logits, sample, y, strength: float = SAMPLE_RIDGE) -> tuple[float, float]:
+    """(a, b) so that σ(a + b·logit) fits the random sample's labels: Platt scaling on the sample only, penalised
+    towards (0, 1) by `strength`. The calibration learns from every label, most of them picked where the runs' order
+    is decided; the sample alone says how often the rest of the pool is relevant."""
+    u = np.asarray(logits, dtype=np.float64)[sample]
+    y = np.asarray(y, dtype=np.float64)
+    a, b = 0.0, 1.0
+    for _ in range(50):
+        p = _sigmoid(a + b * u)
+        gradient = np.array([(p - y).sum() + strength * a, ((p - y) * u).sum() + strength * (b - 1)])
+        v = p * (1 - p)
+        hessian = np.array([[v.sum() + strength, (v * u).sum()], [(v * u).sum(), (v * u * u).sum() + strength]])
+        step = np.linalg.solve(hessian, gradient)
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(a), float(b)
+
+
 # --- judging under a budget ---------------------------------------------------------------------------------
 
 
@@ -257,6 +284,7 @@ class Judged:
     probabilities: np.ndarray  # calibrated probability of every candidate with every label bought
     sample: np.ndarray  # bool per candidate: in the hybrid's random sample
     calibration: Calibration
+    platt_ridge: float | None = None  # the sample's recalibration penalty (None: not recalibrated)
     features: np.ndarray = field(repr=False, default=None)
 
     @property
@@ -305,6 +333,18 @@ def influence(flat: Flat, q) -> np.ndarray:
     return ap_gradients(flat, q).var(axis=0)
 
 
+def pair_influence(flat: Flat, q, closeness: float = 0.01) -> np.ndarray:
+    """Each candidate's influence on the order of the pairs of runs whose MAPs (at soft labels q) are close:
+    Σ over pairs (r, s) of (G_r − G_s)² / (|MAP_r − MAP_s| + closeness)², G the AP gradients."""
+    gradient = ap_gradients(flat, q) / max(len(flat.topics), 1)
+    maps = run_scores(flat, q)["AP"]
+    total = np.zeros(len(flat))
+    for r in range(len(flat.runs)):
+        for s in range(r + 1, len(flat.runs)):
+            total += (gradient[r] - gradient[s]) ** 2 / (abs(maps[r] - maps[s]) + closeness) ** 2
+    return total
+
+
 def ap_weight(flat: Flat) -> np.ndarray:
     """A candidate's weight in the runs' average precision: Σ over runs of 1/rank (0 where a run did not bring it)."""
     ranks = flat.ranks.astype(np.float64)
@@ -313,7 +353,7 @@ def ap_weight(flat: Flat) -> np.ndarray:
 
 def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", *, min_rel: int = 1,
           seed: int = 0, batches: int = BATCHES, random_share: float = RANDOM_SHARE,
-          select: str = SELECT) -> Judged:
+          select: str = SELECT, platt: float | None = SAMPLE_RIDGE) -> Judged:
     """Spend ⌊share × pool + ½⌋ human labels with `method` (hybrid or lara); `assessor(indices)` gives the grades of
     those candidates (the qrels in a simulation). Exactly the budget is judged."""
     if method not in ("hybrid", "lara"):
@@ -338,6 +378,13 @@ def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", 
         judged[indices] = True
         order.extend(indices.tolist())
 
+    def fitted(labelled):
+        calibration = calibrate(X, flat.topic_of, labelled, grades[labelled] >= min_rel, topics, per_topic=per_topic)
+        if platt is not None and sample.sum() >= SAMPLE_MIN:
+            rows = np.flatnonzero(sample)
+            calibration.platt = recalibrate(calibration.logits(X, flat.topic_of), rows, grades[rows] >= min_rel, platt)
+        return calibration
+
     if method == "hybrid" and budget:
         chosen = stratified_sample(flat.topic_of, int(round(random_share * budget)), np.random.default_rng(seed))
         sample[chosen] = True
@@ -351,18 +398,18 @@ def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", 
     steps = max(1, min(batches, left)) if left else 0
     for step in range(steps):
         if len(order):
-            calibration = calibrate(X, flat.topic_of, np.asarray(order), grades[order] >= min_rel, topics,
-                                    per_topic=per_topic)
+            calibration = fitted(np.asarray(order))
             probabilities = calibration.probabilities(X, flat.topic_of)
         size = (budget - len(order)) // (steps - step)
         if size <= 0:
             continue
         if method == "lara" or select == "uncertainty":
             score = -np.abs(probabilities - 0.5)
-        elif select == "influence":
+        elif select in ("influence", "pairs"):
             q = probabilities.copy()
             q[judged] = grades[judged] >= min_rel
-            score = probabilities * (1 - probabilities) * influence(flat, q)
+            spread = influence(flat, q) if select == "influence" else pair_influence(flat, q)
+            score = probabilities * (1 - probabilities) * spread
         else:
             expected = np.bincount(flat.topic_of, weights=probabilities, minlength=topics)
             score = probabilities * (1 - probabilities) * weight / np.maximum(expected, 1.0)[flat.topic_of]
@@ -371,12 +418,12 @@ def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", 
         pick = pick[np.lexsort((pick, -score[pick]))]
         buy(pick)
     if len(order):
-        calibration = calibrate(X, flat.topic_of, np.asarray(order), grades[order] >= min_rel, topics,
-                                per_topic=per_topic)
+        calibration = fitted(np.asarray(order))
         probabilities = calibration.probabilities(X, flat.topic_of)
     order = np.asarray(order, dtype=np.int64)
+    recalibrated = platt if method == "hybrid" and platt is not None and sample.sum() >= SAMPLE_MIN else None
     return Judged(method, order, grades[order], (grades[order] >= min_rel).astype(np.int8), probabilities, sample,
-                  calibration, X)
+                  calibration, recalibrated, X)
 
 
 def stratified_sample(topic_of, size: int, rng) -> np.ndarray:
@@ -401,7 +448,7 @@ def fill(flat: Flat, judged: Judged, how: str | None = None) -> np.ndarray:
     """0/1 label of every candidate: the human label where bought, else the calibrated label. `how`: "threshold"
     (relevant at a calibrated probability ≥ 0.5, LARA's) or "expected" (per topic the ⌊Σp + ½⌋ most probable of the
     unjudged are relevant); default LARA's for lara, expected for hybrid."""
-    how = how or "threshold"
+    how = how or ("threshold" if judged.method == "lara" else "expected")
     labels = np.zeros(len(flat), dtype=np.int8)
     open_ = ~judged.judged
     p = judged.probabilities
@@ -489,10 +536,19 @@ def intervals(flat: Flat, judged: Judged, *, draws: int = DRAWS, seed: int = 0, 
     t_rows, s_rows = flat.topic_of[rows], stratum[rows]
     values = {"AP": [], "nDCG@10": []}
     labels = y_all.copy()
+    resample = judged.platt_ridge is not None and judged.features is not None
+    if resample:
+        raw = judged.calibration.raw_logits(judged.features, flat.topic_of)
+        sampled = np.flatnonzero(judged.sample)
     for _ in range(draws):
         offset = rng.normal(0.0, judged.calibration.spread)[t_rows]
         shift = rng.normal(shift_mean, shift_se)[s_rows]
-        labels[rows] = rng.random(len(rows)) < np.clip(_sigmoid(logit[rows] + offset) + shift, 0.0, 1.0)
+        z = logit[rows]
+        if resample:  # the recalibration refitted on a bootstrap of the random sample: the level's uncertainty
+            again = rng.choice(sampled, len(sampled), replace=True)
+            a, b = recalibrate(raw, again, y_all[again], judged.platt_ridge)
+            z = a + b * raw[rows]
+        labels[rows] = rng.random(len(rows)) < np.clip(_sigmoid(z + offset) + shift, 0.0, 1.0)
         scores = run_scores(flat, labels)
         for measure in values:
             values[measure].append(scores[measure])

@@ -110,11 +110,12 @@ def test_the_fill_keeps_human_labels_and_gives_the_rest_their_calibrated_label()
     qrels, _, _, flat = synthetic(seed=5)
     grades, assessor = assessor_of(flat, qrels)
     judged = hybrid.judge(flat, assessor, 0.1, "hybrid")
-    labels = hybrid.fill(flat, judged)
+    labels = hybrid.fill(flat, judged, "threshold")
     open_ = ~judged.judged
     assert (labels[open_] == (judged.probabilities[open_] >= 0.5)).all()
     assert (labels[judged.order] == (grades[judged.order] >= 1)).all()
-    expected = hybrid.fill(flat, judged, "expected")
+    expected = hybrid.fill(flat, judged)  # the hybrid's own: each topic's expected number of relevant
+    assert (expected[judged.order] == (grades[judged.order] >= 1)).all()
     for t in range(len(flat.topics)):
         rows = np.flatnonzero((flat.topic_of == t) & open_)
         assert expected[rows].sum() == int(np.floor(judged.probabilities[rows].sum() + 0.5))
