@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from retrieval import books
-from retrieval.ingest import ImportFailed, Problems, read_text
+from retrieval.ingest import ImportFailed, Option, Problems, read_text
 from retrieval.models import Book, Collection, Passage, Sentence
 
 BATCH_SIZE = 1000
@@ -26,6 +26,12 @@ MAX_SLUG = 100  # Book.slug and Collection.name
 MAX_TITLE = 300  # Book.title and Collection.title
 MAX_SENTENCES_PER_CHUNK = 32767  # Book.sentences_per_chunk is a PositiveSmallIntegerField
 TEXT_SUFFIXES = (".gz", ".txt")
+OPTIONS = (  # a book's, registered as kind `book` (assessments.importers.registry); manage.py import_book's flags
+    Option("title", help="The book's title.", required="give the book's title"),
+    Option("slug", help="Short unique name of the book and its collection (default: the file name)."),
+    Option("sentences_per_chunk", type=int, default=books.DEFAULT_SENTENCES_PER_CHUNK, metavar="N",
+           help=f"Sentences per chunk (plot), m in PlotRetrieval (default {books.DEFAULT_SENTENCES_PER_CHUNK})."),
+)
 
 
 def no_progress(iterable=None, **kwargs):

@@ -540,6 +540,54 @@ def progress(iterable=None, *, total=None, desc="", enabled=True, unit="it"):
     )
 
 
+@dataclass(frozen=True)
+class Option:
+    """One option of an importer, registered once (assessments.importers.registry): its key in a data import's
+    options, its command's flag (`--create-missing` for create_missing) and the console form's field that gives it.
+
+    `field`: the console's field ("" : the option's name; None: the console does not offer it, the import gets
+    nothing). `required`: what to say, beside the field, when it is missing (the command's flag is then required).
+    `default`: what an empty field or an absent flag gives; `from_field` turns the console field's value into the
+    option's (a checkbox into one of `choices`)."""
+
+    name: str
+    type: type = str
+    help: str = ""
+    default: object = None
+    choices: tuple = ()
+    required: str = ""
+    field: str | None = ""
+    metavar: str | None = None
+    from_field: object = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def console_field(self) -> str | None:
+        return self.name if self.field == "" else self.field
+
+    def add_to(self, parser) -> None:
+        """Add the option's flag to a command's argument parser."""
+        if self.type is bool:
+            parser.add_argument(self.flag, action="store_true", help=self.help)
+            return
+        extra = {"type": self.type} if self.type is not str else {}
+        extra.update({"choices": self.choices} if self.choices else {})
+        extra.update({"default": self.default} if self.default is not None else {})
+        extra.update({"required": True} if self.required else {})
+        extra.update({"metavar": self.metavar} if self.metavar else {})
+        parser.add_argument(self.flag, help=self.help, **extra)
+
+    def read(self, data: dict):
+        """The option's value from a console form's cleaned data."""
+        value = data[self.console_field]
+        if self.from_field is not None:
+            return self.from_field(value)
+        return (value or self.default) if self.default is not None else value
+
+
 class ImportCommand(BaseCommand):
     """Base for importer commands: --no-progress, and ImportFailed turned into a CommandError listing the problems."""
 
@@ -561,6 +609,11 @@ class ImportCommand(BaseCommand):
                 f"nothing was imported: the database failed while writing ({type(exc).__name__}: {first_line}); "
                 "the transaction was rolled back, run the command again once the database is back"
             ) from exc
+
+    def add_options(self, parser, options) -> None:
+        """Add the flags of a registered importer's options (Option.add_to)."""
+        for option in options:
+            option.add_to(parser)
 
     def progress(self, iterable=None, **kwargs):
         """A progress bar that honours --no-progress."""

@@ -6,7 +6,8 @@ queued (retrieval.services.background: without a broker, in the web process's ba
 page follows its progress). The task is annotation.tasks.run_data_import, queued by its name, so this module
 never imports the tasks module that imports it. run_import() claims the job with a
 conditional UPDATE, writes the files to a temporary folder under their uploaded names and calls the kind's
-importer, exactly as its command does: every importer checks the whole input first, so a bad file writes
+importer, registered once for the kind (assessments.importers.registry; the console's form and the kind's command
+read the same registration): every importer checks the whole input first, so a bad file writes
 nothing, and the job keeps every problem with its file, line and field. Topics the files bring are added to
 the campaign that started the import. Progress goes through the cache (background.live; CACHE_URL: shared by every
 process in production), since the importers write inside one transaction that no other process sees until it
@@ -19,22 +20,19 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils.text import get_valid_filename
 
+from annotation import importers
 from annotation.models import Campaign, DataImport, DataImportFile, Track
 from annotation.services.errors import ServiceError
-from assessments.importers.trec import ids_by_external_id
-from assessments.models import QrelSet, Run, RunEntry, Topic
-from retrieval.ingest import ImportFailed, InputTooLarge, Problem, Problems
+from assessments.importers.trec import ids_by_external_id, no_progress
+from assessments.models import QrelSet, Run, Topic
+from retrieval.ingest import ImportFailed, InputTooLarge, Problems
 from retrieval.services import background
 from retrieval.services.background import TRANSIENT_ERRORS
 
 Kind = DataImport.Kind
-SINGLE_FILE = {Kind.CAR_OUTLINES, Kind.TREC_RUN, Kind.QRELS, Kind.BOOK, Kind.PLOT_QUERIES, Kind.TOPICS, Kind.ANSWERS,
-               Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}
-NUGGET_KINDS = {Kind.ANSWERS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS}  # a nuggets campaign's only (its Data page)
-NEEDS_COLLECTION = {Kind.TREC_RUN, Kind.QRELS, Kind.TOPICS, Kind.DOCUMENTS}
+NUGGET_KINDS = {kind for kind in Kind if importers.get(kind).campaign_only}  # a nuggets campaign's only (its Data page)
 MAX_FILES = 50
 
 
@@ -70,11 +68,12 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
     if kind not in Kind.values:
         raise ImportInvalid("kind", f"{kind!r} is not one of {', '.join(Kind.values)}")
     kind = Kind(kind)
+    importer = importers.get(kind)
     options = dict(options or {})
     uploads = [u for u in uploads if u is not None]
     if not uploads:
         raise ImportInvalid("files", "choose a file to upload")
-    if kind in SINGLE_FILE and len(uploads) > 1:
+    if not importer.many_files and len(uploads) > 1:
         raise ImportInvalid("files", f"{kind.label} comes as one file; upload the others separately")
     if len(uploads) > MAX_FILES:
         raise ImportInvalid("files", f"at most {MAX_FILES} files at once")
@@ -88,18 +87,16 @@ def start_import(*, kind, uploads, collection="", options=None, campaign=None, u
     _check_total(known, len(uploads))
     if campaign is not None:
         track = Track.objects.select_related("collection").filter(campaign=campaign).first()
-        if track is not None and kind != Kind.BOOK:
+        if track is not None and not importer.own_collection:
             collection = track.collection.name
     collection = (collection or "").strip()
-    if kind in NEEDS_COLLECTION and not collection:
+    if importer.needs_collection and not collection:
         raise ImportInvalid("collection", "name the collection the file is about")
-    if kind in (Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.CAR_ASSESSMENTS) and not collection:
-        from assessments.importers.car import DEFAULT_COLLECTION
-
-        collection = DEFAULT_COLLECTION
-    if kind == Kind.BOOK and not str(options.get("title", "")).strip():
-        raise ImportInvalid("title", "give the book's title")
-    if kind in NUGGET_KINDS:
+    collection = collection or importer.default_collection
+    for option in importer.options:
+        if option.required and not str(options.get(option.name, "")).strip():
+            raise ImportInvalid(option.name, option.required)
+    if importer.campaign_only:
         if campaign is None:
             raise ImportInvalid("kind", f"{kind.label} go into a nuggets campaign: upload them on its Data page")
         _nugget_scope(campaign)
@@ -242,94 +239,16 @@ def _message(text) -> dict:
 
 def import_files(kind, paths, collection, options, *, progress=None, campaign=None, owner=None
                  ) -> tuple[str, list[int]]:
-    """Import files of one kind with the importer the kind's command calls; (summary, ids of the topics they name).
-    Nugget banks and assignments go into `campaign` (a nuggets campaign), under the commands' default users. A TREC
-    run uploaded for a campaign is submitted to it (track) by `owner` (who uploaded it), as a run uploaded over the
-    API is: it is the campaign's, listed by `GET /api/runs/?campaign=` and scored on its results page.
+    """Import files of one kind with its registered importer (the one the kind's command reads); (summary, ids of
+    the topics they name). Nugget banks and assignments go into `campaign` (a nuggets campaign), under the commands'
+    default users. A TREC run uploaded for a campaign is submitted to it (track) by `owner` (who uploaded it), as a
+    run uploaded over the API is: it is the campaign's, listed by `GET /api/runs/?campaign=` and scored on its
+    results page.
 
     Raises ImportFailed (nothing written) with every problem the importer found.
     """
-    from assessments.importers import car, plot, trec
-    from retrieval.importers import import_book
-
-    progress = progress or trec.no_progress
-    kind = Kind(kind)
-    if kind in NUGGET_KINDS:  # as import_nuggets / import_nugget_assignments
-        from annotation.services import nuggets
-
-        if campaign is None:
-            raise ImportFailed([Problem("", None, None, "the campaign this import was for is gone")])
-        try:
-            if kind == Kind.ANSWERS:  # the uploader's runs of the campaign, as a TREC run uploaded here is
-                submitted = {"track": campaign.name, "owner": owner} if owner is not None else {}
-                return nuggets.import_answers_file(campaign, paths[0], create_missing=bool(options.get("create_missing")),
-                                                   run_fields=submitted).summary(), []
-            importer = nuggets.import_banks_file if kind == Kind.NUGGETS else nuggets.import_assignments_file
-            return importer(campaign, paths[0]).summary(), []
-        except ServiceError as exc:  # the campaign changed since the upload (no topics now)
-            raise ImportFailed([Problem("", None, exc.field, exc.message)]) from None
-    if kind == Kind.CAR_OUTLINES:
-        result = car.import_outlines(
-            paths[0], collection, include_train=bool(options.get("include_train")),
-            update=bool(options.get("update")), progress=progress,
-        )
-        pages = car.read_outlines(paths[0], include_train=bool(options.get("include_train"))).pages
-        topics = Topic.objects.filter(collection__name=collection, external_id__in=[p.page_id for p in pages])
-        return result.summary(), list(topics.values_list("pk", flat=True))
-    if kind == Kind.CAR_RUNS:
-        before = RunEntry.objects.aggregate(last=Max("pk"))["last"] or 0
-        result = car.import_car_runs(
-            paths, collection, create_topics=bool(options.get("create_topics")), progress=progress,
-        )
-        return result.summary(), _entry_topics(before, collection)
-    if kind == Kind.TREC_RUN:
-        submitted = {"track": campaign.name, "owner": owner} if campaign is not None and owner is not None else {}
-        result = trec.import_run(
-            paths[0], collection, name=options.get("name") or None,
-            create_missing=bool(options.get("create_missing")), progress=progress, run_fields=submitted,
-        )
-        topics = Topic.objects.filter(run_entries__run=result.run).distinct()
-        return result.summary(), list(topics.values_list("pk", flat=True))
-    if kind == Kind.QRELS:
-        result = trec.import_qrels(
-            paths[0], collection, name=options.get("name") or None,
-            create_missing=bool(options.get("create_missing")), progress=progress,
-        )
-        return result.summary(), []
-    if kind == Kind.CAR_ASSESSMENTS:  # judgements of topics already there, as import_car_assessments
-        from assessments.importers.car.assessments import import_car_assessments
-
-        return import_car_assessments(paths, collection, progress=progress).summary(), []
-    if kind == Kind.TOPICS:  # as import_topics; the topics join the campaign
-        from assessments.importers.topics import import_topics
-
-        result = import_topics(paths[0], collection, fmt=options.get("format") or "auto",
-                               update=bool(options.get("update")), progress=progress)
-        return result.summary(), result.topic_ids
-    if kind == Kind.DOCUMENTS:  # as import_documents
-        from assessments.importers.documents import import_collection_documents
-
-        result = import_collection_documents(
-            paths, collection, fmt=options.get("format") or "auto", update=bool(options.get("update")),
-            only_needed=bool(options.get("only_needed")), progress=progress,
-            encoding=options.get("encoding") or "utf-8", bad_bytes=options.get("bad_bytes") or "refuse",
-            max_bytes=settings.API_MAX_UNCOMPRESSED_BYTES,  # an upload's limit, as a run's (the command has none)
-            retext_judged=bool(options.get("retext_judged")),
-        )
-        return result.summary(), []
-    if kind == Kind.BOOK:
-        book, prepared = import_book(
-            paths[0], title=str(options.get("title", "")).strip(), slug=options.get("slug") or None,
-            sentences_per_chunk=int(options.get("sentences_per_chunk") or 3), progress=progress,
-        )
-        return (
-            f"Imported {book.title!r} as {book.slug}: {book.sentence_count:,} sentences in "
-            f"{len(prepared.chunks):,} chunks of {book.sentences_per_chunk}.", []
-        )
-    queries = plot.prepare_plot_queries(paths[0], progress=progress)
-    topics = plot.write_plot_queries(queries, progress=progress, source=str(paths[0]))
-    books = ", ".join(sorted({q.book.slug for q in queries}))
-    return f"Imported {len(topics)} plot queries ({books}).", [t.pk for t in topics]
+    return importers.get(Kind(kind)).run(paths, collection, options, progress=progress or no_progress,
+                                         campaign=campaign, owner=owner)
 
 
 def _nugget_scope(campaign):
@@ -340,12 +259,6 @@ def _nugget_scope(campaign):
         campaign_scope(campaign)
     except ServiceError as exc:
         raise ImportInvalid(exc.field, exc.message) from None
-
-
-def _entry_topics(before, collection) -> list[int]:
-    """Topics of the run entries written after entry id `before` in `collection` (what an import just added)."""
-    rows = RunEntry.objects.filter(pk__gt=before, topic__collection__name=collection)
-    return sorted(set(rows.values_list("topic_id", flat=True)))
 
 
 def import_campaign_topics(campaign, path, *, fmt="auto", update=False, own_only=False) -> tuple[str, int]:

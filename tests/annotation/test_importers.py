@@ -1,0 +1,21 @@
+"""THE importer registry (assessments.importers.registry): every kind of data import registered once, with a command
+that exists; the console's data imports, its upload form and the commands read it."""
+
+from django.core.management import get_commands
+
+from annotation import importers
+from annotation.models import DataImport
+
+
+def test_every_kind_of_data_import_has_one_registration():
+    assert sorted(importers.REGISTRY) == sorted(DataImport.Kind.values)
+
+
+def test_every_registration_names_a_command_there_is():
+    commands = get_commands()
+    assert {kind: i.command for kind, i in importers.REGISTRY.items() if i.command not in commands} == {}
+
+
+def test_each_option_of_an_importer_has_its_own_name():
+    assert {kind: [o.name for o in i.options] for kind, i in importers.REGISTRY.items()
+            if len({o.name for o in i.options}) != len(i.options)} == {}
