@@ -8,19 +8,22 @@ candidate. Two ways to spend a budget of human labels:
   calibration of the machine's output (its log-odds, or its grade) fitted on every human label so far, refitted
   after each batch; people judge the candidates whose calibrated probability is nearest 0.5; at the budget every
   unjudged candidate is relevant where its calibrated probability is at least 0.5.
-- `hybrid`: a share of the budget (RANDOM_SHARE) is a random sample, stratified by topic, judged first (it keeps the
-  calibration honest and gives the intervals their residuals); the rest goes in batches to the candidates with the
-  largest p(1 − p) × w, p the calibrated probability and w the candidate's weight in the runs' average precision
-  (Σ over runs of 1/rank, over the topic's expected relevant count). The calibration is a logistic regression on
-  the machine's output and the runs' evidence (share of runs that retrieved the candidate, its RRF and best rank),
-  with a per-topic intercept (shrunk to the global one) where a topic has TOPIC_MIN_LABELS labels. At the budget
-  each topic's unjudged candidates are filled with its calibrated labels: its ⌊Σp + ½⌋ most probable are relevant
-  (the expected number of relevant it has left; thresholding at 0.5 would leave out most of the many unsure ones).
+- `hybrid`: a share of the budget (RANDOM_SHARE) is a random sample, stratified by topic, judged first (it sets the
+  calibration's level for the pool at large and gives the intervals their residuals); the rest goes in BATCHES to
+  the candidates with the largest p(1 − p) × influence, p the calibrated probability and the influence the variance
+  over runs of the candidate's gradient in each run's AP (`ap_gradients`: how far its label moves one run against
+  another). The calibration is a logistic regression on the machine's output and the runs' evidence (share of runs
+  that brought the candidate, its RRF, its best rank, and each run's log-rank value, so it learns which runs'
+  documents are relevant more often), with a per-topic intercept (shrunk to the global one) where a topic has
+  TOPIC_MIN_LABELS labels, then Platt-rescaled on the random sample alone. At the budget each topic's unjudged
+  candidates are filled with calibrated labels: its ⌊Σp + ½⌋ most probable are relevant (the number it is expected
+  to have left; thresholding at 0.5 leaves out most of the many unsure ones).
 
 `intervals` gives each run's MAP and nDCG@10 at the budget with a 95% interval: the unjudged candidates' labels are
-drawn many times from their calibrated probabilities, moved by a per-topic offset (its calibration's posterior
-spread) and a per-stratum shift (the random sample's mean residual in that stratum of probability, with its own
-spread), and the runs scored on each draw.
+drawn many times from their calibrated probabilities, with a per-topic offset (the calibration's posterior spread),
+a per-stratum shift (the random sample's mean residual in that stratum of probability, with its standard error) and
+the Platt rescaling refitted on a bootstrap of the random sample; the runs are scored on each draw, and the 2.5 and
+97.5 percentiles about the mean, widened by WIDEN, are the interval.
 """
 
 import math
