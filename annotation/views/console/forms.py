@@ -1,9 +1,12 @@
 """The console's forms: typed fields with their defaults and help. They parse and check the input's shape; the
 services check the rest (the same rules as the manage.py commands), and their errors are put on these fields."""
 
+from functools import cached_property
+
 from django import forms
 from django.core.validators import validate_slug
 
+from annotation import importers
 from annotation.models import Campaign, DataImport, Track
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
@@ -402,7 +405,8 @@ DOCUMENT_ENCODINGS = [("utf-8", "UTF-8"), ("latin-1", "Latin-1 (ISO 8859-1)"), (
 
 
 class UploadForm(ServiceErrorsMixin, forms.Form):
-    """Files to import, with the options of their importer."""
+    """Files to import, with the options of their importer: which fields a kind takes, and how each gives its
+    option, is the kind's registration's (assessments.importers.registry); here only how each field looks."""
 
     kind = forms.ChoiceField(choices=DataImport.Kind.choices, label="What the files are")
     files = MultipleFileField(help_text="Plain or gzipped (topics and documents: bzip2 or xz too). Several CAR run "
@@ -448,24 +452,24 @@ class UploadForm(ServiceErrorsMixin, forms.Form):
         kinds = kinds or kinds_for(None)  # the site's page: no campaign's own kinds (nugget files)
         self.fields["kind"].choices = [(k.value, k.label) for k in kinds]
 
+    @staticmethod
+    def fields_of(kind) -> list[str]:
+        """The fields that give `kind`'s options (its registration's options the console offers)."""
+        return [o.console_field for o in importers.get(kind).options if o.console_field]
+
+    @cached_property
+    def option_kinds(self) -> dict[str, str]:
+        """{field: the kinds that take it, space-separated}: the page shows a field for those kinds only."""
+        kinds = {}
+        for kind in DataImport.Kind:
+            for field in self.fields_of(kind):
+                kinds.setdefault(field, []).append(kind.value)
+        return {field: " ".join(names) for field, names in kinds.items()}
+
     def options(self) -> dict:
-        data = self.cleaned_data
-        kind = data["kind"]
-        if kind == DataImport.Kind.CAR_RUNS:
-            return {"create_topics": data["create_topics"]}
-        if kind in (DataImport.Kind.TREC_RUN, DataImport.Kind.QRELS):
-            return {"create_missing": data["create_missing"], "name": data["name"]}
-        if kind == DataImport.Kind.ANSWERS:
-            return {"create_missing": data["create_missing"]}
-        if kind == DataImport.Kind.BOOK:
-            return {"title": data["title"], "slug": data["slug"], "sentences_per_chunk": data["sentences_per_chunk"] or 3}
-        if kind == DataImport.Kind.TOPICS:
-            return {"format": data["topic_format"] or "auto", "update": data["update"]}
-        if kind == DataImport.Kind.DOCUMENTS:
-            return {"format": data["document_format"] or "auto", "update": data["update"],
-                    "retext_judged": data["retext_judged"], "only_needed": data["only_needed"], "encoding": data["encoding"] or "utf-8",
-                    "bad_bytes": "replace" if data["bad_bytes"] else "refuse"}
-        return {}
+        """The chosen kind's options, each read from its field as its registration says."""
+        return {o.name: o.read(self.cleaned_data) for o in importers.get(self.cleaned_data["kind"]).options
+                if o.console_field}
 
 
 class PoolForm(ServiceErrorsMixin, forms.Form):
