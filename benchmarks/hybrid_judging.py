@@ -70,8 +70,11 @@ def make_judge(flat, qrels, latent, seed: int, *, skill: float = 2.2, agree: flo
     the runs agree on (share of runs) and what is lexically on topic."""
     rng = np.random.default_rng(seed)
     share = (flat.ranks > 0).mean(axis=1)
-    grade = np.array([qrels[t].get(d, 0) for t, d in flat.keys])
-    on_topic = np.array([latent[t][d] for t, d in flat.keys])
+    grade = np.array([qrels.get(t, {}).get(d, 0) for t, d in flat.keys])
+    if latent is None:  # runs from files: the runs' fused evidence (log RRF, standardised) stands for on-topic text
+        on_topic = hybrid.standardise(hybrid.evidence(flat)[:, 1:2])[:, 0]
+    else:
+        on_topic = np.array([latent[t][d] for t, d in flat.keys])
     s = rng.uniform(0.85, 1.15) * skill
     z = (bias + s * np.where(grade > 0, 1.0 + 0.3 * (grade - 1), 0.0) + agree * share + lexical * on_topic
          + rng.normal(0, noise, len(grade)))
@@ -125,7 +128,13 @@ def main():
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.05, 0.1])
     parser.add_argument("--draws", type=int, default=hybrid.DRAWS)
     parser.add_argument("--write", metavar="DIR")
+    parser.add_argument("--qrels", help="A TREC qrels file: measure on these runs (--runs) instead of synthetic ones.")
+    parser.add_argument("--runs", nargs="+", help="TREC run files (with --qrels).")
+    parser.add_argument("--depth", type=int, default=DEPTH)
+    parser.add_argument("--bias", type=float, default=-2.6, help="The simulated judges' bias (log-odds).")
     args = parser.parse_args()
+    if args.qrels:
+        return on_files(args)
     started = time.perf_counter()
     table = {}  # (name, budget): [τ…]
     cover = {}
@@ -175,6 +184,50 @@ def main():
               f"{', '.join(map(str, covered))} of {RUNS} runs (min {min(covered) if covered else 'n/a'}), nDCG@10 "
               f"{', '.join(map(str, ndcg))}; mean MAP interval width {np.mean(widths) if widths else float('nan'):.4f}")
     print(f"Time: {time.perf_counter() - started:.0f} s")
+
+
+def on_files(args):
+    """The same figures on runs and qrels from files (e.g. Cranfield's), the judges simulated from the qrels."""
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()  # the TREC readers live beside the stored-run readers
+    from assessments.evaluation.sources import read_qrels_file, read_run_file
+
+    qrels = read_qrels_file(args.qrels)
+    runs = dict(read_run_file(path) for path in args.runs)
+    pools = {t: p for t, p in pools_of(qrels, runs, args.depth).items() if len(p)}
+    base = hybrid.flatten(pools, runs)
+    truth = np.array([qrels.get(t, {}).get(d, 0) >= 1 for t, d in base.keys])
+    print(f"{args.qrels}: {len(base.topics)} topics, {len(base.runs)} runs, {len(base):,} pooled, "
+          f"{int(truth.sum()):,} relevant")
+    table, kappas = {}, []
+    for seed in args.seeds:
+        for j in range(args.judges):
+            judge_seed = seed * 100 + j
+            machine = make_judge(base, qrels, None, judge_seed, bias=args.bias)
+            flat = hybrid.flatten(pools, runs, machine)
+            k = kappa(hybrid.machine_labels(flat), truth)
+            kappas.append(k)
+            result = evaluate(flat, qrels, args.budgets, seed=judge_seed, draws=args.draws)
+            for name in ("machine", "depth", "lara", "hybrid"):
+                for b in args.budgets:
+                    table.setdefault((name, b), []).append(result[name][b])
+            for b in args.budgets:
+                table.setdefault(("coverage", b), []).append(result["coverage"].get(b))
+            print(f"  judge {judge_seed}: κ {k:.3f}; " + "; ".join(
+                f"{b:.0%}: machine {result['machine'][b]:.3f} depth {result['depth'][b]:.3f} "
+                f"lara {result['lara'][b]:.3f} hybrid {result['hybrid'][b]:.3f} "
+                f"MAP cover {result['coverage'].get(b)}/{len(base.runs)}" for b in args.budgets), flush=True)
+    print(f"\nMeans over {len(kappas)} judges (κ {min(kappas):.2f}–{max(kappas):.2f}, mean {np.mean(kappas):.3f}):")
+    for name in ("machine", "depth", "lara", "hybrid"):
+        print(f"| {name} | " + " | ".join(f"{np.mean(table[name, b]):.3f}" for b in args.budgets) + " |")
+    for b in args.budgets:
+        print(f"{b:.0%}: hybrid/depth {np.mean(table['hybrid', b]) / np.mean(table['depth', b]):.3f}, hybrid/LARA "
+              f"{np.mean(table['hybrid', b]) / np.mean(table['lara', b]):.3f}; MAP intervals hold "
+              f"{', '.join(map(str, table['coverage', b]))} of {len(base.runs)}")
 
 
 def write_files(folder: Path, qrels, runs, machine, j):
