@@ -1,7 +1,7 @@
 """THE importer registry (assessments.importers.registry): every kind of data import registered once, with a command
 that exists; the console's data imports, its upload form and the commands read it."""
 
-from django.core.management import get_commands
+from django.core.management import get_commands, load_command_class
 
 from annotation import importers
 from annotation.models import DataImport
@@ -19,3 +19,18 @@ def test_every_registration_names_a_command_there_is():
 def test_each_option_of_an_importer_has_its_own_name():
     assert {kind: [o.name for o in i.options] for kind, i in importers.REGISTRY.items()
             if len({o.name for o in i.options}) != len(i.options)} == {}
+
+
+def test_each_command_takes_its_importers_options_as_flags():
+    """A registered option is its command's flag, with the registration's help and default."""
+    differing = {}
+    for kind, importer in importers.REGISTRY.items():
+        command = load_command_class(get_commands()[importer.command], importer.command)
+        flags = {flag: action for action in command.create_parser("manage.py", importer.command)._actions
+                 for flag in action.option_strings}
+        for option in importer.options:
+            action = flags.get(option.flag)
+            if action is None or (action.help, action.default) != (option.help, option.default or
+                                                                   (False if option.type is bool else None)):
+                differing[kind, option.flag] = action and (action.help, action.default)
+    assert differing == {}

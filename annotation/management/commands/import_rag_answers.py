@@ -1,5 +1,6 @@
 """manage.py import_rag_answers FILE --campaign C [--create-missing]"""
 
+from annotation import importers
 from annotation.management.commands._nuggets import CampaignImport
 from annotation.services.nuggets import import_answers_file
 
@@ -15,8 +16,7 @@ class Command(CampaignImport):
     importer = staticmethod(import_answers_file)
 
     def more_arguments(self, parser):
-        parser.add_argument("--create-missing", action="store_true",
-                            help="Make placeholder documents (without text) for references the collection lacks.")
+        self.add_options(parser, importers.get("answers").options)
 
     def importer_options(self, options):
         return {"create_missing": options["create_missing"]}

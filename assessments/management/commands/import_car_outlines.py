@@ -1,5 +1,6 @@
 """manage.py import_car_outlines PATH [--collection car-y3] [--include-train] [--update]"""
 
+from assessments.importers import registry
 from assessments.importers.car import DEFAULT_COLLECTION, import_outlines
 from retrieval.ingest import ImportCommand
 
@@ -18,14 +19,7 @@ class Command(ImportCommand):
             "--collection", default=DEFAULT_COLLECTION,
             help=f"Collection of the topics (created if missing; default {DEFAULT_COLLECTION}).",
         )
-        parser.add_argument(
-            "--include-train", action="store_true",
-            help="Also import the train pages (trainTitles), marked {\"train\": true} in the topic's metadata.",
-        )
-        parser.add_argument(
-            "--update", action="store_true",
-            help="Make topics that already exist with different title or facets match the file.",
-        )
+        self.add_options(parser, registry.get("car-outlines").options)
 
     def handle(self, *args, **options):
         result = import_outlines(

@@ -1,5 +1,6 @@
 """manage.py import_car_run PATH [PATH ...] [--collection car-y3] [--create-topics]"""
 
+from assessments.importers import registry
 from assessments.importers.car import DEFAULT_COLLECTION, import_car_runs
 from retrieval.ingest import ImportCommand
 
@@ -18,10 +19,7 @@ class Command(ImportCommand):
             "--collection", default=DEFAULT_COLLECTION,
             help=f"Collection of the topics and passages (created if missing; default {DEFAULT_COLLECTION}).",
         )
-        parser.add_argument(
-            "--create-topics", action="store_true",
-            help="Create unknown topics from the pages (title, and facets from query_facets).",
-        )
+        self.add_options(parser, registry.get("car-runs").options)
 
     def handle(self, *args, **options):
         result = import_car_runs(

@@ -1,5 +1,5 @@
+from assessments.importers import registry
 from assessments.importers.documents import import_collection_documents
-from retrieval.documents import BAD_BYTES, FORMATS
 from retrieval.ingest import ImportCommand
 
 
@@ -13,19 +13,7 @@ class Command(ImportCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="The documents files.")
         parser.add_argument("--collection", required=True, help="The collection the documents belong to.")
-        parser.add_argument("--format", choices=FORMATS, default="auto", help="The files' format (default: told "
-                            "from the content).")
-        parser.add_argument("--only-needed", action="store_true", help="Import only the documents the collection's "
-                            "runs, pools, qrels and answers name (import those first).")
-        parser.add_argument("--update", action="store_true", help="Replace documents already in the collection.")
-        parser.add_argument("--retext-judged", action="store_true", help="With --update, change the text of a "
-                            "document people judged (their grades then stand for the new text; the summary says how "
-                            "many). Without it, such a change is refused. Text under evidence spans never changes.")
-        parser.add_argument("--encoding", default="utf-8", help="The files' encoding: UTF-8 (the default) or an 8-bit "
-                            "one, e.g. latin-1 or cp1252 for old TREC disks.")
-        parser.add_argument("--bad-bytes", choices=BAD_BYTES, default="refuse", help="A byte the encoding cannot "
-                            "read: refuse the files (the default), or replace it by U+FFFD with a warning naming "
-                            "the place (web crawls such as GOV2 mix encodings).")
+        self.add_options(parser, registry.get("documents").options)
 
     def handle(self, *args, **options):
         result = import_collection_documents(

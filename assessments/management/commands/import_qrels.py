@@ -1,5 +1,6 @@
 """manage.py import_qrels PATH --collection C [--name NAME] [--create-missing]"""
 
+from assessments.importers import registry
 from assessments.importers.trec import import_qrels
 from retrieval.ingest import ImportCommand
 
@@ -14,11 +15,7 @@ class Command(ImportCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", help="The qrels file (plain or gzip).")
         parser.add_argument("--collection", required=True, help="Name of the collection the qrels grade.")
-        parser.add_argument("--name", help="Qrel set name (a slug; default: the file name's stem, slugified).")
-        parser.add_argument(
-            "--create-missing", action="store_true",
-            help="Create the collection, unknown topics (ad hoc) and unknown documents (without text).",
-        )
+        self.add_options(parser, registry.get("qrels").options)
 
     def handle(self, *args, **options):
         result = import_qrels(

@@ -1,4 +1,5 @@
-from assessments.importers.topics import FORMATS, import_topics
+from assessments.importers import registry
+from assessments.importers.topics import import_topics
 from retrieval.ingest import ImportCommand
 
 
@@ -12,9 +13,7 @@ class Command(ImportCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", help="The topics file.")
         parser.add_argument("--collection", required=True, help="The collection the topics are about.")
-        parser.add_argument("--format", choices=FORMATS, default="auto", help="The file's format (default: told "
-                            "from the content).")
-        parser.add_argument("--update", action="store_true", help="Replace topics already in the collection.")
+        self.add_options(parser, registry.get("topics").options)
 
     def handle(self, *args, **options):
         result = import_topics(

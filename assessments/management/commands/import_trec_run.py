@@ -1,5 +1,6 @@
 """manage.py import_trec_run PATH --collection C [--name NAME] [--create-missing]"""
 
+from assessments.importers import registry
 from assessments.importers.trec import import_run
 from retrieval.ingest import ImportCommand
 
@@ -14,11 +15,7 @@ class Command(ImportCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", help="The run file (plain or gzip).")
         parser.add_argument("--collection", required=True, help="Name of the collection the run ranks.")
-        parser.add_argument("--name", help="Run name (default: the file's tag, column 6); allows mixed tags.")
-        parser.add_argument(
-            "--create-missing", action="store_true",
-            help="Create the collection, unknown topics (ad hoc) and unknown documents (without text).",
-        )
+        self.add_options(parser, registry.get("trec-run").options)
 
     def handle(self, *args, **options):
         result = import_run(

@@ -1,7 +1,6 @@
 """manage.py import_book PATH --title T [--slug S] [--sentences-per-chunk 3]: a plain-text book, split and chunked."""
 
-from retrieval.books import DEFAULT_SENTENCES_PER_CHUNK
-from retrieval.importers import prepare_book, write_book
+from retrieval.importers import OPTIONS, prepare_book, write_book
 from retrieval.ingest import ImportCommand
 
 
@@ -14,15 +13,7 @@ class Command(ImportCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="The book's text file.")
-        parser.add_argument("--title", required=True, help="The book's title.")
-        parser.add_argument("--slug", help="Short unique name of the book and its collection (default: the file name).")
-        parser.add_argument(
-            "--sentences-per-chunk",
-            type=int,
-            default=DEFAULT_SENTENCES_PER_CHUNK,
-            metavar="N",
-            help=f"Sentences per chunk (plot), m in PlotRetrieval (default {DEFAULT_SENTENCES_PER_CHUNK}).",
-        )
+        self.add_options(parser, OPTIONS)  # registered as kind `book` (assessments.importers.registry)
 
     def handle(self, *args, **options):
         prepared = prepare_book(
