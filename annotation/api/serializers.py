@@ -4,14 +4,17 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation import importers
 from annotation.models import Campaign
 from annotation.services.submissions import RunFormat, passages_allowed, run_format, runs_allowed
 from assessments.exporters.machine import SOURCES as QRELS_SOURCES
 from assessments.exporters.qrels import AGGREGATES, LEVELS, TIES
-from assessments.importers.topics import FORMATS as TOPIC_FORMATS
 from assessments.models import Pool, Topic
 from config.ids import ID_MAX
 from retrieval import fusion as fusion_rules
+
+
+TOPIC_OPTIONS = {o.name: o for o in importers.get("topics").options}  # the topics importer's registration
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -144,9 +147,9 @@ class TopicUploadSerializer(serializers.Serializer):
     """A topics file for an ad hoc campaign."""
 
     file = serializers.FileField(allow_empty_file=True, help_text="The topics file; plain, gzip, bzip2 or xz; UTF-8.")
-    format = serializers.ChoiceField(choices=TOPIC_FORMATS, default="auto",
-                                     help_text="The file's format (default: told from the content).")
-    update = serializers.BooleanField(default=False, help_text="Replace topics already in the collection.")
+    format = serializers.ChoiceField(choices=TOPIC_OPTIONS["format"].choices, default=TOPIC_OPTIONS["format"].default,
+                                     help_text=TOPIC_OPTIONS["format"].help)
+    update = serializers.BooleanField(default=False, help_text=TOPIC_OPTIONS["update"].help)
 
 
 class TopicUploadResultSerializer(serializers.Serializer):

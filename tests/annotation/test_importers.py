@@ -4,6 +4,7 @@ that exists; the console's data imports, its upload form and the commands read i
 from django.core.management import get_commands, load_command_class
 
 from annotation import importers
+from annotation.api.serializers import TopicUploadSerializer
 from annotation.models import DataImport
 
 
@@ -34,3 +35,10 @@ def test_each_command_takes_its_importers_options_as_flags():
                                                                    (False if option.type is bool else None)):
                 differing[kind, option.flag] = action and (action.help, action.default)
     assert differing == {}
+
+
+def test_the_apis_topic_upload_takes_the_topics_importers_options():
+    fields = TopicUploadSerializer().fields
+    assert {name: (f.help_text, f.default) for name, f in fields.items() if name != "file"} == {
+        o.name: (o.help, o.default or False) for o in importers.get("topics").options}
+    assert list(fields["format"].choices) == list(importers.get("topics").options[0].choices)
