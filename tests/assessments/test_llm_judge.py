@@ -232,11 +232,37 @@ def test_the_waits_between_tries_double(server, monkeypatch):
     assert waits == [1.0, 2.0, 4.0]
 
 
-def test_requests_keep_to_the_rate_limit(server):
+def test_requests_keep_to_the_rate_limit(server, monkeypatch):
+    """Each request leaves at its slot or later, the slots 0.2 s apart (--rate 300). Measured where the limiter lets a
+    request go, not where the server receives it: a loaded machine delivers two requests with different delays, and
+    the gaps the server saw (once 0.166 s) said nothing about the limiter."""
     make_pool([f"good {n % 4} doc{n}" for n in range(5)])
+    slots, left = [], []
+    real_wait = llm.RateLimit.wait
+
+    def wait(limiter):
+        real_wait(limiter)
+        slots.append(limiter.next - limiter.interval)  # the slot this request took
+        left.append(limiter.clock())  # when it was let go
+
+    monkeypatch.setattr(llm.RateLimit, "wait", wait)
     judge(server, "--pool", "judge-pool", "--rate", "300")  # one request each 0.2 s
-    gaps = [b - a for a, b in zip(server.times, server.times[1:])]
-    assert len(gaps) == 4 and min(gaps) >= 0.18
+    assert len(server.times) == 5 and len(slots) == 5
+    assert all(b - a >= 0.2 - 1e-9 for a, b in zip(slots, slots[1:])), slots
+    assert all(went >= slot for went, slot in zip(left, slots)), (left, slots)
+
+
+def test_the_rate_limit_spaces_slots_and_does_not_save_up_idle_time():
+    """RateLimit on a clock of its own: a request waits for its slot; time spent idle is not saved up as a burst."""
+    now = [100.0]
+    waits = []
+    limiter = llm.RateLimit(120, clock=lambda: now[0], sleep=lambda s: (waits.append(s), now.__setitem__(0, now[0] + s)))
+    limiter.wait()  # the first goes at once
+    limiter.wait()  # the second waits 0.5 s
+    now[0] += 10  # idle for 10 s
+    limiter.wait()
+    limiter.wait()
+    assert waits == [0.5, 0.5]
 
 
 def test_the_spend_cap_stops_the_judge_and_a_higher_cap_goes_on_without_asking_twice(server):
