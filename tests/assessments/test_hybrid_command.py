@@ -131,3 +131,10 @@ def test_the_write_options_need_a_machine_judge(files):
         simulate_judging("--qrels", folder / "qrels", "--runs", *runs, "--write-qrels", folder / "out.qrels")
     with pytest.raises(CommandError, match="--machine"):
         simulate_judging("--qrels", folder / "qrels", "--runs", *runs, "--budget", "0.1")
+
+
+def test_qrels_whose_topics_no_run_retrieved_are_refused(files):
+    folder, runs = files
+    (folder / "other.qrels").write_text("999 0 X 1\n")
+    with pytest.raises(CommandError, match="no topic of the qrels"):
+        simulate_judging("--qrels", folder / "other.qrels", "--runs", *runs, "--machine", folder / "judge.tsv")

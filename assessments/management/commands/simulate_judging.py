@@ -179,6 +179,8 @@ class Command(BaseCommand):
         except ImportFailed as exc:
             raise CommandError(f"cannot read the input:\n{exc.report()}") from exc
         machine, notes = self.machine(opts["machine"], opts["collection"], qrels)
+        if not any(ranking.get(topic) for topic in qrels for ranking in runs.values()):
+            raise CommandError("no topic of the qrels was retrieved by any run: nothing to simulate")
         result = simulate_budget(qrels, runs, machine, depth=opts["depth"], budgets=budgets, orders=orders,
                                  min_rel=opts["min_rel"], seed=opts["seed"])
         if not len(result.flat):
@@ -187,10 +189,16 @@ class Command(BaseCommand):
             raise CommandError("--machine: no score for any pooled candidate (do its topic and document ids match "
                                "the runs'?)")
         last = budgets[-1]
-        if opts["write_qrels"]:
-            write_budget_qrels(result.get(labelled[0], last), result.flat, opts["write_qrels"])
-        if opts["write_intervals"]:
-            write_budget_intervals(result.get(with_intervals[0], last), opts["write_intervals"])
+        try:
+            if opts["write_qrels"]:
+                write_budget_qrels(result.get(labelled[0], last), result.flat, opts["write_qrels"])
+        except OSError as exc:
+            raise CommandError(f"--write-qrels: {exc}") from exc
+        try:
+            if opts["write_intervals"]:
+                write_budget_intervals(result.get(with_intervals[0], last), opts["write_intervals"])
+        except OSError as exc:
+            raise CommandError(f"--write-intervals: {exc}") from exc
         if opts["format"] == "json":
             self.stdout.write(json.dumps(result.as_json(), indent=1))
             return
