@@ -110,7 +110,7 @@ def change_key(assignment, data, layer, value) -> dict:
         raise ChangeInvalid("passage", "not a passage this sentence cites")
     if value is not None and value not in nuggets.CITATION_VALUES:
         raise ChangeInvalid("value", f"expected one of {', '.join(nuggets.CITATION_VALUES)} (or null to clear)")
-    return {"item": item, "passage": Passage(pk=passage), "run_ids": [answer.run_id]}
+    return {"item": item, "passage": Passage(pk=passage), "run_ids": [answer.run.name]}
 
 
 def progress(assignment) -> Progress:

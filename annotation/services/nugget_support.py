@@ -41,8 +41,8 @@ VALUES = [  # [value, name, key]: the keys the page shows and takes
 
 def answer_of(assignment):
     """The answer the unit judges (its run's answer to its topic in its campaign), or None."""
-    return Answer.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id,
-                                 campaign_id=assignment.campaign_id).first()
+    return Answer.objects.select_related("run").filter(run_id=assignment.run_id, topic_id=assignment.topic_id,
+                                                       campaign_id=assignment.campaign_id).first()
 
 
 def ready_banks(campaign_id, topic_ids) -> dict[int, list]:
@@ -208,7 +208,7 @@ def change_key(assignment, data, layer, value) -> dict:
     answer = answer_of(assignment)
     if answer is None:
         raise ChangeInvalid("assignment", "this unit's answer is no longer stored")
-    return {"item": nuggets.support_item(answer.pk, nugget), "run_ids": [answer.run_id]}
+    return {"item": nuggets.support_item(answer.pk, nugget), "run_ids": [answer.run.name]}
 
 
 def progress(assignment, bank=None) -> Progress:

@@ -443,7 +443,8 @@ def read_assignments(batches, problems, scope, unanswered=None) -> list:
     rows = _topic_lines(batches, problems, scope, also=("run_id",), with_assignment=True)
     topic_ids = {topic.pk for _, topic, _, _ in rows.values()}
     banks = nuggets.topic_banks(scope.campaign_id, topic_ids)
-    answers = Answer.objects.filter(campaign_id=scope.campaign_id, topic_id__in=topic_ids)
+    answers = Answer.objects.select_related("run").filter(  # the run: its name is the label's run_ids
+        campaign_id=scope.campaign_id, topic_id__in=topic_ids)
     runs = Run.objects.filter(pk__in=answers.values("run_id"))
     campaign_runs = Run.objects.filter(
         pk__in=Answer.objects.filter(campaign_id=scope.campaign_id).values("run_id")).select_related("owner")
@@ -496,7 +497,7 @@ def store_assignments(labels, problems, scope, *, assessor, unanswered=()) -> As
         for seq, (topic, answer, nugget_id, assignment) in enumerate(labels):
             record_judgement(assessor=assessor, layer=Layer.NUGGET_SUPPORT, value=assignment, topic=topic,
                              item=nuggets.support_item(answer.pk, nugget_id), client_time=now, client_seq=seq,
-                             run_ids=[answer.run_id], source=JudgementChange.Source.IMPORT,
+                             run_ids=[answer.run.name], source=JudgementChange.Source.IMPORT,
                              campaign_id=scope.campaign_id, session_id=f"import:{problems.source}"[:200])
     return AssignmentsImport(len(Counter((a.pk for _, a, _, _ in labels))), len(labels), assessor.username,
                              tuple(unanswered))

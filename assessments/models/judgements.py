@@ -202,6 +202,12 @@ class JudgementQuerySet(models.QuerySet):
         return self.filter(~models.Q(layer=Layer.TRANSITION) | live)
 
 
+# One meaning of run_ids, on a judgement and on each change: the NAMES of the runs the key was judged under (an
+# outline's article's run, an answer's run), as the CAR Y3 assessments' run_ids are. Nugget and citation support
+# stored run primary keys until migration 0020; a run is told apart by the item (its answer) where teams share a name.
+RUN_IDS_HELP = "The names of the runs this key was judged under (an article's run, an answer's run)."
+
+
 class Judgement(models.Model):
     """The current value of one assessor's label for one key."""
 
@@ -232,7 +238,7 @@ class Judgement(models.Model):
     )
     value = models.JSONField(null=True, blank=True, help_text="Null when the assessor cleared the label.")
     grade = models.SmallIntegerField(null=True, blank=True, help_text="Numeric grade derived from the value, if any.")
-    run_ids = models.JSONField(default=list, blank=True, help_text="All runs this key was judged under.")
+    run_ids = models.JSONField(default=list, blank=True, help_text=RUN_IDS_HELP)
     adjudicated = models.BooleanField(
         default=False, help_text="An organiser's final label set by adjudication (source ADJUDICATION), not an assessor's.",
     )
@@ -285,7 +291,7 @@ class JudgementChange(models.Model):
     client_seq = models.BigIntegerField(default=0)
     received_at = models.DateTimeField(auto_now_add=True)
     session_id = models.CharField(max_length=200, blank=True)
-    run_ids = models.JSONField(default=list, blank=True)
+    run_ids = models.JSONField(default=list, blank=True, help_text=RUN_IDS_HELP)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.WEB)
     active_ms = models.PositiveIntegerField(
         null=True, blank=True, help_text="Active time the assessor spent on this change (idle time not counted), ms.",

@@ -144,3 +144,26 @@ def test_a_unit_made_for_a_nuggets_campaign_is_a_nugget_support_unit_whoever_mak
     made = Assignment.objects.create(campaign=world["campaign"], assessor=factories.user("late"), topic=unit.topic,
                                      run=unit.run)
     assert made.kind == Assignment.Kind.NUGGET_SUPPORT
+
+
+def test_run_ids_hold_the_answers_run_name_as_an_outlines_hold_its_articles(client, world):
+    """Judgement.run_ids held run names for outlines and run primary keys for nuggets (issue 40 item 4): one meaning,
+    names, on the judgement and its change; migration 0020 turns the keys stored before into names."""
+    import importlib
+
+    from django.apps import apps
+
+    from assessments.models import JudgementChange
+
+    unit, answer = world["units"][RUNS[0]], world["answers"][RUNS[0]]
+    first = world["bank"][0]["id"]
+    assert save(client, unit, layer="nugget_support", nugget=first, value="support").status_code == 200
+    j = Judgement.objects.get(layer=Layer.NUGGET_SUPPORT)
+    assert j.run_ids == [answer.run.name] == [RUNS[0]] and j.changes.get().run_ids == [RUNS[0]]
+
+    Judgement.objects.filter(pk=j.pk).update(run_ids=[str(answer.run_id)])  # as stored before
+    JudgementChange.objects.filter(judgement=j).update(run_ids=[str(answer.run_id)])
+    migration = importlib.import_module("assessments.migrations.0020_run_ids_are_run_names")
+    migration.keys_to_names(apps, None)
+    j.refresh_from_db()
+    assert j.run_ids == [RUNS[0]] and j.changes.get().run_ids == [RUNS[0]]

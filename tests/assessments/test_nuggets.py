@@ -313,7 +313,7 @@ def test_assignments_are_one_assessors_labels_keyed_on_answer_and_nugget(rag, tm
     assert labels.count() == 10 and {j.assessor.username for j in labels} == {"imported-assignments"}
     first = Answer.objects.get(run__name="ragnarok", topic__external_id=T1)
     label = labels.get(item=f"{first.pk}:n2")
-    assert label.value == "partial_support" and label.passage is None and label.run_ids == [str(first.run_id)]
+    assert label.value == "partial_support" and label.passage is None and label.run_ids == [first.run.name]
 
 
 def test_scores_follow_the_formulas(rag, tmp_path):
