@@ -24,9 +24,9 @@ import json
 import sys
 from contextlib import contextmanager
 
-from django.apps import apps
 from django.db.models import Q
 
+from assessments.campaign_link import campaign_exists
 from assessments.exporters.car_y3 import format_time
 from assessments.exporters.common import ExportFailed, atomic_file
 from assessments.exporters.csvcells import safe_row
@@ -50,7 +50,7 @@ def resolve_pools(*, pool=None, campaign=None):
     if campaign:
         # Campaign (annotation) holds the pools; looked up by name so that assessments imports nothing from annotation.
         found = list(Pool.objects.filter(campaigns__name=campaign).order_by("name"))
-        if not found and not apps.get_model("annotation", "Campaign").objects.filter(name=campaign).exists():
+        if not found and not campaign_exists(campaign):
             raise ExportFailed(f"--campaign: no campaign named {campaign!r}")
         return found
     return None

@@ -23,12 +23,12 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from assessments.campaign_link import campaign_named, track_of
 from assessments.importers.sniff import but_looks_like
 from assessments.importers.topic_ids import topic_id
 from assessments.importers.trec import ids_by_external_id, refused, topics_by_id
@@ -261,7 +261,7 @@ def _collection(collection_name, campaign, problems):
             problems.add(f"no collection named {collection_name!r}", field="collection")
         return found
     if campaign is not None:
-        track = apps.get_model("annotation", "Track").objects.filter(campaign_id=campaign.pk).first()
+        track = track_of(campaign.pk)
         if track is not None:
             return track.collection
         pooled = set(campaign.pools.order_by().values_list("collection_id", flat=True).distinct()[:2])
@@ -304,7 +304,7 @@ def import_machine_labels(path, name, *, collection_name=None, campaign_name=Non
     name = (name or "").strip()
     campaign = None
     if campaign_name:
-        campaign = apps.get_model("annotation", "Campaign").objects.filter(name=campaign_name).first()
+        campaign = campaign_named(campaign_name)
         if campaign is None:
             problems.add(f"no campaign named {campaign_name!r}", field="campaign")
     if user is None and username:

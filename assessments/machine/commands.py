@@ -1,14 +1,15 @@
 """What the machine-assistance commands share: finding a campaign by name, and a progress bar on stderr."""
 
-from django.apps import apps
 from django.core.management.base import CommandError
+
+from assessments.campaign_link import campaign_id_named
 
 
 def campaign_id(name, what="nothing was done"):
     """The id of the campaign named `name` (None for no name); CommandError when there is none."""
     if not name:
         return None
-    found = apps.get_model("annotation", "Campaign").objects.filter(name=name).values_list("pk", flat=True).first()
+    found = campaign_id_named(name)
     if found is None:
         raise CommandError(f"{what}: --campaign: no campaign named {name!r}")
     return found

@@ -134,3 +134,28 @@ def test_the_export_name_comes_from_the_id_and_a_cleaned_name(history, tmp_path,
     path = export_path(campaign)
     assert path.parent == tmp_path.resolve()
     assert path.name.startswith("campaign-7-etc-passwd-")
+
+
+def test_a_deleted_campaigns_judgements_keep_its_id_and_no_new_campaign_takes_it(history, tmp_path, settings):
+    """The decision of assessments.campaign_link: judgements hold their campaign as a plain integer and outlive it.
+    That is sound only if no later campaign takes a deleted one's id: delete the newest campaign, make another, and
+    the kept judgements still point at no live campaign (SQLite's AUTOINCREMENT, PostgreSQL's sequence)."""
+    settings.EXPORT_DIR = tmp_path / "exports"
+    newest = Campaign.objects.order_by("-pk").first()
+    kept = set(Judgement.objects.filter(campaign_id=newest.pk).values_list("pk", flat=True))
+    assert kept
+    call_command("delete_campaign", newest.name, "--confirm", newest.name)
+    again = Campaign.objects.create(name="after", task="outline")
+    assert again.pk != newest.pk
+    assert set(Judgement.objects.filter(campaign_id=newest.pk).values_list("pk", flat=True)) == kept
+
+
+def test_only_the_campaign_link_names_annotations_models_in_assessments():
+    """assessments reaches campaigns through assessments.campaign_link alone (issue 40 item 4: five places did)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "assessments"
+    naming = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                    if 'get_model("annotation", "Campaign")' in p.read_text() or
+                    'get_model("annotation", "Track")' in p.read_text())
+    assert naming == ["campaign_link.py"]

@@ -92,9 +92,9 @@ class Command(BaseCommand):
     def campaign_id(name):
         if not name:
             return None
-        from django.apps import apps
+        from assessments.campaign_link import campaign_id_named
 
-        found = apps.get_model("annotation", "Campaign").objects.filter(name=name).values_list("pk", flat=True).first()
+        found = campaign_id_named(name)
         if found is None:
             raise CommandError(f"nothing was exported: --campaign: no campaign named {name!r}")
         return found

@@ -1,9 +1,9 @@
 """manage.py llm_judge --pool NAME… [--campaign NAME] [--endpoint URL] [--model M] [--limit N]
 [--max-requests N] [--max-tokens N] [--rate RPM] [--filter-queries [--topics ID…]] [--retry-errors]"""
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
+from assessments.campaign_link import campaign_named
 from assessments.machine.commands import run_and_report
 from assessments.management.commands.train_annotator import flag
 from assessments.services import machine
@@ -47,7 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         campaign = None
         if options["campaign"]:
-            campaign = apps.get_model("annotation", "Campaign").objects.filter(name=options["campaign"]).first()
+            campaign = campaign_named(options["campaign"])
             if campaign is None:
                 raise CommandError(f"nothing was sent: --campaign: no campaign named {options['campaign']!r}")
         try:

@@ -3,9 +3,9 @@
 
 import json
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
+from assessments.campaign_link import campaign_named
 from assessments.evaluation import parse_measure
 from assessments.evaluation.sources import stored_qrels
 from assessments.machine import compare
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         run_ids = compare.pool_run_ids([pool.pk]) if pool else set()
         campaign_id = None
         if options["campaign"]:
-            campaign = apps.get_model("annotation", "Campaign").objects.filter(name=options["campaign"]).first()
+            campaign = campaign_named(options["campaign"])
             if campaign is None:
                 raise CommandError(f"--campaign: no campaign named {options['campaign']!r}")
             campaign_id = campaign.pk
