@@ -6,6 +6,7 @@ workers act on them. Syntax: `KIND[:MODEL][,OPTION=VALUE…]`, for example
     bm25                       BM25, k1=1.2 b=0.75, English stemmer and stop words
     bm25:k1=0.9,b=0.4          other parameters (stemmer=, stopwords= with "" for none)
     bm25:fields=text           index other fields than the collection's setting (title+text, text, title)
+    bm25:context=0             a book's chunks indexed alone (default: with 1 sentence of the book on each side)
     dense                      the bundled all-MiniLM-L6-v2 encoder, exact inner product
     dense:intfloat/e5-base-v2,query_prefix=query: ,passage_prefix=passage: ,index=hnsw
     rerank:/models/my-cross-encoder,max_length=384
@@ -27,9 +28,10 @@ DENSE_DEFAULTS = {"pooling": "auto", "query_prefix": "", "passage_prefix": "", "
 INDEX_DEFAULTS = {"index": "flat", "nlist": None, "nprobe": 16, "m": 32, "ef_construction": 200, "ef_search": 128}
 RERANK_DEFAULTS = {"max_length": 512}
 FIELD_DEFAULTS = {"fields": None}  # None: the collection's indexed_fields
+BOOK_CONTEXT = 1  # sentences of the book indexed on each side of a chunk unless a spec says `context=`
 FIELDS = ("title+text", "text", "title")
 OPTION_TYPES = {
-    "k1": float, "b": float, "method": str, "stemmer": str, "stopwords": str, "fields": str,
+    "k1": float, "b": float, "method": str, "stemmer": str, "stopwords": str, "fields": str, "context": int,
     "pooling": str, "query_prefix": str, "passage_prefix": str, "max_length": int,
     "index": str, "nlist": int, "nprobe": int, "m": int, "ef_construction": int, "ef_search": int,
 }
@@ -98,10 +100,14 @@ def parse(text: str) -> dict:
             raise SpecError(f"{text!r}: {name}={value!r} is not a {OPTION_TYPES[name].__name__}") from None
     if options.get("fields") not in (None, *FIELDS):
         raise SpecError(f"{text!r}: fields must be {', '.join(FIELDS)}")
+    if options.get("context") is not None and options["context"] < 0:
+        raise SpecError(f"{text!r}: context must be 0 or more sentences")
+    # `context` is in a spec only where it is given (context_for gives the default), so specs stay as they were
+    context = {"context": options.pop("context")} if "context" in options and kind != "rerank" else {}
     if kind == "bm25":
-        return _with(kind, {**BM25_DEFAULTS, **FIELD_DEFAULTS}, options, text, model_given=model)
+        return {**_with(kind, {**BM25_DEFAULTS, **FIELD_DEFAULTS}, options, text, model_given=model), **context}
     if kind == "dense":
-        spec = _with(kind, {**DENSE_DEFAULTS, **INDEX_DEFAULTS, **FIELD_DEFAULTS}, options, text)
+        spec = {**_with(kind, {**DENSE_DEFAULTS, **INDEX_DEFAULTS, **FIELD_DEFAULTS}, options, text), **context}
         spec["model"] = model or default_encoder()
         if spec["pooling"] not in ("auto", "mean", "cls", "last"):
             raise SpecError(f"{text!r}: pooling must be auto, mean, cls or last")
@@ -156,6 +162,19 @@ def fields_for(spec: dict, collection) -> str:
     return spec.get("fields") or getattr(collection, "indexed_fields", None) or "title+text"
 
 
+def context_for(spec: dict, collection) -> int:
+    """Sentences of the book indexed on each side of a chunk: the spec's `context`, else BOOK_CONTEXT in a book's
+    collection, 0 elsewhere (passages that are not book chunks have no neighbours to add).
+
+    A chunk's ground truth is often at its edge, the scene it belongs to told in the sentences before or after
+    (seed 000: fixed 3-sentence chunks); indexed with its neighbours' edge sentences, it is found by what the
+    scene is about, while it stays the unit that is pooled, judged and scored.
+    """
+    if spec.get("context") is not None:
+        return int(spec["context"])
+    return BOOK_CONTEXT if getattr(collection, "kind", None) == "book" else 0
+
+
 def model_label(model: str) -> str:
     """A short name for a model: the last meaningful part of its hub name or folder."""
     model = model.removeprefix("bundled:")
@@ -168,6 +187,8 @@ def model_label(model: str) -> str:
 def label(spec: dict) -> str:
     """A readable run name for a spec: `bm25`, `bm25-k1-0.9-b-0.4`, `dense-all-minilm-l6-v2`, `rerank-…`."""
     fields = [f"fields-{spec['fields'].replace('+', '-')}"] if spec.get("fields") else []
+    if spec.get("context") is not None:
+        fields.append(f"context-{spec['context']}")
     if spec["kind"] == "bm25":
         changed = [f"{k}-{spec[k] or 'none'}" for k in ("k1", "b", "stemmer", "stopwords") if spec[k] != BM25_DEFAULTS[k]]
         return "-".join(["bm25", *changed, *fields])

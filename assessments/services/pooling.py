@@ -196,6 +196,9 @@ def _retriever_run(pool, spec, topics, resume):
     """The spec's run with entries for every topic, or the job still making them."""
     fields = retriever_specs.fields_for(spec, pool.collection)
     config = {**spec, "fields": fields, "depth": max(pool.depth, MIN_RUN_DEPTH)}
+    context = retriever_specs.context_for(spec, pool.collection)
+    if context:  # recorded where the index adds book sentences around each chunk (other runs keep their config)
+        config["context"] = context
     run = _run_for(pool.collection, retriever_specs.label(spec), config)
     missing = _topics_without_entries(run, topics)
     if not missing:

@@ -25,7 +25,8 @@ class NotReady(RuntimeError):
 
 
 def index_for(collection, spec: dict) -> Index:
-    """The index row for a bm25 or dense spec (one per collection, configuration and indexed fields), made if missing."""
+    """The index row for a bm25 or dense spec (one per collection, configuration, indexed fields and book context), made
+    if missing."""
     if spec["kind"] == "bm25":
         kind, config = Index.Kind.BM25, specs_module.bm25_part(spec)
     elif spec["kind"] == "dense":
@@ -33,6 +34,9 @@ def index_for(collection, spec: dict) -> Index:
     else:
         raise ValueError(f"{spec['kind']} has no index")
     config["fields"] = specs_module.fields_for(spec, collection)
+    context = specs_module.context_for(spec, collection)
+    if context:  # absent when 0, so an index of passages without neighbours keeps its key
+        config["context"] = context
     key = config_key(kind, config)
     index, _ = Index.objects.get_or_create(
         collection=collection, kind=kind, key=key,

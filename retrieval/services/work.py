@@ -48,14 +48,46 @@ def index_fields(job) -> str:
     return job.index.config.get("fields", "text")
 
 
-def passage_rows(collection_id: int, first: int, last: int, fields: str = "text"):
-    """(id, indexed text) of the collection's passages with first ≤ id ≤ last, in id order."""
+def index_context(job) -> int:
+    """Sentences of the book an index job adds on each side of a chunk (0: an index made before context existed)."""
+    return int(job.index.config.get("context", 0))
+
+
+def passage_rows(collection_id: int, first: int, last: int, fields: str = "text", context: int = 0):
+    """(id, indexed text) of the collection's passages with first ≤ id ≤ last, in id order; with `context`, a book
+    chunk's text has the `context` sentences of its book before and after it (within the book) joined on."""
     rows = (
         Passage.objects.filter(collection_id=collection_id, pk__gte=first, pk__lte=last)
         .order_by("pk")
-        .values_list("pk", "title", "text")
+        .values_list("pk", "title", "text", "book_id", "first_sentence", "last_sentence")
     )
-    return [(pk, passage_text(title, text, fields)) for pk, title, text in rows.iterator(chunk_size=5000)]
+    rows = list(rows.iterator(chunk_size=5000))
+    around = _neighbour_sentences(rows, context) if context > 0 else {}
+    result = []
+    for pk, title, text, book_id, first_sentence, last_sentence in rows:
+        if book_id is not None and first_sentence is not None:
+            before = [around.get((book_id, i), "") for i in range(first_sentence - context, first_sentence)]
+            after = [around.get((book_id, i), "") for i in range(last_sentence + 1, last_sentence + 1 + context)]
+            text = " ".join(part for part in (*before, text, *after) if part)
+        result.append((pk, passage_text(title, text, fields)))
+    return result
+
+
+def _neighbour_sentences(rows, context: int) -> dict:
+    """{(book id, sentence index): text} of the sentences within `context` of the book chunks among `rows`."""
+    from retrieval.models import Sentence
+
+    wanted = {}
+    for _, _, _, book_id, first_sentence, last_sentence in rows:
+        if book_id is not None and first_sentence is not None:
+            low, high = wanted.get(book_id, (first_sentence, last_sentence))
+            wanted[book_id] = (min(low, first_sentence - context), max(high, last_sentence + context))
+    found = {}
+    for book_id, (low, high) in wanted.items():
+        sentences = Sentence.objects.filter(book_id=book_id, index__gte=max(low, 0), index__lte=high)
+        for index, text in sentences.values_list("index", "text").iterator(chunk_size=5000):
+            found[(book_id, index)] = text
+    return found
 
 
 def plan_passage_ranges(collection_id: int, size: int) -> list[tuple[dict, int]]:
@@ -114,7 +146,8 @@ class BM25IndexWork:
     def run(job, shard, beat):
         from retrieval.lexical import BM25Index, BM25Spec
 
-        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job))
+        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job),
+                            index_context(job))
         spec = BM25Spec(**specs_module.bm25_part(job.params["spec"]))
         index = BM25Index.build([pk for pk, _ in rows], [text for _, text in rows], spec)
         index.save(job.index.path)
@@ -162,7 +195,8 @@ class EncodeWork:
 
         from retrieval.encoders import load_encoder
 
-        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job))
+        rows = passage_rows(job.collection_id, shard.params["first"], shard.params["last"], index_fields(job),
+                            index_context(job))
         encoder = load_encoder(encoder_spec(job.params["spec"]))
         vectors = encoder.encode_passages([text for _, text in rows], progress=beat)
         vectors_path, ids_path = shard_files(job.index.path, job.pk, shard.number)
