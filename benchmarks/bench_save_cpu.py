@@ -191,7 +191,7 @@ def child(args):
                   "db_cpu_ms": db_cpu * 1000 / args.saves, "wall_ms": wall * 1000 / args.saves,
                   "statements": len(statements) / args.saves}
         # The judging page of the same (now judged) article: the server's CPU and statements a load.
-        page = reverse("annotation:outline", args=[assignment.token])
+        page = reverse("annotation:unit", args=[assignment.token])
         for _ in range(5):
             assert client.get(page).status_code == 200
         handler_cpu.clear()

@@ -264,7 +264,7 @@ def cases():
     review = Review.objects.order_by("pk").first()
     pages = [
         ("queue", unit.assessor, reverse("annotation:home")),
-        ("judging page", unit.assessor, reverse("annotation:outline", args=[unit.token])),
+        ("judging page", unit.assessor, reverse("annotation:unit", args=[unit.token])),
         ("dashboard", None, reverse("annotation:dashboard", args=["round-0000"])),
         ("adjudication", None, reverse("annotation:adjudication", args=["round-0000"])),
         ("review queue", None, reverse("annotation:review_queue")),

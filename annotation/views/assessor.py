@@ -145,7 +145,7 @@ def next_assignment(request):
     assignment = queue.next_assignment(request.user, after=after)
     if assignment is None:
         return redirect(reverse("annotation:home") + "?queue")
-    return redirect("annotation:outline", token=assignment.token)
+    return redirect("annotation:unit", token=assignment.token)
 
 
 @require_GET
@@ -200,7 +200,7 @@ def _assignment_page(request, assignment):
     if kind == "nuggets" and context["waiting"]:  # a unit waiting for its bank offers the next ready unit, if any
         ready = queue.next_assignment(request.user, after=assignment) if own else None
         context["next_ready"] = ready
-        context["state"]["next_url"] = reverse("annotation:outline", args=[ready.token]) if ready else None
+        context["state"]["next_url"] = reverse("annotation:unit", args=[ready.token]) if ready else None
     template, script, data_id = PAGES[kind]
     return render(request, template, {
         **context,

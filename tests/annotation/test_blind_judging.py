@@ -25,7 +25,7 @@ def two_articles(article, assessor):
 
 def received(client, units, answer):
     """Everything the assessor's browser got: a save's answer, the queue, and both judging pages (with their data)."""
-    pages = [client.get(reverse("annotation:outline", args=[u.token])) for u in units]
+    pages = [client.get(reverse("annotation:unit", args=[u.token])) for u in units]
     return [answer.content.decode(), client.get(reverse("annotation:home")).content.decode()] + \
         [p.content.decode() for p in pages], page_state(pages[0])
 

@@ -57,7 +57,7 @@ def save(client, unit, **fields):
 def everything_received(client, unit, layer, value_of):
     """Judge every item of the unit as the page would, mark it done, then review it: every text a browser got."""
     client.force_login(unit.assessor)
-    page = client.get(reverse("annotation:outline", args=[unit.token]))
+    page = client.get(reverse("annotation:unit", args=[unit.token]))
     assert page.status_code == 200
     state = state_of(page)
     texts = [page.content.decode()]
@@ -67,7 +67,7 @@ def everything_received(client, unit, layer, value_of):
         texts.append(answer.content.decode())
     texts.append(client.post(reverse("annotation:mark", args=[unit.token]), json.dumps({"done": True}),
                              content_type="application/json").content.decode())
-    texts.append(client.get(reverse("annotation:outline", args=[unit.token])).content.decode())  # with its labels
+    texts.append(client.get(reverse("annotation:unit", args=[unit.token])).content.decode())  # with its labels
     texts.append(client.get(reverse("annotation:home")).content.decode())
     for results in (reverse("annotation:study_index"), reverse("annotation:study_results", args=[unit.pool.name])):
         assert client.get(results).status_code == 404  # the study results are the organisers'

@@ -75,7 +75,7 @@ def test_a_campaign_from_qualification_to_adjudicated_qrels(client, save, roles)
     formal = Assignment.objects.filter(campaign=campaign, qualification=False)
     first_formal = formal.filter(assessor=cat).first()
     client.force_login(cat)
-    assert client.get(reverse("annotation:outline", args=[first_formal.token])).status_code == 302
+    assert client.get(reverse("annotation:unit", args=[first_formal.token])).status_code == 302
     assert save(first_formal, "removal", article_of(first_formal)[0], True).status_code == 403
     home = client.get(reverse("annotation:home")).content.decode()
     assert "Qualification first: judge your 2 qualification units" in home
@@ -100,7 +100,7 @@ def test_a_campaign_from_qualification_to_adjudicated_qrels(client, save, roles)
         assert unit.status == Assignment.Status.REVISE  # a unit to revise is done only when its assessor says so
         mark_done(client, unit)
     assert QualificationResult.objects.get(assessor=cat, attempt=2).passed
-    assert client.get(reverse("annotation:outline", args=[first_formal.token])).status_code == 200
+    assert client.get(reverse("annotation:unit", args=[first_formal.token])).status_code == 200
 
     # Formal work: one pair of assessors disagrees on two passages of one topic.
     shared = formal.order_by("topic_id").first().topic
@@ -132,7 +132,7 @@ def test_a_campaign_from_qualification_to_adjudicated_qrels(client, save, roles)
     client.force_login(y)
     home = client.get(reverse("annotation:home")).content.decode()
     assert "Not &lt;b&gt;CAN&lt;/b&gt;: it covers the heading." in home
-    assert client.get(reverse("annotation:next"))["Location"] == reverse("annotation:outline", args=[batch.token])
+    assert client.get(reverse("annotation:next"))["Location"] == reverse("annotation:unit", args=[batch.token])
 
     # Revision: the assessor changes a note, marks the batch done; the second round passes.
     assert save(batch, "notes", article_of(batch)[0], "checked again").status_code == 200

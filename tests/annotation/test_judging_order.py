@@ -43,7 +43,7 @@ def make(world, order, username="judge", camp=None, **settings):
 def served(client, assignment):
     """The passage ids the assessor's page holds, in order, and its served-order state."""
     client.force_login(assignment.assessor)
-    response = client.get(reverse("annotation:outline", args=[assignment.token]))
+    response = client.get(reverse("annotation:unit", args=[assignment.token]))
     assert response.status_code == 200, response.content
     state = response.context["state"]
     return [c["id"] for c in state["candidates"]], state.get("ordered")
@@ -160,13 +160,13 @@ def test_a_stopped_topic_asks_to_be_marked_done_only_until_it_is(client, world):
     _, _, p, _ = world
     a = make(world, "depth", judging_budget=1)
     grade(client, a, p[0], 2)
-    page = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    page = client.get(reverse("annotation:unit", args=[a.token])).content.decode()
     assert "Nothing more to judge on this topic" in page and "Mark it done (<kbd>Shift D</kbd>)." in page
     assert "This assignment is done." not in page.split('id="served-note"')[1].split("</p>")[0]
     marked = client.post(reverse("annotation:mark", args=[a.token]), json.dumps({"done": True, "reason": "budget"}),
                          content_type="application/json")
     assert marked.status_code == 200, marked.content
-    note = client.get(reverse("annotation:outline", args=[a.token])).content.decode().split('id="served-note"')[1]
+    note = client.get(reverse("annotation:unit", args=[a.token])).content.decode().split('id="served-note"')[1]
     note = note.split("</p>")[0]
     assert "Nothing more to judge on this topic" in note and "This assignment is done." in note
     assert "Mark it done" not in note
@@ -211,7 +211,7 @@ def test_the_machine_order_follows_the_scores_and_never_shows_them(client, world
     ids, state = served(client, a)
     assert ids == [p[4].pk, p[2].pk, p[5].pk]
     client.force_login(a.assessor)
-    html = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    html = client.get(reverse("annotation:unit", args=[a.token])).content.decode()
     assert "0.9731" not in html and "0.8642" not in html and "machine" not in json.dumps(state)
     grade(client, a, p[5], 0)
     assert served(client, a)[0][-1] == p[0].pk  # unscored ones after, in depth order
@@ -234,7 +234,7 @@ def test_bad_settings_name_their_field(raw, field):
 def test_a_bad_setting_is_a_409_page_not_a_500(client, world):
     a = make(world, "sideways")
     client.force_login(a.assessor)
-    response = client.get(reverse("annotation:outline", args=[a.token]))
+    response = client.get(reverse("annotation:unit", args=[a.token]))
     assert response.status_code == 409 and b"judging_order" in response.content
 
 
@@ -355,5 +355,5 @@ def test_a_zero_shot_source_orders_the_queue_before_the_first_judgement(client, 
     assert best != p[0].pk  # the pool's (depth) order would serve p0 first: the source, not depth, decides
     assert served(client, a)[0] == [best]
     client.force_login(a.assessor)
-    html = client.get(reverse("annotation:outline", args=[a.token])).content.decode()
+    html = client.get(reverse("annotation:unit", args=[a.token])).content.decode()
     assert all(f"{score:.4f}" not in html for score in scores.values())  # the scores order, never show

@@ -66,7 +66,7 @@ def test_labels_missing_marking_done_takes_a_reason(client, assignment, article,
 
 def test_the_page_offers_both_actions_with_their_own_keys(client, assignment):
     client.force_login(assignment.assessor)
-    response = client.get(reverse("annotation:outline", args=[assignment.token]))
+    response = client.get(reverse("annotation:unit", args=[assignment.token]))
     html = response.content.decode()
     assert 'id="mark-done"' in html and 'id="reopen"' in html
     assert "<kbd>Shift D</kbd></dt><dd>mark done" in html and "<kbd>Shift R</kbd></dt><dd>reopen" in html

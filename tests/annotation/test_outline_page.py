@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def url(assignment):
-    return reverse("annotation:outline", args=[assignment.token])
+    return reverse("annotation:unit", args=[assignment.token])
 
 
 def test_anonymous_visitors_are_sent_to_the_login_page(client, assignment):
@@ -30,7 +30,7 @@ def test_another_assessor_gets_404(client, assignment):
 
 def test_an_unknown_token_is_404(client, assessor):
     client.force_login(assessor)
-    assert client.get(reverse("annotation:outline", args=["0" * 32])).status_code == 404
+    assert client.get(reverse("annotation:unit", args=["0" * 32])).status_code == 404
 
 
 def test_an_organiser_sees_the_page_read_only(client, assignment):

@@ -51,9 +51,9 @@ def test_progress_follows_removals():
 def test_next_goes_to_the_first_open_assignment_and_skips_the_current_one(client, two_articles):
     first, second = two_articles
     client.force_login(first.assessor)
-    assert client.get(reverse("annotation:next"))["Location"] == reverse("annotation:outline", args=[first.token])
+    assert client.get(reverse("annotation:next"))["Location"] == reverse("annotation:unit", args=[first.token])
     response = client.get(reverse("annotation:next"), {"after": first.token})
-    assert response["Location"] == reverse("annotation:outline", args=[second.token])
+    assert response["Location"] == reverse("annotation:unit", args=[second.token])
     second.status = Assignment.Status.DONE
     second.save()
     response = client.get(reverse("annotation:next"), {"after": first.token})

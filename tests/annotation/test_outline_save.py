@@ -115,7 +115,7 @@ def test_it_is_csrf_protected(assignment, article):
             "client_time": "2024-05-01T12:00:00Z", "client_seq": 1, "session_id": "s"}
     url = reverse("annotation:save", args=[assignment.token])
     assert strict.post(url, json.dumps(body), content_type="application/json").status_code == 403
-    strict.get(reverse("annotation:outline", args=[assignment.token]))
+    strict.get(reverse("annotation:unit", args=[assignment.token]))
     token = strict.cookies["csrftoken"].value
     response = strict.post(url, json.dumps(body), content_type="application/json", HTTP_X_CSRFTOKEN=token)
     assert response.status_code == 200
@@ -191,7 +191,7 @@ def test_a_signed_in_user_saving_to_another_assessors_assignment_gets_404(client
 
 def test_the_page_after_the_password_changed_elsewhere_goes_to_the_sign_in_page(client, assignment):
     client.force_login(assignment.assessor)
-    url = reverse("annotation:outline", args=[assignment.token])
+    url = reverse("annotation:unit", args=[assignment.token])
     assert client.get(url).status_code == 200
     assignment.assessor.set_password("a-new-password-0123")
     assignment.assessor.save()

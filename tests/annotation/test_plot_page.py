@@ -33,7 +33,7 @@ def assignment(topic, pooled):
 
 
 def url(assignment):
-    return reverse("annotation:outline", args=[assignment.token])
+    return reverse("annotation:unit", args=[assignment.token])
 
 
 def state_of(response, name="plot-data"):
@@ -164,8 +164,8 @@ def test_the_queue_lists_plot_and_study_assignments_with_their_progress(client, 
     html = client.get(reverse("annotation:home")).content.decode()
     assert "Plot labelling" in html and "Forced choice" in html
     assert "5 candidates left" in html and "1 item left" in html
-    assert reverse("annotation:outline", args=[labelling.token]) in html
-    assert reverse("annotation:outline", args=[choosing.token]) in html
+    assert reverse("annotation:unit", args=[labelling.token]) in html
+    assert reverse("annotation:unit", args=[choosing.token]) in html
 
 
 def test_next_goes_from_a_plot_assignment_to_the_next_open_one_in_the_queue(client, topic, pooled):

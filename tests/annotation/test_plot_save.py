@@ -153,7 +153,7 @@ def test_signed_out_saves_are_refused_as_signed_out_and_organisers_cannot_save(c
     _, picked = pooled
     response = post(assignment, layer="plot_grade", passage=picked[0].pk, value=2)
     assert response.status_code == 403 and response.json()["signed_out"] is True
-    assert client.get(reverse("annotation:outline", args=[assignment.token])).status_code == 302
+    assert client.get(reverse("annotation:unit", args=[assignment.token])).status_code == 302
     client.force_login(factories.user("boss", is_staff=True))
     assert post(assignment, layer="plot_grade", passage=picked[0].pk, value=2).status_code == 404
     assert not JudgementChange.objects.exists()

@@ -60,7 +60,7 @@ def test_with_pre_labels_off_nothing_of_the_machine_reaches_the_page_and_changes
     assignment, picked, _ = setup
     client.force_login(assignment.assessor)
 
-    html = client.get(reverse("annotation:outline", args=[assignment.token])).content.decode()
+    html = client.get(reverse("annotation:unit", args=[assignment.token])).content.decode()
 
     assert "Machine suggestion" not in html and "machine" not in json.dumps(page_json(html))
     assert post(assignment, layer="plot_grade", passage=picked[0].pk, value=2).status_code == 200
@@ -81,7 +81,7 @@ def test_with_pre_labels_on_the_blind_share_shows_none_and_each_change_says_whet
     assert 0 < len(blind & labelled) < len(labelled)  # this topic's items fall on both sides of the share
     client.force_login(assignment.assessor)
 
-    html = client.get(reverse("annotation:outline", args=[assignment.token])).content.decode()
+    html = client.get(reverse("annotation:unit", args=[assignment.token])).content.decode()
 
     state = page_json(html)
     assert set(map(int, state["machine"])) == labelled - blind
@@ -114,7 +114,7 @@ def test_a_bad_setting_is_named_on_the_page_and_refuses_saves(client, setup, pos
     assignment.campaign.settings = values
     assignment.campaign.save()
     client.force_login(assignment.assessor)
-    page = client.get(reverse("annotation:outline", args=[assignment.token]))
+    page = client.get(reverse("annotation:unit", args=[assignment.token]))
     assert page.status_code == 409 and message in page.content.decode()
     refused = post(assignment, layer="plot_grade", passage=picked[0].pk, value=1)
     assert refused.status_code == 400 and message in refused.json()["message"]
@@ -138,7 +138,7 @@ def test_another_campaigns_source_stored_behind_the_checks_is_never_used(client,
     assignment.campaign.settings = {**values, "machine_source": source.pk}
     assignment.campaign.save()
     client.force_login(assignment.assessor)
-    page = client.get(reverse("annotation:outline", args=[assignment.token]))
+    page = client.get(reverse("annotation:unit", args=[assignment.token]))
     assert page.status_code == 409 and "machine_source" in page.content.decode()
     if "judging_order" in values:  # the order only serves: a label saved meanwhile is the assessor's own
         with pytest.raises(judging_order.OrderSettingsInvalid, match="machine_source"):
@@ -150,4 +150,4 @@ def test_another_campaigns_source_stored_behind_the_checks_is_never_used(client,
             prelabels.prelabels(assignment.campaign)
     source.campaign_id = None  # a source made for no campaign is usable by any
     source.save()
-    assert client.get(reverse("annotation:outline", args=[assignment.token])).status_code == 200
+    assert client.get(reverse("annotation:unit", args=[assignment.token])).status_code == 200

@@ -60,7 +60,7 @@ def test_formal_work_is_locked_until_the_assessor_passes(client, setup):
     assert qualification.is_locked(formal)
     assert next_assignment(judge) == unit
     client.force_login(judge)
-    assert client.get(reverse("annotation:outline", args=[formal.token])).status_code == 302
+    assert client.get(reverse("annotation:unit", args=[formal.token])).status_code == 302
     response = client.post(reverse("annotation:mark", args=[formal.token]), '{"done": true}', content_type="application/json")
     assert response.status_code == 403 and "qualification first" in response.json()["message"]
 

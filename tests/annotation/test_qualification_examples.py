@@ -85,14 +85,14 @@ def test_the_assessor_reads_the_examples_before_the_qualification_and_no_run_nam
     queue = client.get(reverse("annotation:home")).content.decode()
     assert reverse("annotation:qualification_examples", args=[campaign.name]) in queue
     unit = Assignment.objects.get(campaign=campaign, assessor__username="ann", qualification=True)
-    response = client.get(reverse("annotation:outline", args=[unit.token]))
+    response = client.get(reverse("annotation:unit", args=[unit.token]))
     assert response.status_code == 302
     assert response["Location"] == reverse("annotation:qualification_examples", args=[campaign.name])
     page = client.get(response["Location"]).content.decode()
     assert "1 · Relevant" in page and EXAMPLE["explanation"] in page and "Text 1 1." in page
     assert "secret-run-x" not in page
-    assert f'{reverse("annotation:outline", args=[unit.token])}?examples=read' in page
-    assert client.get(reverse("annotation:outline", args=[unit.token]) + "?examples=read").status_code == 200
+    assert f'{reverse("annotation:unit", args=[unit.token])}?examples=read' in page
+    assert client.get(reverse("annotation:unit", args=[unit.token]) + "?examples=read").status_code == 200
 
 
 def test_once_started_the_qualification_unit_opens_directly(client):
@@ -101,14 +101,14 @@ def test_once_started_the_qualification_unit_opens_directly(client):
     grade(campaign, "ann", topics[1], 1)  # marks the unit in progress
     login(client, "ann")
     unit = Assignment.objects.get(campaign=campaign, assessor__username="ann", qualification=True)
-    assert client.get(reverse("annotation:outline", args=[unit.token])).status_code == 200
+    assert client.get(reverse("annotation:unit", args=[unit.token])).status_code == 200
 
 
 def test_without_examples_nothing_changes_and_others_get_404(client):
     campaign, _ = qualifying_campaign()
     login(client, "ann")
     unit = Assignment.objects.get(campaign=campaign, assessor__username="ann", qualification=True)
-    assert client.get(reverse("annotation:outline", args=[unit.token])).status_code == 200
+    assert client.get(reverse("annotation:unit", args=[unit.token])).status_code == 200
     client.force_login(factories.user("stranger"))
     assert client.get(reverse("annotation:qualification_examples", args=[campaign.name])).status_code == 404
     assert client.get(reverse("annotation:qualification_examples", args=["no-such"])).status_code == 404

@@ -109,7 +109,7 @@ def test_a_reviewer_sees_only_the_batches_given_to_them(client, setup):
     assert reverse("annotation:review", args=[theirs.pk]) not in queue
     assert client.get(reverse("annotation:review", args=[mine.pk])).status_code == 200
     assert client.get(reverse("annotation:review", args=[theirs.pk])).status_code == 404
-    assert client.get(reverse("annotation:outline", args=[theirs.assignment.token])).status_code == 404
+    assert client.get(reverse("annotation:unit", args=[theirs.assignment.token])).status_code == 404
     client.force_login(organiser)
     assert client.get(reverse("annotation:review", args=[theirs.pk])).status_code == 200
 

@@ -33,7 +33,7 @@ def test_reopening_a_done_article_shows_in_progress_everywhere_and_next_leaves_i
     assert last.json()["status"] == "done"
     reopened = client.post(reverse("annotation:reopen", args=[assignment.token]))  # Shift R, confirmed
     assert reopened.json()["status"] == "in_progress"
-    page = client.get(reverse("annotation:outline", args=[assignment.token])).content.decode()
+    page = client.get(reverse("annotation:unit", args=[assignment.token])).content.decode()
     assert json.loads(page.split('id="outline-data" type="application/json">')[1].split("</script>")[0])["status"] \
         == "in_progress"
     home = client.get(reverse("annotation:home")).content.decode()

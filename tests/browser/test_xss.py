@@ -82,7 +82,7 @@ def pages(world):
         f"/api/pools/{world['pool'].name}/candidates/?format=api",
         optional("annotation:dashboard", "xss"), optional("annotation:adjudication", "xss"),
         optional("annotation:study_index"), optional("annotation:study_results", world["pool"].name),
-        reverse("annotation:outline", args=[world["outline"].token]),  # read-only, as an organiser sees it
+        reverse("annotation:unit", args=[world["outline"].token]),  # read-only, as an organiser sees it
         # The organiser's console: the campaign list, each campaign's parts, people, data.
         optional("annotation:campaigns"), optional("annotation:console_people"), optional("annotation:console_site_data"),
         *[optional(f"annotation:{part}", name) for name in ("xss", "adhoc")

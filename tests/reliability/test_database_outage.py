@@ -52,7 +52,7 @@ def test_a_save_during_an_outage_is_a_503_to_retry_and_the_retry_is_stored_once(
 def test_a_page_during_an_outage_is_a_plain_503(client, assignment):
     client.force_login(assignment.assessor)
     with connection.execute_wrapper(unreachable(OperationalError)):
-        response = client.get(reverse("annotation:outline", args=[assignment.token]))
+        response = client.get(reverse("annotation:unit", args=[assignment.token]))
     assert response.status_code == 503
     assert response["Content-Type"].startswith("text/plain")
     assert b"nothing was stored" in response.content
@@ -91,7 +91,7 @@ def test_too_many_parameters_is_no_outage_to_retry(client, assignment, article):
 @pytest.mark.django_db
 def test_server_timing_reports_the_database_time_when_asked(client, assignment, settings):
     client.force_login(assignment.assessor)
-    url = reverse("annotation:outline", args=[assignment.token])
+    url = reverse("annotation:unit", args=[assignment.token])
     assert "Server-Timing" not in client.get(url)
     settings.SERVER_TIMING = True
     timing = client.get(url)["Server-Timing"]

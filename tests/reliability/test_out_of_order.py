@@ -29,7 +29,7 @@ def test_a_late_older_change_is_kept_in_the_history_but_does_not_become_current(
     assert judgement.value == facet("must")
     history = judgement.changes.order_by("client_time")
     assert [(c.session_id, c.value) for c in history] == [("tab-b", facet("can")), ("tab-a", facet("must"))]
-    state = page_state(client.get(reverse("annotation:outline", args=[assignment.token])))
+    state = page_state(client.get(reverse("annotation:unit", args=[assignment.token])))
     assert state["labels"]["facets"][str(passage.pk)] == facet("must")
 
 

@@ -72,7 +72,7 @@ def test_a_save_takes_a_bounded_number_of_queries(client, long_article):
 def test_the_page_of_a_20_passage_article_takes_a_bounded_number_of_queries(client, long_article):
     assignment, passages = long_article
     client.force_login(assignment.assessor)
-    url = reverse("annotation:outline", args=[assignment.token])
+    url = reverse("annotation:unit", args=[assignment.token])
     client.get(url)
     for seq, passage in enumerate(passages):
         save(client, assignment, passage, seq)

@@ -52,7 +52,7 @@ def change(api, settings):
 
 def shown_to_assessor(client, unit):
     client.force_login(unit.assessor)
-    html = client.get(reverse("annotation:outline", args=[unit.token])).content.decode()
+    html = client.get(reverse("annotation:unit", args=[unit.token])).content.decode()
     state = json.loads(re.search(r'<script id="plot-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     return state.get("machine") or {}
 
