@@ -1,6 +1,7 @@
 """Plot pools (BM25 ∪ dense, depth k) vs an independent bm25s ∪ MiniLM reference: is the ground truth pooled?
 
     .venv/bin/python benchmarks/plot_pool_reference.py [--depth 50] [--set dev|sample|seed ...] [--json OUT]
+                                                       [--reference-from EARLIER.json] [--cache DIR]
 
 Sets up a throw-away SQLite database and index folder, imports the books the queries name (the
 project's own import: 3-sentence chunks) and the query files (import_plot_queries: the ground
