@@ -28,7 +28,8 @@ BOOKS = {
 }
 
 
-def setup(folder: Path):
+def throwaway_site(folder: Path):
+    """Django on a throw-away SQLite database and index folder under `folder`, migrated, eager Celery."""
     os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
     os.environ["RETRIEVAL_INDEX_DIR"] = str(folder / "indexes")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -40,6 +41,12 @@ def setup(folder: Path):
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def setup(folder: Path):
+    throwaway_site(folder)
+    from django.core.management import call_command
+
     for slug, title in BOOKS.items():
         call_command("import_book", str(ROOT / "data" / "books" / f"{slug}.txt"), "--title", title, "--slug", slug,
                      "--no-progress", verbosity=0)

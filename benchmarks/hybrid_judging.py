@@ -149,13 +149,7 @@ def main():
         for j in range(args.judges):
             judge_seed = seed * 100 + j
             machine = make_judge(base, qrels, latent, judge_seed)
-            flat = hybrid.flatten(pools, runs, machine)
-            k = kappa(hybrid.machine_labels(flat), truth)
-            kappas.append(k)
-            result = evaluate(flat, qrels, args.budgets, seed=judge_seed, draws=args.draws)
-            for name in ("machine", "depth", "lara", "hybrid"):
-                for b in args.budgets:
-                    table.setdefault((name, b), []).append(result[name][b])
+            k, result = judged(pools, runs, machine, qrels, truth, args, judge_seed, table, kappas)
             for b in args.budgets:
                 cover.setdefault(b, []).append((result["coverage"].get(b), result["coverage_ndcg"].get(b),
                                                 result["width"].get(b)))
@@ -186,6 +180,18 @@ def main():
     print(f"Time: {time.perf_counter() - started:.0f} s")
 
 
+def judged(pools, runs, machine, qrels, truth, args, judge_seed, table, kappas):
+    """One judge's figures: its κ (added to `kappas`) and every order's τ at each budget (added to `table`)."""
+    flat = hybrid.flatten(pools, runs, machine)
+    k = kappa(hybrid.machine_labels(flat), truth)
+    kappas.append(k)
+    result = evaluate(flat, qrels, args.budgets, seed=judge_seed, draws=args.draws)
+    for name in ("machine", "depth", "lara", "hybrid"):
+        for b in args.budgets:
+            table.setdefault((name, b), []).append(result[name][b])
+    return k, result
+
+
 def on_files(args):
     """The same figures on runs and qrels from files (e.g. Cranfield's), the judges simulated from the qrels."""
     import os
@@ -208,13 +214,7 @@ def on_files(args):
         for j in range(args.judges):
             judge_seed = seed * 100 + j
             machine = make_judge(base, qrels, None, judge_seed, bias=args.bias)
-            flat = hybrid.flatten(pools, runs, machine)
-            k = kappa(hybrid.machine_labels(flat), truth)
-            kappas.append(k)
-            result = evaluate(flat, qrels, args.budgets, seed=judge_seed, draws=args.draws)
-            for name in ("machine", "depth", "lara", "hybrid"):
-                for b in args.budgets:
-                    table.setdefault((name, b), []).append(result[name][b])
+            k, result = judged(pools, runs, machine, qrels, truth, args, judge_seed, table, kappas)
             for b in args.budgets:
                 table.setdefault(("coverage", b), []).append(result["coverage"].get(b))
             print(f"  judge {judge_seed}: κ {k:.3f}; " + "; ".join(

@@ -27,7 +27,6 @@ and the best rank of a ground-truth chunk in each retriever's ranking (`-` beyon
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -125,19 +124,11 @@ def best_rank(ranking, wanted) -> int | None:
 
 
 def setup(folder: Path):
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
-    os.environ["RETRIEVAL_INDEX_DIR"] = str(folder / "indexes")
-    os.environ.pop("CELERY_BROKER_URL", None)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import logging
 
-    import django
+    from bench_pool import throwaway_site  # the same throw-away site as the pool benchmark's
 
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    throwaway_site(folder)
     logging.getLogger("celery").setLevel(logging.WARNING)  # no line per eager task
 
 
