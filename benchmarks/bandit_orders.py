@@ -129,7 +129,7 @@ def main():
 
     django.setup()
     from assessments.evaluation.sources import read_qrels_file, read_run_file
-    from assessments.services import ordering
+    from assessments import ordering
     from assessments.services.simulation import simulate
 
     qrels_path, run_paths = trec_paths(args)

@@ -88,7 +88,7 @@ def trec_paths(args) -> tuple[Path, list[Path]]:
 def previous_fit(pool, made, order):
     """Leave `pool` as a live queue's is when `made` arrives: the active model last fitted at the refit point
     before the one `made` reaches (whose weights the next fit starts from), its ranking for `made` not kept."""
-    from assessments.services.ordering import batch_points, next_candidate
+    from assessments.ordering import batch_points, next_candidate
 
     if order == "active":
         points = [p for p in batch_points(len(made)) if p <= len(made)]
@@ -100,7 +100,7 @@ def previous_fit(pool, made, order):
 
 
 def per_call(args):
-    from assessments.services.ordering import ORDERS, TopicPool, make_order, next_candidate
+    from assessments.ordering import ORDERS, TopicPool, make_order, next_candidate
 
     rng = np.random.default_rng(11)
     # Little overlap between runs, so 20 runs x depth 100 pool about 2,000 candidates.

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assessments.services import hybrid  # noqa: E402
-from assessments.services.ordering import TopicPool  # noqa: E402
+from assessments.ordering import TopicPool  # noqa: E402
 
 TOPICS, RUNS, DEPTH, DOCS = 100, 17, 100, 1500
 TUNING_SEEDS = (7, 8, 9, 10)

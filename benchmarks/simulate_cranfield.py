@@ -108,7 +108,7 @@ def stopping_check(qrels_path, run_paths, features_path, depth) -> str:
     import math
 
     from assessments.evaluation.sources import read_qrels_file, read_run_file
-    from assessments.services.ordering import decide_stop, estimate_remaining
+    from assessments.ordering import decide_stop, estimate_remaining
     from assessments.services.simulation import load_features, simulate, topic_pools
 
     qrels = read_qrels_file(qrels_path)

@@ -44,7 +44,7 @@ def main():
     args = parser.parse_args()
     from bench_ordering import synthetic_topic
 
-    from assessments.services import ordering as o
+    from assessments import ordering as o
 
     args.sample = o.SAMPLE_SHARE if args.sample is None else args.sample
 

@@ -9,7 +9,7 @@ machine labels never count.
 from annotation.models import Assignment
 from annotation.reports.dashboard import PALETTE, lines
 from annotation.services import judging_order
-from assessments.services.ordering import OrderError
+from assessments.ordering import OrderError
 
 GRADING_KINDS = (Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC)  # units whose topic a judging order serves
 

@@ -1,5 +1,5 @@
 """A campaign's judging order: which candidate of a topic each assessor of a plot-labels campaign judges next, and
-when a topic stops (issue 17). The orders themselves are assessments.services.ordering's, the code
+when a topic stops (issue 17). The orders themselves are assessments.ordering's, the code
 `manage.py simulate_judging` replays: one home.
 
 The campaign's settings (checked by `settings_of`; the console's form writes them):
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from annotation.services.errors import ServiceError
 from assessments.models import (CANDIDATE_GRADES, CandidateSource, Judgement, Layer, MachineLabelSource, PoolCandidate,
                                 RunEntry)
-from assessments.services import ordering
+from assessments import ordering
 
 SHUFFLED = "shuffled"
 ORDERS = (SHUFFLED, *ordering.LIVE_ORDERS)

@@ -1,6 +1,6 @@
 """THE relevance model of a (topic, candidate) pair: its features and the classifier, for both callers: the
 auto-annotator (assessments.machine.annotator: trained across topics on human labels, cross-validated by topic)
-and the active judging order (assessments.services.ordering: the rank features, and a trained annotator's
+and the active judging order (assessments.ordering: the rank features, and a trained annotator's
 probabilities as its prior).
 
 Pure numpy, and scikit-learn imported where a model is fitted (no Django): the web process imports the orders.

@@ -2,7 +2,7 @@
 
 Pure functions and numpy, no database (manage.py simulate_judging reads the files or stored runs and
 calls simulate()). Each topic of the qrels that some run retrieved gets its depth-k pool
-(ordering.TopicPool); each order (assessments.services.ordering, the code the live queue uses)
+(ordering.TopicPool); each order (assessments.ordering, the code the live queue uses)
 judges it, the qrels answering (a candidate the qrels do not grade counts as not relevant).
 
 - judgements_to_recall[p]: per topic the judgements needed to find ⌈p × R⌉ of the R relevant
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assessments.services.ordering import ORDERS, OrderError, TopicPool, make_order, single_threaded
+from assessments.ordering import ORDERS, OrderError, TopicPool, make_order, single_threaded
 
 RECALLS = (0.5, 0.8, 0.9, 0.95)
 BUDGETS = (0.1, 0.2, 0.3, 0.5)

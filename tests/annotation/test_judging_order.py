@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.roles import Role, ensure_groups
 from annotation.services import judging_order
 from assessments.models import CandidateSource, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Run, RunEntry
-from assessments.services import ordering
+from assessments import ordering
 from tests import factories
 from tests.annotation import plot_setup as ps
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from assessments.evaluation.sources import read_qrels_file, read_run_file
-from assessments.services.ordering import (
+from assessments.ordering import (
     ORDERS,
     Z95,
     Estimate,

@@ -16,7 +16,7 @@ from assessments.evaluation import parse_measure
 from assessments.evaluation.measures import aggregate, evaluate
 from assessments.evaluation.sources import read_qrels_file, read_run_file
 from assessments.models import QrelSet, Topic
-from assessments.services.ordering import ORDERS
+from assessments.ordering import ORDERS
 from assessments.services.simulation import RunScorer, kendall_tau, simulate, topic_pools
 from tests import factories
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from assessments.evaluation.sources import read_prior_file
 from assessments.models import MachineLabel, MachineLabelSource, Topic
-from assessments.services.ordering import OrderError
+from assessments.ordering import OrderError
 from assessments.services.simulation import simulate, topic_pools
 from retrieval.models import Passage
 from tests import factories

@@ -18,7 +18,7 @@ from assessments.evaluation.sources import (
 )
 from assessments.models import MachineLabelSource, QrelSet, Run, Topic
 from assessments.models.machine import several_sources
-from assessments.services.ordering import LIVE_ORDERS, ORDERS, OrderError
+from assessments.ordering import LIVE_ORDERS, ORDERS, OrderError
 from assessments.services.runs import RunLookupError, find_run, matching
 from assessments.services.simulation import (
     BUDGET_ORDERS, BUDGET_SHARES, BUDGETS, RECALLS, TAU_MEASURES, load_features, simulate, simulate_budget,
