@@ -10,12 +10,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Assignment, Campaign
 from annotation.reports.dashboard import dashboard
 from annotation.services.adjudication import disagreements
 from assessments.agreement.judgements import layer_ratings
 from assessments.models import Judgement, JudgementChange, Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -27,16 +25,14 @@ def article():
     topic = factories.topic(coll, "tqa2:L_0001", facets=[("tqa2:L_0001/T_1", "One")])
     p = [factories.passage(coll, f"p{i}") for i in range(1, 5)]
     run = factories.run(coll, "r1", {topic: p})
-    campaign = Campaign.objects.create(name="c1", task=Campaign.Task.OUTLINE)
     ann, bob = factories.user("ann"), factories.user("bob")
-    for user in (ann, bob):
-        Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, run=run)
+    campaign, _ = factories.assigned_campaign(topic, (ann, bob), run=run, name="c1")
     return {"coll": coll, "topic": topic, "p": p, "campaign": campaign, "ann": ann, "bob": bob, "run": run}
 
 
 def label(a, user, layer, value, first, second=None):
-    return record_judgement(assessor=user, layer=layer, value=value, topic=a["topic"], passage=a["p"][first],
-                            passage2=a["p"][second] if second is not None else None, campaign_id=a["campaign"].pk)
+    return factories.judgement(user, a["topic"], a["p"][first], layer=layer, value=value, campaign=a["campaign"],
+                               passage2=a["p"][second] if second is not None else None)
 
 
 def pairs(queryset):
@@ -77,9 +73,8 @@ def test_a_pair_consecutive_in_another_article_of_the_topic_still_counts(article
     factories.run(a["coll"], "r2", {a["topic"]: [a["p"][0], a["p"][2]]})
     label(a, a["ann"], "transition", "same", 0, 2)
     assert pairs(Judgement.objects.all()) == [("ann", "p1", "p3")]
-    other = Campaign.objects.create(name="c2", task=Campaign.Task.OUTLINE)  # a removal elsewhere changes nothing
-    record_judgement(assessor=a["ann"], layer="removal", value=True, topic=a["topic"], passage=a["p"][0],
-                     campaign_id=other.pk)
+    other = factories.campaign("c2")  # a removal elsewhere changes nothing
+    factories.judgement(a["ann"], a["topic"], a["p"][0], layer="removal", value=True, campaign=other)
     assert pairs(Judgement.objects.all()) == [("ann", "p1", "p3")]
 
 
@@ -123,9 +118,8 @@ def test_without_an_article_holding_both_passages_only_the_removals_decide(artic
     """Labels imported from Y3 files whose runs were never loaded: nothing says the pair is not consecutive."""
     a = article
     stray = factories.passage(a["coll"], "p9")
-    record_judgement(assessor=a["ann"], layer="transition", value="same", topic=a["topic"], passage=a["p"][0],
-                     passage2=stray, campaign_id=a["campaign"].pk)
+    factories.judgement(a["ann"], a["topic"], a["p"][0], passage2=stray, layer="transition", value="same",
+                        campaign=a["campaign"])
     assert pairs(Judgement.objects.all()) == [("ann", "p1", "p9")]
-    record_judgement(assessor=a["ann"], layer="removal", value=True, topic=a["topic"], passage=stray,
-                     campaign_id=a["campaign"].pk)
+    factories.judgement(a["ann"], a["topic"], stray, layer="removal", value=True, campaign=a["campaign"])
     assert pairs(Judgement.objects.all()) == []

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from annotation.services.campaigns import create_campaign, create_pool
-from annotation.models import Assignment, Campaign, DataImport
+from annotation.models import DataImport
 from annotation.services.review import open_review
 from annotation.roles import Role
 from annotation.services.submissions import upload_run
@@ -44,9 +44,8 @@ def world(people):
     topic = factories.topic(car, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_0001", "Droughts")])
     passages = [factories.passage(car, f"{i:040x}", text=f"Paragraph {i}.") for i in range(1, 5)]
     car_run = factories.run(car, "guir", {topic: passages})
-    outline = Campaign.objects.create(name="car-y3", task=Campaign.Task.OUTLINE)
-    mine = Assignment.objects.create(campaign=outline, assessor=people["assessor"], topic=topic, run=car_run)
-    theirs = Assignment.objects.create(campaign=outline, assessor=people["other_assessor"], topic=topic, run=car_run)
+    outline, (mine, theirs) = factories.assigned_campaign(
+        topic, (people["assessor"], people["other_assessor"]), run=car_run, name="car-y3")
     review = open_review(mine)  # a sample of the assessor's batch, given to `reviewer`
 
     web = factories.collection("web", kind=Collection.Kind.DOCUMENTS)

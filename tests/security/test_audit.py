@@ -9,7 +9,6 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Campaign
 from assessments.models import Judgement, JudgementChange
-from assessments.services.judging import record_judgement
 from tests import factories
 
 
@@ -22,16 +21,12 @@ def history(db):
     p1, p2 = factories.passage(coll, "p1"), factories.passage(coll, "p2")
     run = factories.run(coll, "r1", {t1: [p1, p2], t2: [p1]})
     judge, other = factories.user("judge"), factories.user("other")
-    c1 = Campaign.objects.create(name="c1", task="outline")
-    c2 = Campaign.objects.create(name="c2", task="outline")
-    Assignment.objects.create(campaign=c1, assessor=judge, topic=t1, run=run)
-    Assignment.objects.create(campaign=c1, assessor=other, topic=t1, run=run)
-    Assignment.objects.create(campaign=c2, assessor=judge, topic=t2, run=run)
+    c1, _ = factories.assigned_campaign(t1, (judge, other), run=run, name="c1")
+    c2, _ = factories.assigned_campaign(t2, (judge,), run=run, name="c2")
 
     def note(user, topic, text, second, session="s1"):
-        return record_judgement(
-            campaign_id=(c1 if topic == t1 else c2).pk,
-            assessor=user, layer="notes", value=text, topic=topic, passage=p1, session_id=session,
+        return factories.judgement(
+            user, topic, p1, layer="notes", value=text, campaign=c1 if topic == t1 else c2, session_id=session,
             client_time=datetime(2024, 5, 1, 12, 0, second, tzinfo=UTC), run_ids=["r1"],
         )
 
@@ -145,7 +140,7 @@ def test_a_deleted_campaigns_judgements_keep_its_id_and_no_new_campaign_takes_it
     kept = set(Judgement.objects.filter(campaign_id=newest.pk).values_list("pk", flat=True))
     assert kept
     call_command("delete_campaign", newest.name, "--confirm", newest.name)
-    again = Campaign.objects.create(name="after", task="outline")
+    again = factories.campaign("after")
     assert again.pk != newest.pk
     assert set(Judgement.objects.filter(campaign_id=newest.pk).values_list("pk", flat=True)) == kept
 

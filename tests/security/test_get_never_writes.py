@@ -10,7 +10,6 @@ from django.contrib.auth import get_user_model
 from annotation.models import Assignment
 from annotation.services import changes
 from assessments.models import Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.security.conftest import ROLES
 from tests.security.test_url_matrix import TABLE, fill, request
@@ -37,13 +36,12 @@ def busy_world(world, people):
     p1, p2, *_ = world["passages"]
     changes.mark(first, True, reason="checked the rest elsewhere")  # done, reviewed (the world opened a review)
     second_run = factories.run(first.run.collection, "second", {first.topic: [p1, p2]})
-    second = Assignment.objects.create(campaign=first.campaign, assessor=people["assessor"], topic=first.topic,
-                                       run=second_run, position=1)
+    second = factories.assignment(people["assessor"], first.topic, campaign=first.campaign, run=second_run, position=1)
     for p in (p1, p2):  # complete through labels made outside the pages: still "to do"
-        record_judgement(assessor=people["assessor"], layer=Layer.FACET, topic=first.topic, passage=p,
-                         value=[{"facet": "general", "relevance": "must"}], campaign_id=first.campaign_id)
-    record_judgement(assessor=people["assessor"], layer=Layer.TRANSITION, topic=first.topic, passage=p1, passage2=p2,
-                     value="same", campaign_id=first.campaign_id)
+        factories.judgement(people["assessor"], first.topic, p, relevance="must", facet="general",
+                            campaign=first.campaign)
+    factories.judgement(people["assessor"], first.topic, p1, passage2=p2, layer=Layer.TRANSITION, value="same",
+                        campaign=first.campaign)
     assert second.status == Assignment.Status.TODO and changes.progress(second).complete
     return world
 

@@ -36,9 +36,9 @@ from rest_framework import serializers
 from annotation.models import Assignment, DataImport
 from annotation.services.assignment import assign_campaign
 from annotation.services.tokens import issue_token
-from assessments.models import Judgement, Layer
+from assessments.models import Judgement
 from retrieval.models import Passage
-from assessments.services.judging import record_judgement
+from tests import factories
 from tests.annotation import nuggets_setup
 from tests.annotation import plot_setup as ps
 
@@ -196,8 +196,8 @@ def site(world, people, tmp_path, settings):
     assessor = people["assessor"]
     outline_unit = world["assignment"]
     p1, p2, *_ = world["passages"]
-    record_judgement(assessor=assessor, layer=Layer.FACET, topic=outline_unit.topic, passage=p1,
-                     value=[{"facet": "general", "relevance": "must"}], campaign_id=outline_unit.campaign_id)
+    factories.judgement(assessor, outline_unit.topic, p1, relevance="must", facet="general",
+                        campaign=outline_unit.campaign)
     from annotation.models import Campaign
     from assessments.models import Pool, PoolCandidate
 
@@ -208,7 +208,7 @@ def site(world, people, tmp_path, settings):
         PoolCandidate(pool=pool, topic=topic_301, passage=passage, rank=rank)
         for rank, passage in enumerate(Passage.objects.filter(collection=pool.collection), start=1))
     Pool.objects.filter(pk=pool.pk).update(status=Pool.Status.READY)
-    adhoc_unit = Assignment.objects.create(campaign=adhoc, assessor=assessor, topic=topic_301, pool=pool)
+    adhoc_unit = factories.assignment(assessor, topic_301, campaign=adhoc, pool=pool)
     rag = nuggets_setup.nuggets_world(assessor)
     topic = ps.load_query(tmp_path, lines=ps.EXCERPT)
     plot_pool, _ = ps.plot_pool(topic, size=3)

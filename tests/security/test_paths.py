@@ -7,7 +7,6 @@ import pytest
 from annotation.api.results import car_assessments_zip
 from assessments.exporters.car_y3 import export_car_assessments
 from assessments.exporters.common import resolve_scope
-from assessments.services.judging import record_judgement
 from tests import factories
 
 EVIL = ["../../outside", "/etc/passwd", "..", ".hidden", "a/../../b", "C:\\x"]
@@ -20,8 +19,7 @@ def path_like_names(db):
         topic = factories.topic(coll, name, title="t")
         passage = factories.passage(coll, f"p{i}")
         user = factories.user(f"../judge{i}")
-        record_judgement(assessor=user, layer="notes", value="n", topic=topic, passage=passage,
-                         client_time=datetime(2024, 5, 1, tzinfo=UTC))
+        factories.judgement(user, topic, passage, layer="notes", value="n", client_time=datetime(2024, 5, 1, tzinfo=UTC))
     return coll
 
 

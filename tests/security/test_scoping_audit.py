@@ -22,6 +22,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from config import api_urls
+from tests import factories
 from tests.security import scoping_world as sw
 from tests.security.test_url_matrix import routes
 
@@ -486,9 +487,7 @@ def test_a_writers_nuggets_reach_no_other_assessors_browser_before_the_bank_is_s
 def test_the_browsable_api_shows_a_token_nothing_of_campaigns_it_cannot_reach(world, token, other):
     """The API in a browser (text/html) draws forms: the run upload's `campaign` choice listed every campaign's name
     to a token limited to one (and campaigns that take no runs to participants)."""
-    from annotation.models import Campaign
-
-    Campaign.objects.create(name="NORUNS-campaign", task=Campaign.Task.OUTLINE)  # no track: takes no runs
+    factories.campaign("NORUNS-campaign")  # no track: takes no runs
     client = api_client(world, token)
     own = sw.A if other != sw.A else sw.B
     secrets = (other, "NORUNS-campaign") if other else ("NORUNS-campaign",)
