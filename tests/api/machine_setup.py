@@ -23,7 +23,7 @@ def client(key):
 @pytest.fixture(autouse=True)
 def others(world):  # noqa: F811
     """Beside the campaign: another one, 'other' (returned), and boss, an organiser with no token yet."""
-    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    other = factories.campaign("other", Campaign.Task.ADHOC)
     factories.user("boss").groups.add(ensure_groups()[Role.ORGANISER])
     return other
 

@@ -12,10 +12,9 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from annotation.reports.agreement import campaign_report
-from annotation.models import Assignment, Campaign
+from annotation.models import Campaign
 from annotation.services.tokens import issue_token
 from assessments.models import Layer, Topic
-from assessments.services.judging import record_judgement
 from retrieval.models import Passage
 from annotation.roles import Role, ensure_groups
 from tests import factories
@@ -33,11 +32,11 @@ def judged(adhoc, keys):
     adhoc.pools.add(pool)
     for name, grades in (("ann", [2, 1, 0, 2]), ("bob", [2, 0, 0, 1])):
         user = factories.user(name)
-        Assignment.objects.create(campaign=adhoc, assessor=user, topic=topic, pool=pool)
+        factories.assignment(user, topic, campaign=adhoc, pool=pool)
         for passage, grade in zip(passages, grades):
-            record_judgement(campaign_id=adhoc.pk, assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=passage)
-        record_judgement(campaign_id=adhoc.pk, assessor=user, layer=Layer.PLOT_SPANS, value=[[0, 4 if name == "ann" else 2]], topic=topic,
-                         passage=passages[0])
+            factories.judgement(user, topic, passage, layer=Layer.PLOT_GRADE, value=grade, campaign=adhoc)
+        factories.judgement(user, topic, passages[0], layer=Layer.PLOT_SPANS, value=[[0, 4 if name == "ann" else 2]],
+                            campaign=adhoc)
     return adhoc
 
 
@@ -78,7 +77,7 @@ def test_an_unknown_campaign_is_404(judged, organiser):
 
 @pytest.mark.django_db
 def test_a_token_limited_to_another_campaign_gets_404(judged):
-    Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    factories.campaign("other", Campaign.Task.ADHOC)
     factories.user("boss-other").groups.add(ensure_groups()[Role.ORGANISER])
     _, key = issue_token(username="boss-other", role="organiser", campaign="other")
     client = APIClient()

@@ -55,7 +55,7 @@ def test_a_refusal_is_a_400_naming_the_field_and_changes_nothing(organiser, chan
 
 def test_another_campaigns_token_gets_404_and_participants_403(organiser, team_a):
     campaign, _ = adhoc_campaign()
-    other = Campaign.objects.create(name="elsewhere", task=Campaign.Task.ADHOC)
+    other = factories.campaign("elsewhere", Campaign.Task.ADHOC)
     scoped = APIClient()
     scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser', campaign=other.name)[1]}")
     assert scoped.post(url(campaign), {"settings": {"overlap": 2}}, format="json").status_code == 404

@@ -100,7 +100,7 @@ def test_create_campaign_refuses_a_name_in_use_or_not_a_slug(web):
 
 
 def test_a_participant_sees_the_campaigns_that_take_runs(adhoc, outline, team_a):
-    Campaign.objects.create(name="judging-only", task="outline")
+    factories.campaign("judging-only")
     response = team_a.get("/api/campaigns/")
     assert response.status_code == 200
     assert response.json()["results"] == [
@@ -112,7 +112,7 @@ def test_a_participant_sees_the_campaigns_that_take_runs(adhoc, outline, team_a)
 
 
 def test_an_organiser_sees_every_campaign(adhoc, organiser):
-    Campaign.objects.create(name="judging-only", task="outline")
+    factories.campaign("judging-only")
     names = [c["name"] for c in organiser.get("/api/campaigns/").json()["results"]]
     assert names == ["adhoc", "judging-only"]
     assert organiser.get("/api/campaigns/judging-only/").json()["accepts_runs"] is False

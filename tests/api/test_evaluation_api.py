@@ -12,7 +12,6 @@ from annotation.services.campaigns import create_campaign
 from annotation.services.submissions import upload_run
 from annotation.services.tokens import issue_token
 from assessments.models import Judgement, Layer, Qrel, QrelSet, Topic
-from assessments.services.judging import record_judgement
 from retrieval.models import Passage
 from tests import factories
 
@@ -44,8 +43,8 @@ def judged(run):
     for name, grades in GRADES.items():
         assessor = factories.user(name)
         for (qid, docid), grade in grades.items():
-            record_judgement(assessor=assessor, layer=Layer.PLOT_GRADE, value=grade, campaign_id=campaign.pk,
-                             topic=Topic.objects.get(external_id=qid), passage=Passage.objects.get(external_id=docid))
+            factories.judgement(assessor, Topic.objects.get(external_id=qid), Passage.objects.get(external_id=docid),
+                                layer=Layer.PLOT_GRADE, value=grade, campaign=campaign)
     return run
 
 
@@ -127,9 +126,8 @@ def test_participants_wait_until_the_campaign_opens_evaluation(client_as, judged
 @pytest.mark.django_db
 def test_adjudicated_labels_do_not_count_as_an_assessors_vote(organiser, judged):
     boss = Judgement.objects.model._meta.get_field("assessor").related_model.objects.get(username="boss")
-    record_judgement(assessor=boss, layer=Layer.PLOT_GRADE, value=1, topic=Topic.objects.get(external_id="301"),
-                     passage=Passage.objects.get(external_id="d1"), source="adjudication",
-                     campaign_id=Campaign.objects.get(name="adhoc").pk)
+    factories.judgement(boss, Topic.objects.get(external_id="301"), Passage.objects.get(external_id="d1"),
+                        layer=Layer.PLOT_GRADE, value=1, source="adjudication", campaign=Campaign.objects.get(name="adhoc"))
     body = organiser.get(f"/api/runs/{judged.pk}/evaluation/", {"measure": "P@1"}).json()
     # Under majority, d1 stays 0 (bob's 0): the organiser's adjudicated label is not a third assessor.
     assert body["all"]["P@1"] == pytest.approx(0.0)
@@ -142,11 +140,9 @@ def test_a_campaigns_run_is_scored_by_that_campaigns_labels_only(run, organiser)
     adhoc = Campaign.objects.get(name="adhoc")
     pilot = create_campaign(name="adhoc-pilot", task="adhoc", topics=["301", "302"])
     topic, d1 = Topic.objects.get(external_id="301"), Passage.objects.get(external_id="d1")
-    record_judgement(assessor=factories.user("ann"), layer=Layer.PLOT_GRADE, value=0, topic=topic, passage=d1,
-                     campaign_id=adhoc.pk)
+    factories.judgement(factories.user("ann"), topic, d1, layer=Layer.PLOT_GRADE, value=0, campaign=adhoc)
     for name in ("pat", "sam"):  # the pilot's two assessors: d1 relevant
-        record_judgement(assessor=factories.user(name), layer=Layer.PLOT_GRADE, value=2, topic=topic, passage=d1,
-                         campaign_id=pilot.pk)
+        factories.judgement(factories.user(name), topic, d1, layer=Layer.PLOT_GRADE, value=2, campaign=pilot)
     scoped = APIClient()
     scoped.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser', campaign='adhoc')[1]}")
     for client in (scoped, organiser):

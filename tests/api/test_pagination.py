@@ -9,7 +9,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Campaign
 from assessments.models import CandidateSource, PoolCandidate, Run
 from tests import factories
 
@@ -95,7 +94,7 @@ def test_a_pools_candidates_are_walked_by_topic_and_rank_across_topics(adhoc, or
 def test_the_pools_and_campaigns_are_walked_to_the_end(adhoc, outline, organiser):
     for n in range(4):
         factories.pool(adhoc.track.collection, [], [], name=f"p{n}")
-        Campaign.objects.create(name=f"extra-{n}", task="outline")
+        factories.campaign(f"extra-{n}")
     assert items(walk(organiser, "/api/pools/?page_size=3"), "name") == ["p3", "p2", "p1", "p0"]
     assert items(walk(organiser, "/api/campaigns/?page_size=2"), "name") == [
         "adhoc", "car-y3", "extra-0", "extra-1", "extra-2", "extra-3"

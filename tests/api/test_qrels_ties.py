@@ -9,7 +9,6 @@ from django.test import Client
 
 from annotation.roles import Role, ensure_groups
 from assessments.models import Topic
-from assessments.services.judging import record_judgement
 from assessments.services.qrels import QrelsRequest, qrels_rows
 from assessments.exporters.common import ExportFailed
 from retrieval.models import Passage
@@ -28,8 +27,8 @@ def tied(outline):
     topic = Topic.objects.get(external_id=PAGE)
     passage = Passage.objects.get(external_id=PARA[0])
     for name, relevance in (("ann", "can"), ("bob", "should")):
-        record_judgement(assessor=factories.user(name), layer="facet", topic=topic, passage=passage,
-                         value=[{"facet": f"{PAGE}/T_0001", "relevance": relevance}], campaign_id=outline.pk)
+        factories.judgement(factories.user(name), topic, passage, relevance=relevance, facet=f"{PAGE}/T_0001",
+                            campaign=outline)
     return outline
 
 

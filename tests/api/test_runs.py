@@ -5,7 +5,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.services.campaigns import create_pool
-from annotation.models import Campaign
 from annotation.services.tokens import issue_token
 from assessments.models import Run
 from tests import factories
@@ -80,7 +79,7 @@ def test_uploading_to_an_unknown_campaign_is_400_in_the_shape_of_a_rejected_run(
 
 
 def test_uploading_to_a_campaign_without_topics_is_400(adhoc, team_a):
-    Campaign.objects.create(name="judging-only", task="outline")
+    factories.campaign("judging-only")
     body = rejected(team_a, "judging-only", run_text("a1"))
     assert problem(body, None, "campaign") == "Campaign 'judging-only' takes no runs."
 
