@@ -20,7 +20,6 @@ from django.core.management import CommandError, call_command
 from django.db import OperationalError, connection
 
 from assessments.models import Judgement, Topic
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.factories import db_snapshot
 
@@ -36,8 +35,8 @@ def many_changes(db):
     start = datetime(2024, 5, 1, tzinfo=UTC)
     for i in range(300):
         passage = factories.passage(coll, f"doc-{i:04d}")
-        record_judgement(assessor=judge, layer="notes", value="n" * 200, topic=topic, passage=passage,
-                         client_time=start + timedelta(seconds=i), session_id="s")
+        factories.judgement(judge, topic, passage, layer="notes", value="n" * 200,
+                            client_time=start + timedelta(seconds=i), session_id="s")
     return coll
 
 

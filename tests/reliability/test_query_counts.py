@@ -20,7 +20,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment
 from assessments.models import Judgement, JudgementChange
 from tests import factories
 
@@ -39,7 +39,7 @@ def long_article(db):
     passages = [factories.passage(coll, f"{i:040x}", text="words " * 150) for i in range(1, 21)]
     run = factories.run(coll, "guir", {topic: passages})
     user = factories.user("judge")
-    return Assignment.objects.create(assessor=user, topic=topic, run=run), passages
+    return factories.assignment(user, topic, run=run), passages
 
 
 def save(client, assignment, passage, seq, *, passage2=None):
@@ -112,7 +112,7 @@ def test_the_save_that_completes_an_article_takes_a_bounded_number_of_queries(cl
 def test_a_campaign_save_takes_the_same_number_of_queries(client, long_article):
     """In a campaign the save also asks whether qualification locks the unit: in the assignment's own query."""
     assignment, passages = long_article
-    campaign = Campaign.objects.create(name="bounded", task=Campaign.Task.OUTLINE, review_sample_size=0)
+    campaign = factories.campaign("bounded", review_sample_size=0)
     Assignment.objects.filter(pk=assignment.pk).update(campaign=campaign)
     assignment.refresh_from_db()
     client.force_login(assignment.assessor)

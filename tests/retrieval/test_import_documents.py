@@ -278,13 +278,12 @@ def test_update_refuses_to_change_a_judged_text_unless_told_and_then_counts_the_
     """Issue 38 item 10: re-importing with update replaced a judged document's text, and qrels kept the grade given
     to the old text for the new one. Refused, naming file, line and field; with --retext-judged, done and said."""
     from assessments.models import Layer
-    from assessments.services.judging import record_judgement
 
     run(write(tmp_path, FBIS + LATIMES))
     fbis = Passage.objects.get(external_id="FBIS3-1")
     topic = factories.topic(fbis.collection, "301", kind=Topic.Kind.ADHOC)
     for name, grade in (("amy", 2), ("ben", 0)):
-        record_judgement(assessor=factories.user(name), layer=Layer.GRADE, topic=topic, passage=fbis, value=grade)
+        factories.judgement(factories.user(name), topic, fbis, layer=Layer.GRADE, value=grade)
     changed = FBIS.replace("Croatian radio", "Slovenian radio") + LATIMES.replace("POETIC", "PROSAIC")
     with pytest.raises(CommandError, match=r"new.txt:1: text: document 'FBIS3-1': its text would change, but 2 "
                                            r"judgement\(s\) were given to the text it has"):
@@ -301,15 +300,14 @@ def test_update_keeps_the_text_under_evidence_spans_and_changes_only_the_rest(tm
     or its text when no mark is in it (a cleared one counts as none), but not the text under a mark: refused,
     naming the file, line and field, and nothing of the import is written."""
     from assessments.models import Layer
-    from assessments.services.judging import record_judgement
 
     run(write(tmp_path, FBIS + LATIMES))
     fbis, latimes = Passage.objects.get(external_id="FBIS3-1"), Passage.objects.get(external_id="LA010189-0001")
     topic = factories.topic(fbis.collection, "301", kind=Topic.Kind.ADHOC)
-    record_judgement(assessor=factories.user("amy"), layer=Layer.EVIDENCE, topic=topic, passage=fbis, value=[[0, 8]])
+    factories.judgement(factories.user("amy"), topic, fbis, layer=Layer.EVIDENCE, value=[[0, 8]])
     ben = factories.user("ben")
-    record_judgement(assessor=ben, layer=Layer.EVIDENCE, topic=topic, passage=latimes, value=[[0, 4]])
-    record_judgement(assessor=ben, layer=Layer.EVIDENCE, topic=topic, passage=latimes, value=None)  # cleared
+    factories.judgement(ben, topic, latimes, layer=Layer.EVIDENCE, value=[[0, 4]])
+    factories.judgement(ben, topic, latimes, layer=Layer.EVIDENCE, value=None)  # cleared
 
     changed = FBIS.replace("Croatian radio", "Slovenian radio") + LATIMES.replace("POETIC", "PROSAIC")
     with pytest.raises(CommandError, match=r"new.txt:1: text: document 'FBIS3-1': its text would change, but 1 "
