@@ -6,7 +6,6 @@ import pytest
 
 from annotation.models import Campaign
 from assessments.models import CandidateSource, Layer, Pool, PoolCandidate, Run, Topic
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.retrieval.tiny_models import tiny_bert
 
@@ -33,7 +32,7 @@ def campaign():
     """Four ad hoc topics of ten candidates each in a pool of two runs; alice and bob grade the first eight of each
     (32 labels, the same items, so their κ exists), the last two are nobody's: what the annotator labels."""
     coll = factories.collection("aero")
-    camp = Campaign.objects.create(name="aero-judging", task=Campaign.Task.ADHOC)
+    camp = factories.campaign("aero-judging", Campaign.Task.ADHOC)
     alice, bob = factories.user("alice"), factories.user("bob")
     topics = [factories.topic(coll, str(n), kind=Topic.Kind.ADHOC, text=q) for n, q in enumerate(QUERIES, start=1)]
     pool = Pool.objects.create(name="aero-pool", collection=coll, status=Pool.Status.READY)
@@ -51,8 +50,7 @@ def campaign():
                     grade = 2 if relevant else 0
                     if who is bob and rank == 5:
                         grade = 0  # one disagreement a topic (the majority of a tie is the higher grade)
-                    record_judgement(assessor=who, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=doc,
-                                     campaign_id=camp.pk)
+                    factories.judgement(who, topic, doc, layer=Layer.PLOT_GRADE, value=grade, campaign=camp)
     return camp
 
 

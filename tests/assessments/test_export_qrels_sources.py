@@ -8,7 +8,6 @@ from django.core.management import CommandError, call_command
 
 from assessments.exporters.machine import filled
 from assessments.models import Layer, MachineLabel, MachineLabelSource, Topic
-from assessments.services.judging import record_judgement
 from assessments.services.qrels import QrelsRequest, qrels_sourced
 from tests import factories
 
@@ -24,7 +23,7 @@ def judged():
     alice, bob = factories.user("alice"), factories.user("bob")
     for who, topic, doc, grade in [(alice, "1", "d1", 2), (bob, "1", "d1", 2), (alice, "1", "d3", 0),
                                    (alice, "2", "d2", 1), (bob, "2", "d2", 3)]:
-        record_judgement(assessor=who, layer=Layer.PLOT_GRADE, value=grade, topic=topics[int(topic) - 1], passage=docs[doc])
+        factories.judgement(who, topics[int(topic) - 1], docs[doc], layer=Layer.PLOT_GRADE, value=grade)
     return coll, topics, docs
 
 

@@ -159,7 +159,7 @@ def test_a_name_of_another_kind_of_source_is_refused_even_with_replace(coll, tmp
 
 
 def test_the_campaign_gives_the_collection_and_scopes_the_source(coll, tmp_path):
-    camp = Campaign.objects.create(name="web-judging", task=Campaign.Task.ADHOC)
+    camp = factories.campaign("web-judging", Campaign.Task.ADHOC)
     Track.objects.create(campaign=camp, collection=coll)
     run(write(tmp_path, TSV), "--campaign", "web-judging")
 
@@ -188,9 +188,9 @@ def test_a_tsv_header_line_is_passed_over(coll, tmp_path):
 
 
 def test_replace_never_reaches_another_campaigns_source(coll, tmp_path):
-    camp = Campaign.objects.create(name="web-judging", task=Campaign.Task.ADHOC)
+    camp = factories.campaign("web-judging", Campaign.Task.ADHOC)
     Track.objects.create(campaign=camp, collection=coll)
-    Campaign.objects.create(name="elsewhere", task=Campaign.Task.ADHOC)
+    factories.campaign("elsewhere", Campaign.Task.ADHOC)
     run(write(tmp_path, TSV), "--campaign", "web-judging")
 
     message = rejected(write(tmp_path, UMBRELA, "x.qrels"), "--collection", "web", "--campaign", "elsewhere",

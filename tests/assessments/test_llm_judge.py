@@ -325,8 +325,8 @@ def test_limit_asks_at_most_n_and_retry_errors_asks_the_unreadable_again(server)
 
 def test_a_campaigns_own_prompt_makes_its_own_judge(server):
     make_pool(["good 1"])
-    Campaign.objects.create(name="news", task=Campaign.Task.ADHOC,
-                            settings={"llm_prompt": "Rate it.\nQuery: {query}\nPassage: {passage}\n##final score: N"})
+    factories.campaign("news", Campaign.Task.ADHOC,
+                       settings={"llm_prompt": "Rate it.\nQuery: {query}\nPassage: {passage}\n##final score: N"})
     judge(server, "--pool", "judge-pool")
     judge(server, "--pool", "judge-pool", "--campaign", "news")
     sources = list(MachineLabelSource.objects.order_by("pk"))
@@ -367,7 +367,7 @@ def test_a_refused_key_stops_the_judge(server):
 
 def test_a_campaign_prompt_without_its_fields_is_refused(server):
     make_pool(["good 1"])
-    Campaign.objects.create(name="news", task=Campaign.Task.ADHOC, settings={"llm_prompt": "Rate: {query}"})
+    factories.campaign("news", Campaign.Task.ADHOC, settings={"llm_prompt": "Rate: {query}"})
     with pytest.raises(CommandError, match=re.escape("--llm-prompt: the campaign's prompt has no {passage}")):
         judge(server, "--pool", "judge-pool", "--campaign", "news")
 

@@ -5,12 +5,13 @@ judged, and the machine's anchoring figures. Each world: one topic, amy holding 
 (practice), ben a formal unit; both label the same candidates, and only ben's labels may show. The one rule is
 Judgement.objects.without_practice (Assignment.objects.practice_labels)."""
 
+import functools
 import io
 
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Campaign
 from annotation.reports.stopping import stopping
 from annotation.services import judging_order
 from assessments.exporters.adhoc import adhoc_records
@@ -20,7 +21,6 @@ from assessments.exporters.plot import choice_rows, plot_label_records, resolve_
 from assessments.machine.annotator import judged_pairs
 from assessments.machine.compare import anchoring
 from assessments.models import Layer, MachineLabelSource, Pool, PoolCandidate, StudyItem, Topic
-from assessments.services.judging import record_judgement
 from assessments.studies import forced_choice_accuracy, pair_ratings
 from tests import factories
 from tests.annotation.adhoc_setup import adhoc_world
@@ -39,13 +39,9 @@ def adhoc():
     amy, ben = factories.user("amy"), factories.user("ben")
     world = adhoc_world(ben, settings={"judging_order": "depth", "judging_budget": 2})
     campaign, topic, docs = world["campaign"], world["topic"], world["documents"]
-    practice = Assignment.objects.create(assessor=amy, topic=topic, pool=world["pool"], campaign=campaign,
-                                         qualification=True)
-    record_judgement(campaign_id=campaign.pk, assessor=ben, layer=Layer.GRADE, topic=topic, passage=docs[0], value=3,
-                     machine_shown=True)
-    for doc, value in ((docs[1], 2), (docs[2], 0)):
-        record_judgement(campaign_id=campaign.pk, assessor=amy, layer=Layer.GRADE, topic=topic, passage=doc,
-                         value=value, machine_shown=True)
+    practice = factories.assignment(amy, topic, campaign=campaign, pool=world["pool"], qualification=True)
+    for user, doc, value in ((ben, docs[0], 3), (amy, docs[1], 2), (amy, docs[2], 0)):
+        factories.judgement(user, topic, doc, layer=Layer.GRADE, value=value, campaign=campaign, machine_shown=True)
     return {**world, "practice": practice, "users": (amy, ben)}
 
 
@@ -109,22 +105,19 @@ def plot():
     pool.topics.set([topic])
     PoolCandidate.objects.bulk_create(PoolCandidate(pool=pool, topic=topic, passage=c, rank=r)
                                       for r, c in enumerate(chunks, start=1))
-    campaign = Campaign.objects.create(name="plot-practice", task=Campaign.Task.PLOT)
-    campaign.pools.add(pool)
-    Assignment.objects.create(assessor=ben, topic=topic, pool=pool, campaign=campaign)
-    Assignment.objects.create(assessor=amy, topic=topic, pool=pool, campaign=campaign, qualification=True)
+    campaign, _ = factories.assigned_campaign(topic, [ben], pool=pool, name="plot-practice", task=Campaign.Task.PLOT)
+    factories.assignment(amy, topic, campaign=campaign, pool=pool, qualification=True)
     choice = StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.CHOICE, key="choice-1", topic=topic,
                                       answer=chunks[1], retriever_choice=chunks[0])
     choice.candidates.set(chunks[:2])
     pair = StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.PAIR, key="pair-1", topic=topic,
                                     passage=chunks[0], passage2=chunks[2], similarity=0.5, metadata={"group": "most"})
     for user, grade, chosen, rating in ((ben, 2, chunks[1], 8), (amy, 0, chunks[0], 2)):
-        label = {"campaign_id": campaign.pk, "assessor": user, "topic": topic}
-        record_judgement(**label, layer=Layer.PLOT_GRADE, passage=chunks[0], value=grade)
-        record_judgement(**label, layer=Layer.PLOT_SPANS, passage=chunks[0], value=[[0, 7]])
-        record_judgement(**label, layer=Layer.CHOICE, item=choice.key, value=chosen.external_id)
-        record_judgement(**label, layer=Layer.RATING, passage=pair.passage, passage2=pair.passage2, item=pair.key,
-                         value=rating)
+        label = functools.partial(factories.judgement, user, topic, campaign=campaign)
+        label(chunks[0], layer=Layer.PLOT_GRADE, value=grade)
+        label(chunks[0], layer=Layer.PLOT_SPANS, value=[[0, 7]])
+        label(layer=Layer.CHOICE, item=choice.key, value=chosen.external_id)
+        label(pair.passage, passage2=pair.passage2, layer=Layer.RATING, item=pair.key, value=rating)
     return {"campaign": campaign, "pool": pool, "topic": topic}
 
 

@@ -13,6 +13,7 @@ from annotation.models import Campaign
 from assessments.models import Judgement, MachineLabel, MachineLabelSource, Pool
 from retrieval import specs
 from retrieval.services import index_for, scoring
+from tests import factories
 from tests.assessments.machine_setup import campaign, model_dir  # noqa: F401 — four topics, two runs
 from tests.assessments.test_train_annotator import qrels
 
@@ -27,8 +28,7 @@ def label(*args):
 
 @pytest.mark.parametrize("method", ["fusion", "encoder"])
 def test_a_zero_shot_source_labels_a_pool_without_any_human_label(campaign, method):  # noqa: F811
-    fresh = Campaign.objects.create(name="fresh", task=Campaign.Task.ADHOC)  # not one human label
-    fresh.pools.add(Pool.objects.get(name="aero-pool"))
+    fresh = factories.campaign("fresh", Campaign.Task.ADHOC, pools=[Pool.objects.get(name="aero-pool")])  # unjudged
     human_before = qrels("--campaign", "fresh")
 
     out = label("--zero-shot", method, "--pool", "aero-pool", "--campaign", "fresh")
