@@ -1,5 +1,6 @@
 """export_qrels: TREC qrels on the CAR scale from judgements (computed here independently from the labels)."""
 
+import functools
 import math
 import os
 import stat
@@ -13,7 +14,6 @@ from django.core.management import CommandError, call_command
 
 from assessments.exporters.qrels import aggregate_grades
 from assessments.models import Layer, Qrel, QrelSet
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -93,14 +93,13 @@ def judged():
     passages = {pid: factories.passage(coll, pid) for pid in sorted({pid for _, pid in LABELS}, reverse=True)}
     users = {name: new_user(name) for name in ("alice", "bob", "carol")}
     for (assessor, pid), labels in LABELS.items():
-        common = dict(assessor=users[assessor], topic=topic, passage=passages[pid])
+        label = functools.partial(factories.judgement, users[assessor], topic, passages[pid])
         if "facets" in labels:
-            value = [{"facet": f, "relevance": r} for f, r in labels["facets"]]
-            record_judgement(layer=Layer.FACET, value=value, source="import", **common)
+            label(value=[{"facet": f, "relevance": r} for f, r in labels["facets"]], source="import")
         if "removed" in labels:
-            record_judgement(layer=Layer.REMOVAL, value=labels["removed"], **common)
+            label(layer=Layer.REMOVAL, value=labels["removed"])
         if "notes" in labels:
-            record_judgement(layer=Layer.NOTES, value=labels["notes"], **common)
+            label(layer=Layer.NOTES, value=labels["notes"])
     return coll, topic, passages, users
 
 
@@ -149,9 +148,8 @@ def test_plot_topics_give_their_plot_grade(judged):
     coll, _, passages, users = judged
     plot = factories.topic(coll, "plot-7", kind="plot", text="a sled dog learns to survive")
     chunk_b, chunk_a = factories.passage(coll, "call-wild#0012"), factories.passage(coll, "call-wild#0003")
-    record_judgement(assessor=users["alice"], layer=Layer.PLOT_GRADE, value=2, topic=plot, passage=chunk_b)
-    record_judgement(assessor=users["bob"], layer=Layer.PLOT_GRADE, value=0, topic=plot, passage=chunk_b)
-    record_judgement(assessor=users["alice"], layer=Layer.PLOT_GRADE, value=1, topic=plot, passage=chunk_a)
+    for who, chunk, grade in (("alice", chunk_b, 2), ("bob", chunk_b, 0), ("alice", chunk_a, 1)):
+        factories.judgement(users[who], plot, chunk, layer=Layer.PLOT_GRADE, value=grade)
 
     assert qrels("--topic", "plot-7", "--aggregate", "max") == [
         "plot-7 0 call-wild#0003 1", "plot-7 0 call-wild#0012 2",
@@ -164,7 +162,7 @@ def test_plot_topics_give_their_plot_grade(judged):
 def test_output_is_sorted_by_topic_then_docid_whatever_the_insertion_order(judged):
     coll, _, passages, users = judged
     early = factories.topic(coll, "tqa2:L_0001", facets=[("tqa2:L_0001/T_0001", "x")])
-    record_judgement(assessor=users["bob"], layer=Layer.REMOVAL, value=True, topic=early, passage=passages["p-f"])
+    factories.judgement(users["bob"], early, passages["p-f"], layer=Layer.REMOVAL, value=True)
 
     lines = qrels("--aggregate", "max")
 
@@ -219,8 +217,7 @@ def test_impossible_requests_are_clear_errors(judged, tmp_path, args, message):
 def test_several_collections_need_one_named(judged):
     other = factories.collection("other")
     topic = factories.topic(other, TOPIC, facets=[(H1, "toxic chemicals")])
-    record_judgement(assessor=new_user("dave"), layer=Layer.REMOVAL, value=True, topic=topic,
-                     passage=factories.passage(other, "zz"))
+    factories.judgement(new_user("dave"), topic, factories.passage(other, "zz"), layer=Layer.REMOVAL, value=True)
 
     with pytest.raises(CommandError, match="--collection: there are judgements of several collections .*name one"):
         qrels()
@@ -262,8 +259,7 @@ def test_the_export_reads_a_constant_number_of_queries(judged, django_assert_max
 def test_bare_facet_ids_of_the_trial_pages_are_keyed_under_their_topic(judged):
     coll, _, passages, users = judged
     trial = factories.topic(coll, "tqa:water%20distribution", facets=[("H1", "Water on Earth")])
-    record_judgement(assessor=users["alice"], layer=Layer.FACET, topic=trial, passage=passages["p-a"],
-                     value=[{"facet": "H1", "relevance": "should"}])
+    factories.judgement(users["alice"], trial, passages["p-a"], relevance="should", facet="H1")
 
     assert qrels("--level", "section", "--topic", "tqa:water%20distribution", "--assessor", "alice") == [
         "tqa:water%20distribution/H1 0 p-a 2",
