@@ -7,7 +7,6 @@ from itertools import count
 import pytest
 from django.urls import reverse
 
-from annotation.models import Assignment
 from tests import factories
 
 EVIL = '<script>alert("x")</script>'
@@ -34,7 +33,7 @@ def assessor():
 @pytest.fixture
 def assignment(article, assessor):
     topic, run, _ = article
-    return Assignment.objects.create(assessor=assessor, topic=topic, run=run)
+    return factories.assignment(assessor, topic, run=run)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """campaign_report on judgements stored in the database, checked against the packages called directly."""
 
+import functools
 import json
 from io import StringIO
 
@@ -13,7 +14,6 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from annotation.reports.agreement import AgreementFailed, campaign_report
 from annotation.models import Assignment, Campaign
 from assessments.models import JudgementChange, Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 
 H1, H2 = "tqa2:L_0001/T_1", "tqa2:L_0001/T_2"
@@ -39,33 +39,26 @@ def campaign():
         factories.run(coll, "r2", {topic: passages[::-1]}),
         factories.run(coll, "r3", {topic: passages[1::2] + passages[0::2]}),
     ]
-    campaign = Campaign.objects.create(name="car", task=Campaign.Task.OUTLINE)
     users = {name: factories.user(name) for name in RELEVANCE}
-    for name, user in users.items():
-        Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, run=runs[0])
+    campaign, _ = factories.assigned_campaign(topic, users.values(), run=runs[0], name="car")
     for name, marks in RELEVANCE.items():
+        label = functools.partial(factories.judgement, users[name], topic, campaign=campaign)
         for passage, mark in zip(passages, marks.split()):
             if mark == "x":
-                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.REMOVAL, value=True, topic=topic, passage=passage)
-                # a facet left on a removed passage does not count
-                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
-                                 value=[{"facet": H1, "relevance": "must"}])
+                label(passage, layer=Layer.REMOVAL, value=True)
+                label(passage, relevance="must", facet=H1)  # a facet left on a removed passage does not count
             elif mark != "-":
-                facet = H2 if (name, passage.external_id) == ("cat", "p2") else H1
-                record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.FACET, topic=topic, passage=passage,
-                                 value=[{"facet": facet, "relevance": WORD[mark]}])
+                label(passage, relevance=WORD[mark], facet=H2 if (name, passage.external_id) == ("cat", "p2") else H1)
     # Transitions of (p1, p2): two say SAME, one SWITCH.
-    for name, label in (("ann", "same"), ("bob", "same"), ("cat", "switch")):
-        record_judgement(campaign_id=campaign.pk, assessor=users[name], layer=Layer.TRANSITION, value=label, topic=topic,
-                         passage=passages[0], passage2=passages[1])
+    for name, value in (("ann", "same"), ("bob", "same"), ("cat", "switch")):
+        factories.judgement(users[name], topic, passages[0], passage2=passages[1], layer=Layer.TRANSITION, value=value,
+                            campaign=campaign)
     # Not in the report: an adjudicated label, another campaign's topic, a user without an assignment.
     # (bob said nothing of p6; an adjudicated label under his name would make p6 a unit of three)
-    record_judgement(campaign_id=campaign.pk, assessor=users["bob"], layer=Layer.FACET, topic=topic, passage=passages[5],
-                     value=[{"facet": H1, "relevance": "can"}], source=JudgementChange.Source.ADJUDICATION)
-    record_judgement(campaign_id=campaign.pk, assessor=users["ann"], layer=Layer.FACET, topic=other, passage=passages[0],
-                     value=[{"facet": "tqa2:L_0002/T_1", "relevance": "can"}])
-    record_judgement(campaign_id=campaign.pk, assessor=factories.user("eve"), layer=Layer.FACET, topic=topic, passage=passages[0],
-                     value=[{"facet": H1, "relevance": "can"}])
+    factories.judgement(users["bob"], topic, passages[5], relevance="can", facet=H1, campaign=campaign,
+                        source=JudgementChange.Source.ADJUDICATION)
+    factories.judgement(users["ann"], other, passages[0], relevance="can", facet="tqa2:L_0002/T_1", campaign=campaign)
+    factories.judgement(factories.user("eve"), topic, passages[0], relevance="can", facet=H1, campaign=campaign)
     return campaign, topic, passages, runs
 
 
@@ -166,7 +159,7 @@ def test_ranking_stability_is_kendall_tau_of_the_runs_scored_with_each_assessors
 
 @pytest.mark.django_db
 def test_an_empty_campaign_gives_an_empty_report_that_is_valid_json():
-    campaign = Campaign.objects.create(name="empty", task=Campaign.Task.PLOT)
+    campaign = factories.campaign("empty", Campaign.Task.PLOT)
     report = campaign_report(campaign)
     assert report["layers"] == [] and report["ranking_stability"]["pairs"] == []
     json.dumps(report, allow_nan=False)
@@ -228,21 +221,20 @@ def plot_campaign():
     pool = factories.pool(coll, [topic], [])
     StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.CHOICE, key="set1", topic=topic)
     StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.PAIR, key="pair1", passage=chunks[0], passage2=chunks[1])
-    campaign = Campaign.objects.create(name="plot", task=Campaign.Task.PLOT)
-    campaign.pools.add(pool)
+    campaign = factories.campaign("plot", Campaign.Task.PLOT, pools=[pool])
     grades = {"ann": [2, 1, 0, 2], "bob": [2, 0, 0, 1], "cat": [1, 1, 0, 2]}
     spans = {"ann": [[4, 7]], "bob": [[4, 13]], "cat": []}
     choices = {"ann": "book:0", "bob": "book:0", "cat": "book:2"}
     ratings = {"ann": 7, "bob": 8, "cat": 3}
     for name in grades:
         user = factories.user(name)
-        Assignment.objects.create(campaign=campaign, assessor=user, topic=topic, pool=pool)
+        factories.assignment(user, topic, campaign=campaign, pool=pool)
+        label = functools.partial(factories.judgement, user, campaign=campaign)
         for chunk, grade in zip(chunks, grades[name]):
-            record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.PLOT_GRADE, value=grade, topic=topic, passage=chunk)
-        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.PLOT_SPANS, value=spans[name], topic=topic, passage=chunks[0])
-        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.CHOICE, value=choices[name], topic=topic, item="set1")
-        record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.RATING, value=ratings[name], passage=chunks[0],
-                         passage2=chunks[1], item="pair1")
+            label(topic, chunk, layer=Layer.PLOT_GRADE, value=grade)
+        label(topic, chunks[0], layer=Layer.PLOT_SPANS, value=spans[name])
+        label(topic, layer=Layer.CHOICE, value=choices[name], item="set1")
+        label(None, chunks[0], passage2=chunks[1], layer=Layer.RATING, value=ratings[name], item="pair1")
     return campaign, grades, ratings
 
 
@@ -301,12 +293,11 @@ def test_evidence_spans_have_their_agreement_in_the_report_and_its_csv(client):
 
     ann, bob = factories.user("ann"), factories.user("bob")
     world = adhoc_world(ann)
-    Assignment.objects.create(assessor=bob, topic=world["topic"], pool=world["pool"], campaign=world["campaign"])
+    factories.assignment(bob, world["topic"], campaign=world["campaign"], pool=world["pool"])
     first, second = world["documents"][:2]
     for who, doc, spans in ((ann, first, [[0, 10]]), (bob, first, [[5, 15]]), (ann, second, [[0, 4]]),
                             (bob, second, [[0, 4], [6, 8]])):
-        record_judgement(campaign_id=world["campaign"].pk, assessor=who, layer=Layer.EVIDENCE, topic=world["topic"],
-                         passage=doc, value=spans)
+        factories.judgement(who, world["topic"], doc, layer=Layer.EVIDENCE, value=spans, campaign=world["campaign"])
     evidence = layer(campaign_report(world["campaign"]), "evidence")
     assert evidence["level"] == "spans" and evidence["units"] == 2
     assert evidence["span_jaccard"] == pytest.approx((5 / 15 + 4 / 6) / 2) and evidence["alpha"] is None
@@ -328,11 +319,10 @@ def test_the_dashboards_pair_table_gives_span_layers_their_jaccard(client):
 
     ann, bob = factories.user("ann"), factories.user("bob")
     world = adhoc_world(ann)
-    Assignment.objects.create(assessor=bob, topic=world["topic"], pool=world["pool"], campaign=world["campaign"])
+    factories.assignment(bob, world["topic"], campaign=world["campaign"], pool=world["pool"])
     doc = world["documents"][0]
     for who, spans in ((ann, [[0, 10]]), (bob, [[5, 15]])):
-        record_judgement(campaign_id=world["campaign"].pk, assessor=who, layer=Layer.EVIDENCE, topic=world["topic"],
-                         passage=doc, value=spans)
+        factories.judgement(who, world["topic"], doc, layer=Layer.EVIDENCE, value=spans, campaign=world["campaign"])
     boss = factories.user("boss", is_staff=True)
     boss.groups.add(ensure_groups()[Role.ORGANISER])
     client.force_login(boss)

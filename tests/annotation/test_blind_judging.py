@@ -4,7 +4,7 @@ the campaign shows run names (Campaign.show_run_names)."""
 import pytest
 from django.urls import reverse
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Campaign
 from tests import factories
 from tests.annotation.conftest import page_state
 
@@ -17,10 +17,10 @@ MUST = [{"facet": "general", "relevance": "must"}]
 def two_articles(article, assessor):
     """The assessor's two articles of one topic, by the runs sysalpha7 and sysbeta9, sharing the first passage."""
     topic, _, passages = article
-    campaign = Campaign.objects.create(name="y3", task=Campaign.Task.OUTLINE)
+    campaign = factories.campaign("y3")
     runs = [factories.run(topic.collection, "sysalpha7", {topic: passages}),
             factories.run(topic.collection, "sysbeta9", {topic: passages[:2]})]
-    return [Assignment.objects.create(assessor=assessor, topic=topic, run=run, campaign=campaign) for run in runs]
+    return [factories.assignment(assessor, topic, campaign=campaign, run=run) for run in runs]
 
 
 def received(client, units, answer):

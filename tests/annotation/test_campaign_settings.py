@@ -10,7 +10,6 @@ from annotation.roles import Role, ensure_groups
 from annotation.services.assignment import assign_campaign
 from annotation.services.campaign_settings import SettingsChangeInvalid, change_settings
 from assessments.models import Pool, PoolCandidate, Topic
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +30,7 @@ def adhoc_campaign(name="adhoc-edit", topics=2, assessors=("ann", "bob", "cat"),
             doc = factories.passage(coll, f"D{i}-{j}", title=f"doc {i}.{j}", text=f"Text {i} {j}.")
             PoolCandidate.objects.create(pool=pool, topic=topic, passage=doc, rank=j + 1)
     pool.topics.set(made)
-    campaign = Campaign.objects.create(name=name, task=Campaign.Task.ADHOC, settings={"grade_scale": "binary"})
+    campaign = factories.campaign(name, Campaign.Task.ADHOC, settings={"grade_scale": "binary"})
     group = ensure_groups()[Role.ASSESSOR]
     for username in assessors:
         factories.user(username).groups.add(group)
@@ -50,8 +49,7 @@ def holders(campaign):
 def grade(campaign, username, topic, value):
     unit = Assignment.objects.get(campaign=campaign, assessor__username=username, topic=topic)
     passage = PoolCandidate.objects.filter(pool=unit.pool, topic=topic).order_by("rank").first().passage
-    record_judgement(assessor=unit.assessor, layer="grade", value=value, topic=topic, passage=passage,
-                     campaign_id=campaign.pk)
+    factories.judgement(unit.assessor, topic, passage, layer="grade", value=value, campaign=campaign)
     Assignment.objects.filter(pk=unit.pk).update(status=Assignment.Status.IN_PROGRESS)
 
 

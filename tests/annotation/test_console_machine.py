@@ -92,7 +92,7 @@ def test_the_page_refuses_what_the_command_refuses_and_starts_nothing(client, or
 
 def test_another_campaigns_pool_annotator_and_job_are_out_of_reach(client, organiser, world, tiny,  # noqa: F811
                                                                      django_capture_on_commit_callbacks):
-    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    other = factories.campaign("other", Campaign.Task.ADHOC)
     theirs = MachineLabelSource.objects.create(name="theirs", kind="classifier", collection=Pool.objects.get(
         name="aero-pool").collection, campaign_id=other.pk, status="ready", grades=[0, 1])
     their_job = MachineJob.objects.create(source=theirs, kind="label")

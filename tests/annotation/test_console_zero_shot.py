@@ -65,8 +65,8 @@ def test_a_name_and_the_judged_candidates_too(client, organiser, world, django_c
     ({"method": "fusion", "pools": ["aero-pool"], "name": "x" * 201}, "name"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_starts_nothing(client, organiser, world, form, field):
-    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
-    other.pools.add(Pool.objects.create(name="theirs", collection=Pool.objects.get(name="aero-pool").collection))
+    factories.campaign("other", Campaign.Task.ADHOC, pools=[
+        Pool.objects.create(name="theirs", collection=Pool.objects.get(name="aero-pool").collection)])
     response = client.post(PAGE, {"action": "zero_shot", **form})
     assert response.status_code == 400
     assert field in response.context["forms"]["zero_shot"].errors, response.context["forms"]["zero_shot"].errors
@@ -75,7 +75,7 @@ def test_bad_input_is_a_400_naming_the_field_and_starts_nothing(client, organise
 
 
 def test_another_campaigns_zero_shot_source_is_not_listed_and_others_get_404(client, organiser, world):
-    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    other = factories.campaign("other", Campaign.Task.ADHOC)
     theirs = MachineLabelSource.objects.create(name="their-fusion", kind="zero_shot", model="fusion", status="ready",
                                                grades=[0, 1], campaign_id=other.pk,
                                                collection=Pool.objects.get(name="aero-pool").collection)

@@ -91,8 +91,7 @@ def test_a_choice_campaign_makes_its_forced_choice_items_from_a_pool_run(tmp_pat
     RunEntry.objects.bulk_create(RunEntry(run=run, topic=topic, passage=p, rank=i) for i, p in enumerate(chunks, 1))
     pool.params = {"built": {"runs": [run.pk]}}
     pool.save()
-    campaign = Campaign.objects.create(name="choice", task=Campaign.Task.PLOT, settings={"mode": "choice"})
-    campaign.pools.add(pool)
+    factories.campaign("choice", Campaign.Task.PLOT, settings={"mode": "choice"}, pools=[pool])
     client.force_login(factories.user("boss", is_staff=True))
     page = client.get("/campaigns/choice/pools/").content.decode()
     assert "Make forced-choice items" in page and 'value="20"' in page

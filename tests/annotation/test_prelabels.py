@@ -129,11 +129,10 @@ def test_a_bad_setting_is_named_on_the_page_and_refuses_saves(client, setup, pos
 def test_another_campaigns_source_stored_behind_the_checks_is_never_used(client, setup, post, values):
     """The settings' writers refuse another campaign's machine_source (usable_by); one stored before that check, or
     through the admin's raw settings, is refused where it is read: the page says so, nothing of it is shown."""
-    from annotation.models import Campaign
     from annotation.services import judging_order
 
     assignment, picked, source = setup
-    source.campaign_id = Campaign.objects.create(name="other-campaign").pk
+    source.campaign_id = factories.campaign("other-campaign").pk
     source.save()
     assignment.campaign.settings = {**values, "machine_source": source.pk}
     assignment.campaign.save()

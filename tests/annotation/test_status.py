@@ -79,7 +79,7 @@ def test_the_admin_assignment_form_refuses_an_empty_article_and_says_what_a_dupl
     topic, run, passages = article
     judge = factories.user("judge2")
     empty = factories.run(topic.collection, "empty", {})
-    campaign = Campaign.objects.create(name="c", task=Campaign.Task.OUTLINE)
+    campaign = factories.campaign("c")
     client.force_login(admin_user)
     form = {"campaign": campaign.pk, "assessor": judge.pk, "topic": topic.pk, "position": 0, "status": "todo"}
     response = client.post(reverse("admin:annotation_assignment_add"), {**form, "run": empty.pk})

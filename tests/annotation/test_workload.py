@@ -4,12 +4,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment
 from annotation.roles import Role, ensure_groups
 from annotation.services.assignment import assign_campaign
 from annotation.services.errors import AssignmentError
 from annotation.services.workload import WorkInvalid, held_topics, loads, reassign, take_back
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +22,7 @@ def campaign():
     passages = [factories.passage(coll, f"p{i}") for i in range(4)]
     runs = [factories.run(coll, f"run{r}", {t: passages[r:r + 2] for t in topics}) for r in (0, 1)]
     pool = factories.pool(coll, topics, runs)
-    campaign = Campaign.objects.create(name="c", task=Campaign.Task.OUTLINE)
+    campaign = factories.campaign("c")
     for name in ("ann", "bob", "cat"):
         factories.user(name)
     assign_campaign(campaign, ["ann", "bob"], pools=[pool], overlap=1, seed=0)
@@ -51,8 +50,8 @@ def test_an_unstarted_topic_is_reassigned_whole_to_the_end_of_the_new_queue(camp
 
 def test_started_work_is_neither_taken_back_nor_reassigned(campaign):
     unit = Assignment.objects.filter(campaign=campaign, assessor__username="ann").first()
-    record_judgement(assessor=unit.assessor, layer="notes", value="hm", topic=unit.topic,
-                     passage=unit.run.entries.first().passage, campaign_id=campaign.pk)
+    factories.judgement(unit.assessor, unit.topic, unit.run.entries.first().passage, layer="notes", value="hm",
+                        campaign=campaign)
     with pytest.raises(WorkInvalid):
         take_back(campaign, [(unit.assessor_id, unit.topic_id)])
     Assignment.objects.filter(pk=unit.pk).update(status=Assignment.Status.IN_PROGRESS)
