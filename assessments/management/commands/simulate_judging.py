@@ -94,11 +94,13 @@ class Command(BaseCommand):
         budget.add_argument("--budget", type=share, nargs="+", action="extend", metavar="SHARE",
                             help="Shares of the pool people judge, e.g. 0.05 0.1 (default both; may repeat).")
         budget.add_argument("--write-qrels", metavar="OUT",
-                            help="Write the final labels of the first of hybrid/lara/machine in --orders at the last "
-                            "budget as TREC qrels (the assessor's grade where people judged, 0/1 elsewhere).")
+                            help="Write the final labels of the first of hybrid/lara/machine in --orders as TREC qrels "
+                            "(the assessor's grade where people judged, 0/1 elsewhere). With several budgets, one file "
+                            "a budget, the share before the suffix: OUT.qrels → OUT-0.05.qrels, OUT-0.1.qrels.")
         budget.add_argument("--write-intervals", metavar="OUT",
                             help="Write each run's MAP estimate with its 95%% interval (TSV: run estimate low high) "
-                            "of the first of hybrid/lara in --orders at the last budget.")
+                            "of the first of hybrid/lara in --orders. With several budgets, one file a budget, named "
+                            "as --write-qrels' are.")
         budget.add_argument("--seed", type=int, default=0, help="Seed of the random sample and the draws (default 0).")
 
     def handle(self, *args, **opts):
@@ -188,17 +190,19 @@ class Command(BaseCommand):
         if not result.machine_covered:
             raise CommandError("--machine: no score for any pooled candidate (do its topic and document ids match "
                                "the runs'?)")
-        last = budgets[-1]
-        try:
-            if opts["write_qrels"]:
-                write_budget_qrels(result.get(labelled[0], last), result.flat, opts["write_qrels"])
-        except OSError as exc:
-            raise CommandError(f"--write-qrels: {exc}") from exc
-        try:
-            if opts["write_intervals"]:
-                write_budget_intervals(result.get(with_intervals[0], last), opts["write_intervals"])
-        except OSError as exc:
-            raise CommandError(f"--write-intervals: {exc}") from exc
+        for b in budgets:
+            try:
+                if opts["write_qrels"]:
+                    write_budget_qrels(result.get(labelled[0], b), result.flat,
+                                       budget_path(opts["write_qrels"], b, budgets))
+            except OSError as exc:
+                raise CommandError(f"--write-qrels: {exc}") from exc
+            try:
+                if opts["write_intervals"]:
+                    write_budget_intervals(result.get(with_intervals[0], b),
+                                           budget_path(opts["write_intervals"], b, budgets))
+            except OSError as exc:
+                raise CommandError(f"--write-intervals: {exc}") from exc
         if opts["format"] == "json":
             self.stdout.write(json.dumps(result.as_json(), indent=1))
             return
@@ -334,6 +338,15 @@ class Command(BaseCommand):
                 raise CommandError(f"--runs: {item!r} is given twice")
             runs[name] = ranking
         return runs
+
+
+def budget_path(given, budget, budgets) -> Path:
+    """The file of one budget's output: `given` itself with one budget; with several, the share before the
+    suffix (out.qrels → out-0.05.qrels), so no budget's file replaces another's."""
+    path = Path(given)
+    if len(budgets) == 1:
+        return path
+    return path.with_name(f"{path.stem}-{budget:g}{path.suffix}")
 
 
 def _tau(value):
