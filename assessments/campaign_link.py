@@ -33,3 +33,19 @@ def campaign_exists(name: str) -> bool:
 def track_of(campaign_id: int):
     """The campaign's track (its topics and collection), or None."""
     return apps.get_model("annotation", "Track").objects.filter(campaign_id=campaign_id).first()
+
+
+def campaign_settings(campaign_id: int) -> dict:
+    """The campaign's settings (its JSON), {} for none or no such campaign."""
+    found = apps.get_model("annotation", "Campaign").objects.filter(pk=campaign_id).values_list("settings", flat=True)
+    settings = found.first()
+    return settings if isinstance(settings, dict) else {}
+
+
+def campaign_pool_ids(campaign_id: int) -> list[int]:
+    """The pools the campaign judges: those of its units (qualification units aside) and those it names, by id."""
+    units = apps.get_model("annotation", "Assignment").objects.filter(
+        campaign_id=campaign_id, qualification=False, pool__isnull=False).values_list("pool_id", flat=True)
+    named = apps.get_model("annotation", "Campaign").pools.through.objects.filter(
+        campaign_id=campaign_id).values_list("pool_id", flat=True)
+    return sorted(set(units) | set(named))

@@ -70,11 +70,39 @@ def evaluation(campaign, *, aggregate="majority") -> dict:
                       "rows": [[r[0], *["–" if v is None else f"{v:.4f}" for v in r[1:]]] for r in ordered]}
     return {
         "measures": [str(m) for m in report.measures], "rows": ordered, "chart": chart, "reusability": reuse,
-        "report": report,
+        "report": report, "hybrid": hybrid_intervals(campaign),
         "topics": len(judged), "qrels_lines": sum(len(d) for d in qrels.values()),
         "notes": [f"qrels: the campaign's labels so far, aggregate {aggregate}, page level; {len(judged)} of "
                   f"{len(topics)} topics judged (a judged topic a run lacks scores 0).", *report.notes],
     }
+
+
+def hybrid_intervals(campaign) -> list[dict] | dict | None:
+    """Where the campaign's judging order is hybrid: per pool, each run's MAP and nDCG@10 at the budget with a 95%
+    interval from the human labels and the calibrated machine source (assessments.services.hybrid.intervals, the
+    simulator's; binary gains, relevant at judging_min_rel): [{"pool", "spent", "budget", "rows": [[run, MAP,
+    low, high, nDCG@10, low, high]]}] (rows empty before any human label); None for another order; {"error"} when
+    its settings cannot be used."""
+    from annotation.services import judging_order
+    from assessments.services import hybrid_pool
+
+    try:
+        settings = judging_order.settings_of(campaign)
+    except judging_order.OrderSettingsInvalid as exc:
+        return {"error": f"{exc.field}: {exc.message}"}
+    if settings.order != judging_order.HYBRID:
+        return None
+    out = []
+    for pool in hybrid_pool.campaign_pools(campaign.pk):
+        state = hybrid_pool.pool_plan(campaign.pk, pool, settings.hybrid)
+        found = hybrid_pool.pool_intervals(state)
+        rows = [] if found is None else sorted(
+            ([run, *(float(x) for m in ("AP", "nDCG@10")
+                     for x in (found.estimate[m][i], found.low[m][i], found.high[m][i]))]
+             for i, run in enumerate(found.runs)),
+            key=lambda row: -row[1])
+        out.append({"pool": pool.name, "spent": state.plan.spent, "budget": state.plan.budget, "rows": rows})
+    return out
 
 
 def reusability(campaign, runs=None, judged=None, qrels=None, *, aggregate="majority"):

@@ -7,7 +7,7 @@ machine labels never count.
 """
 
 from annotation.models import Assignment
-from annotation.reports.dashboard import PALETTE, lines
+from annotation.reports.dashboard import PALETTE, lines, stacked
 from annotation.services import judging_order
 from assessments.ordering import OrderError
 
@@ -56,4 +56,20 @@ def stopping(campaign) -> dict:
             chart["topic"] = a.topic.external_id
             charts.append(chart)
     return {"available": True, "settings": settings, "topics": rows, "charts": charts, "reusability": reuse,
-            "stops": (judging_order.STOP, judging_order.GO)}
+            "stops": (judging_order.STOP, judging_order.GO), "budget": budget_chart(campaign)}
+
+
+BUDGET_PARTS = ("judged: random sample", "judged: picked by the order", "left")
+
+
+def budget_chart(campaign) -> dict | None:
+    """A hybrid campaign's budget on each pool as a stacked bar (judged in the random sample, judged where the order
+    picked, left), counts of human judgements; None for another order."""
+    budgets = judging_order.hybrid_budgets(campaign)
+    if not budgets:
+        return None
+    chart = stacked("hybrid-budget", "Budget of human judgements: spent and left",
+                    [(b["pool"], {BUDGET_PARTS[0]: b["sample_judged"], BUDGET_PARTS[1]: b["spent"] - b["sample_judged"],
+                                  BUDGET_PARTS[2]: b["left"]}) for b in budgets], BUDGET_PARTS, share=False)
+    chart["pools"] = budgets
+    return chart

@@ -39,7 +39,8 @@ PRELABEL_KEYS = ("show_machine_labels", "machine_source", "blind_share")
 EXAMPLES = "worked_examples"  # annotation.services.qualification.EXAMPLES_KEY
 NUGGET_KEYS = ("nugget_suggestions",)  # annotation.services.nugget_creation.SUGGESTIONS_SETTING
 TOPIC_KEYS = ("topic_guidelines",)  # annotation.services.adhoc.TOPIC_GUIDELINES: {topic id: its instructions}
-FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS
+ORDER_KEYS = ("judging_order", "target_recall", "judging_budget", "judging_min_rel", "hybrid_budget")  # judging_order.py
+FIELDS = MODEL_FIELDS + PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS + ORDER_KEYS
 
 
 class SettingsChangeInvalid(ServiceError):
@@ -106,6 +107,7 @@ def _apply(campaign, values, result, assessors, seed):
     elif any(k in values for k in ADHOC_KEYS):
         raise SettingsChangeInvalid(next(k for k in ADHOC_KEYS if k in values), "ad hoc campaigns only")
     _prelabels(campaign, settings, new_settings, values, result)
+    _judging_order(campaign, settings, new_settings, values, result)
     _nugget_suggestions(campaign, settings, new_settings, values, result)
     _topic_guidelines(campaign, settings, new_settings, values, result)
     campaign.settings = new_settings
@@ -367,6 +369,41 @@ def _prelabels(campaign, settings, new_settings, values, result):
         result.effects.append(f"machine labels no longer shown ({_units_of(units)} not done)")
 
 
+def _judging_order(campaign, settings, new_settings, values, result):
+    """A plot or ad hoc campaign's judging order (annotation.services.judging_order.order_settings, the rule the
+    console's order form follows): the order, its stops, and the hybrid order's budget and machine source."""
+    from annotation.services.campaigns import campaign_collections
+    from annotation.services.judging_order import HYBRID, OrderSettingsInvalid, order_settings
+
+    source_changed = "machine_source" in values and new_settings.get("machine_source") != settings.get("machine_source")
+    touched = [k for k in ORDER_KEYS if k in values and values[k] != settings.get(k)]
+    if not touched and not (source_changed and new_settings.get("judging_order") == HYBRID):
+        return
+    if campaign.task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
+        raise SettingsChangeInvalid((touched or ["machine_source"])[0], "plot and ad hoc campaigns only")
+    merged = {**settings, **{k: values[k] for k in ORDER_KEYS if k in values}}
+    try:
+        checked = order_settings(order=merged.get("judging_order"), target_recall=merged.get("target_recall"),
+                                 budget=merged.get("judging_budget"), min_rel=merged.get("judging_min_rel", 1),
+                                 machine_source=new_settings.get("machine_source"), campaign_id=campaign.pk,
+                                 hybrid_budget=merged.get("hybrid_budget"),
+                                 collections=[c.name for c in campaign_collections(campaign)])
+    except OrderSettingsInvalid as exc:
+        raise SettingsChangeInvalid(exc.field, exc.message) from None
+    checked.pop("machine_source", None)  # the pre-labels' setting too, stored by _prelabels
+    new_settings.update(checked)
+    result.changed.extend(touched)
+    order = checked["judging_order"]
+    was = settings.get("judging_order") or "shuffled"
+    said = (f"judging order {was} → {order}" if was != order
+            else f"judging order {order}: {', '.join(touched or ['machine_source'])} changed")
+    if order == HYBRID:
+        budget = checked["hybrid_budget"]
+        said += (f" (budget {budget:.0%} of each pool" if isinstance(budget, float) else f" (budget {budget:,} "
+                 "judgements on each pool") + f", machine source {new_settings.get('machine_source')})"
+    result.effects.append(said + ": each assessor's next page serves it; labels given stay")
+
+
 def _examples(campaign, settings, values, result):
     """The qualification's worked examples, checked against the campaign's scale as it will be (a scale changed in
     the same request checks the examples kept too)."""
@@ -402,7 +439,7 @@ def admin_values(campaign, changed_fields) -> dict:
     if "settings" in changed_fields:
         old = stored.settings if isinstance(stored.settings, dict) else {}
         new = campaign.settings if isinstance(campaign.settings, dict) else {}
-        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS:
+        for key in PLOT_KEYS + ADHOC_KEYS + PRELABEL_KEYS + (EXAMPLES,) + NUGGET_KEYS + TOPIC_KEYS + ORDER_KEYS:
             if key in new and new.get(key) != old.get(key):
                 values[key] = new[key]
     return values

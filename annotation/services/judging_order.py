@@ -9,7 +9,10 @@ The campaign's settings (checked by `settings_of`; the console's form writes the
   (Losada et al.'s bandit), ``active`` (continuous active learning on rank features; with ``machine_source``
   set, that source's scores, e.g. the campaign's cross-topic annotator, are its prior) or ``machine`` (by the
   scores of the machine label source ``machine_source``; the scores order the queue but are never shown, and
-  never counted as judgements);
+  never counted as judgements) or ``hybrid`` (issue 41: people judge what the hybrid order of
+  assessments.services.hybrid picks from ``machine_source``'s scores, calibrated on the human labels so far and
+  refitted on every label, until ``hybrid_budget`` is spent: a share of the pool, e.g. 0.1, or a count, e.g. 500,
+  over all the pool's topics together; the rule and the computation are assessments.services.hybrid_pool's);
 - ``target_recall`` (0-1) and ``judging_budget`` (judgements per topic): a topic stops when its estimated recall,
   taken at the interval's pessimistic end, reaches the target, or at the budget (ordering.decide_stop);
 - ``judging_min_rel``: a plot grade at or above it counts as relevant (default 1);
@@ -29,18 +32,18 @@ A stored pool never changes once built, so each process keeps the last topics' T
 model's features and kept rankings): a page asks the database for the topic's grades only.
 """
 
-import statistics
 import threading
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 from annotation.services.errors import ServiceError
-from assessments.models import (CANDIDATE_GRADES, CandidateSource, Judgement, Layer, MachineLabelSource, PoolCandidate,
-                                RunEntry)
+from assessments.models import CandidateSource, MachineLabelSource, PoolCandidate, RunEntry
 from assessments import ordering
+from assessments.services import hybrid_pool
 
 SHUFFLED = "shuffled"
-ORDERS = (SHUFFLED, *ordering.LIVE_ORDERS)
+HYBRID = hybrid_pool.HYBRID
+ORDERS = (SHUFFLED, *ordering.LIVE_ORDERS, HYBRID)
 ORDER_LABELS = {
     SHUFFLED: "Shuffled per assessor, every candidate on the page (no served order)",
     "depth": "Depth: the pool's order",
@@ -50,9 +53,12 @@ ORDER_LABELS = {
     "active": "Continuous active learning (a model trained on the judgements so far)",
     "active-deep": "Continuous active learning on the runs' full rankings (their ranks below the pool's depth too)",
     "machine": "Machine scores: by a machine label source's scores (never shown to assessors)",
+    HYBRID: "Hybrid under a budget: people judge where a calibrated machine source is unsure and it matters; "
+            "the machine fills the rest",
 }
 STOP, GO = "stop", "go"
 PRIOR_ORDERS = ("machine", "active", "active-deep")  # orders that read machine_source's scores: the order, or the prior
+SOURCE_ORDERS = (*PRIOR_ORDERS, HYBRID)  # orders whose machine_source is checked where it is read
 POOLS_KEPT = 64
 
 
@@ -68,6 +74,7 @@ class OrderSettings:
     min_rel: int = 1
     machine_source: int | None = None
     stops: dict = None
+    hybrid: hybrid_pool.HybridSettings | None = None  # the hybrid order's source, budget and min_rel
 
     @property
     def served(self) -> bool:
@@ -79,7 +86,7 @@ def settings_of(campaign) -> OrderSettings:
     """The campaign's judging-order settings, checked (OrderSettingsInvalid names the setting)."""
     raw = campaign.settings if campaign is not None and isinstance(campaign.settings, dict) else {}
     settings = check_settings(raw)
-    if (settings.machine_source is not None and settings.order in PRIOR_ORDERS
+    if (settings.machine_source is not None and settings.order in SOURCE_ORDERS
             and not MachineLabelSource.objects.usable_by(campaign.pk).filter(pk=settings.machine_source).exists()):
         # checked where it is read too: a value stored before the check (or typed into the admin) is never used
         raise OrderSettingsInvalid("machine_source", f"source {settings.machine_source} is not one this campaign "
@@ -106,17 +113,39 @@ def check_settings(raw: dict) -> OrderSettings:
     stops = raw.get("topic_stops") or {}
     if not isinstance(stops, dict) or any(v not in (STOP, GO) for v in stops.values()):
         raise OrderSettingsInvalid("topic_stops", 'expected {topic: "stop" or "go"}')
+    try:
+        hybrid = hybrid_pool.settings_from(raw)
+        if hybrid is None and raw.get("hybrid_budget") is not None:
+            hybrid_pool.hybrid.parse_budget(raw["hybrid_budget"])
+    except hybrid_pool.HybridSettingInvalid as exc:
+        raise OrderSettingsInvalid(exc.field, exc.message) from None
+    except hybrid_pool.hybrid.HybridError as exc:
+        raise OrderSettingsInvalid("hybrid_budget", str(exc)) from None
     return OrderSettings(order, None if target is None else float(target), budget, min_rel,
-                         source if isinstance(source, int) and not isinstance(source, bool) else None, dict(stops))
+                         source if isinstance(source, int) and not isinstance(source, bool) else None, dict(stops),
+                         hybrid)
 
 
 def order_settings(*, order=SHUFFLED, target_recall=None, budget=None, min_rel=1, machine_source=None,
-                   campaign_id=None) -> dict:
-    """The settings dict of a judging order (what the console's forms store), checked. `machine_source` is also the
-    source of the pre-labels the campaign's assessors may be shown (one setting), so it is refused unless it is the
-    campaign's (`campaign_id`; None: a campaign not made yet) or made for no campaign, whatever the order."""
+                   campaign_id=None, hybrid_budget=None, collections=None) -> dict:
+    """The settings dict of a judging order (what the console's forms, the API and the admin store), checked: the one
+    rule of every way a campaign's order is set. `machine_source` is also the source of the pre-labels the campaign's
+    assessors may be shown (one setting), so it is refused unless it is the campaign's (`campaign_id`; None: a
+    campaign not made yet) or made for no campaign, whatever the order. The hybrid order also needs `hybrid_budget`
+    (a share of the pool or a count: hybrid.parse_budget; stored as the number) and a source that labels passages of
+    one of `collections` (the campaign's collections' names; None: not checked)."""
     raw = {"judging_order": order or SHUFFLED, "target_recall": target_recall, "judging_budget": budget,
            "judging_min_rel": min_rel}
+    if hybrid_budget not in (None, ""):
+        try:
+            raw["hybrid_budget"] = hybrid_pool.hybrid.parse_budget(hybrid_budget)
+        except hybrid_pool.hybrid.HybridError as exc:
+            raise OrderSettingsInvalid("hybrid_budget", str(exc)) from None
+    if raw["judging_order"] == HYBRID and machine_source is not None:
+        try:
+            hybrid_pool.check_source(machine_source, campaign_id, collections)
+        except hybrid_pool.HybridSettingInvalid as exc:
+            raise OrderSettingsInvalid(exc.field, exc.message) from None
     if machine_source is not None:
         raw["machine_source"] = machine_source
         found = MachineLabelSource.objects.filter(pk=machine_source).values_list("campaign_id", flat=True)
@@ -174,18 +203,11 @@ def topic_pool(pool, topic_id, machine_source=None, deep=False) -> ordering.Topi
 
 def topic_grades(campaign_id, topic_id, passage_ids=None) -> tuple[dict, dict]:
     """The campaign's human plot grades of a topic: ({passage: grade} in the order first graded, the grade the upper
-    median of its assessors'), {assessor id: set of passages they graded}. Practice labels are none of them."""
-    rows = Judgement.objects.in_campaign(campaign_id).filter(
-        topic_id=topic_id, layer__in=CANDIDATE_GRADES, adjudicated=False, value__isnull=False,
-    ).without_practice(campaign_id)
-    if passage_ids is not None:
-        rows = rows.filter(passage_id__in=passage_ids)
-    grades, by = {}, defaultdict(set)
-    for assessor_id, passage_id, grade in rows.order_by("pk").values_list("assessor_id", "passage_id", "grade"):
-        grades.setdefault(passage_id, []).append(grade)
-        by[assessor_id].add(passage_id)
-    return {pid: statistics.median_high([g for g in gs if g is not None] or [None])
-            for pid, gs in grades.items()}, by
+    median of its assessors'), {assessor id: set of passages they graded}. Practice labels are none of them (the
+    rule: hybrid_pool.campaign_grades, which the hybrid order reads too)."""
+    grades, by = hybrid_pool.campaign_grades(campaign_id, [topic_id], passage_ids)
+    return ({pid: grade for (_, pid), grade in grades.items()},
+            {assessor: {pid for _, pid in keys} for assessor, keys in by.items()})
 
 
 # --- the state of a topic --------------------------------------------------------------------------------------
@@ -250,22 +272,55 @@ def topic_state(campaign, pool, topic_id, settings: OrderSettings | None = None,
     grades, by = topic_grades(campaign.pk, topic_id, None)
     grades = {pid: g for pid, g in grades.items() if pid in tpool.index}
     by = {a: {pid for pid in pids if pid in tpool.index} for a, pids in by.items()}
-    name = settings.order if settings.served else "depth"
+    name = settings.order if settings.served and settings.order != HYBRID else "depth"
     with ordering.single_threaded():
         following_i = ordering.replay(ordering.make_order(name, tpool, settings.min_rel), grades).next()
+        following = None if following_i is None else tpool.keys[following_i]
         if estimate or settings.target_recall is not None:
             figures = ordering.estimate_remaining(tpool, grades, settings.min_rel)
         else:
             found = sum(1 for g in grades.values() if g is not None and g >= settings.min_rel)
             figures = ordering.Estimate(len(grades), len(tpool) - len(grades), found, None, reason="not asked for")
     decision = ordering.decide_stop(figures, target_recall=settings.target_recall, budget=settings.budget)
+    if settings.order == HYBRID:
+        following, hybrid_decision = hybrid_next(campaign, pool, topic_id, settings)
+        decision = decision if decision.stop else hybrid_decision
     if topic_external_id is None:
         from assessments.models import Topic
 
         topic_external_id = Topic.objects.filter(pk=topic_id).values_list("external_id", flat=True).first()
-    return TopicState(settings, tpool, list(grades), grades, by,
-                      None if following_i is None else tpool.keys[following_i], figures, decision,
+    return TopicState(settings, tpool, list(grades), grades, by, following, figures, decision,
                       settings.stops.get(topic_external_id))
+
+
+def hybrid_next(campaign, pool, topic_id, settings: OrderSettings) -> tuple[int | None, ordering.Decision]:
+    """The hybrid order's next candidate of this topic (None: none now) and whether the topic waits. The words are
+    the assessor's too: they name neither the order nor the machine."""
+    state = hybrid_pool.pool_plan(campaign.pk, pool, settings.hybrid)
+    plan = state.plan
+    if not plan.left:
+        return None, ordering.Decision(True, f"the campaign's budget of {plan.budget:,} judgements on this pool "
+                                             "is spent")
+    following = state.next_in_topic(topic_id)
+    if following is None:
+        return None, ordering.Decision(True, "other topics come first for now; this one may be served again later")
+    return following, ordering.Decision(False, f"{plan.left:,} of the pool's budget of {plan.budget:,} judgements "
+                                               "left")
+
+
+def hybrid_budgets(campaign) -> list[dict]:
+    """A hybrid campaign's budget on each of its pools, for the dashboard: [{"pool", "budget", "spent", "left",
+    "sample", "sample_judged", "candidates"}]; [] where the order is not hybrid. OrderSettingsInvalid when wrong."""
+    settings = settings_of(campaign)
+    if settings.order != HYBRID:
+        return []
+    out = []
+    for pool in hybrid_pool.campaign_pools(campaign.pk):
+        plan = hybrid_pool.pool_plan(campaign.pk, pool, settings.hybrid).plan
+        out.append({"pool": pool.name, "budget": plan.budget, "spent": plan.spent, "left": plan.left,
+                    "sample": int(plan.sample.sum()), "sample_judged": plan.sample_judged,
+                    "candidates": len(plan.sample)})
+    return out
 
 
 def served_candidates(assignment) -> tuple[list, TopicState] | None:

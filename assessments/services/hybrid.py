@@ -304,6 +304,40 @@ def budget_of(flat: Flat, share: float) -> int:
     return min(len(flat), int(math.floor(share * len(flat) + 0.5)))
 
 
+def parse_budget(value) -> float | int:
+    """A campaign's hybrid budget, checked: a share of the pool (a number above 0 and below 1, e.g. 0.1, or a
+    percentage below 100%, "10%") is a float, a count of human labels (a whole number, 1 or more, e.g. 500) an int.
+    Text as a form sends it is read too. HybridError says what is wrong."""
+    said = "a share of the pool above 0 and below 1 (e.g. 0.1, or 10%) or a whole number of judgements (e.g. 500)"
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if text.endswith("%"):
+                share = float(text[:-1]) / 100
+                if not 0 < share < 1:
+                    raise ValueError
+                return share
+            value = int(text) if text.isdigit() else float(text)
+        except ValueError:
+            raise HybridError(f"{value[:50]!r} is not {said}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise HybridError(f"{value!r} is not {said}")
+    if isinstance(value, float) and value >= 1 and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and value >= 1:
+        return value
+    if isinstance(value, float) and 0 < value < 1:
+        return value
+    raise HybridError(f"{value!r} is not {said}")
+
+
+def budget_count(size: int, budget: float | int) -> int:
+    """The human labels a budget (parse_budget's) buys in a pool of `size` candidates: a share rounded half up, a
+    count as it is; at most the pool."""
+    wanted = budget if isinstance(budget, int) else int(math.floor(budget * size + 0.5))
+    return max(0, min(size, wanted))
+
+
 def _features(flat: Flat, method: str) -> np.ndarray:
     m, _ = machine_scale(flat.machine)
     if method == "lara":
@@ -361,12 +395,11 @@ def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", 
     those candidates (the qrels in a simulation). Exactly the budget is judged."""
     if method not in ("hybrid", "lara"):
         raise HybridError(f"unknown method {method!r}; use hybrid or lara")
+    if select not in SELECTIONS:
+        raise HybridError(f"unknown selection {select!r}; use one of {', '.join(SELECTIONS)}")
     n = len(flat)
     budget = budget_of(flat, share)
     X = _features(flat, method)
-    _, p0 = machine_scale(flat.machine)
-    topics = len(flat.topics)
-    per_topic = method == "hybrid"
     order: list = []
     grades = np.zeros(n)
     judged = np.zeros(n, dtype=bool)
@@ -381,52 +414,131 @@ def judge(flat: Flat, assessor: Callable, share: float, method: str = "hybrid", 
         judged[indices] = True
         order.extend(indices.tolist())
 
-    def fitted(labelled):
-        calibration = calibrate(X, flat.topic_of, labelled, grades[labelled] >= min_rel, topics, per_topic=per_topic)
-        if platt is not None and sample.sum() >= SAMPLE_MIN:
-            rows = np.flatnonzero(sample)
-            calibration.platt = recalibrate(calibration.logits(X, flat.topic_of), rows, grades[rows] >= min_rel, platt)
-        return calibration
+    def fitted():
+        return calibrated(flat, X, np.asarray(order, dtype=np.int64), grades, np.flatnonzero(sample), method,
+                          min_rel, platt)
 
     if method == "hybrid" and budget:
-        chosen = stratified_sample(flat.topic_of, int(round(random_share * budget)), np.random.default_rng(seed))
-        sample[chosen] = True
-        buy(chosen)
-    if select not in SELECTIONS:
-        raise HybridError(f"unknown selection {select!r}; use one of {', '.join(SELECTIONS)}")
+        sample[random_sample(flat, budget, seed, random_share)] = True
+        buy(np.flatnonzero(sample))
     weight = ap_weight(flat) if method == "hybrid" and select == "weight" else None
-    calibration = Calibration(np.zeros(X.shape[1] + 1), np.zeros(topics), np.full(topics, 1.0))
-    probabilities = p0.copy()
+    calibration, probabilities = fitted()
     left = budget - len(order)
     steps = max(1, min(batches, left)) if left else 0
     for step in range(steps):
-        if len(order):
-            calibration = fitted(np.asarray(order))
-            probabilities = calibration.probabilities(X, flat.topic_of)
+        if step:
+            calibration, probabilities = fitted()
         size = (budget - len(order)) // (steps - step)
         if size <= 0:
             continue
-        if method == "lara" or select == "uncertainty":
-            score = -np.abs(probabilities - 0.5)
-        elif select in ("influence", "pairs"):
-            q = probabilities.copy()
-            q[judged] = grades[judged] >= min_rel
-            spread = influence(flat, q) if select == "influence" else pair_influence(flat, q)
-            score = probabilities * (1 - probabilities) * spread
-        else:
-            expected = np.bincount(flat.topic_of, weights=probabilities, minlength=topics)
-            score = probabilities * (1 - probabilities) * weight / np.maximum(expected, 1.0)[flat.topic_of]
-        score = np.where(judged, -np.inf, score)
+        score = selection_scores(flat, probabilities, judged, grades >= min_rel, method, select, weight)
         pick = np.argpartition(-score, size - 1)[:size]
         pick = pick[np.lexsort((pick, -score[pick]))]
         buy(pick)
     if len(order):
-        calibration = fitted(np.asarray(order))
-        probabilities = calibration.probabilities(X, flat.topic_of)
+        calibration, probabilities = fitted()
     order = np.asarray(order, dtype=np.int64)
     recalibrated = platt if method == "hybrid" and platt is not None and sample.sum() >= SAMPLE_MIN else None
     return Judged(method, order, grades[order], (grades[order] >= min_rel).astype(np.int8), probabilities, sample,
                   calibration, recalibrated, X)
+
+
+def random_sample(flat: Flat, budget: int, seed: int = 0, random_share: float = RANDOM_SHARE) -> np.ndarray:
+    """The hybrid's random sample of a budget: round(random_share × budget) candidates, stratified by topic."""
+    return stratified_sample(flat.topic_of, int(round(random_share * budget)), np.random.default_rng(seed))
+
+
+def calibrated(flat: Flat, X, labelled, grades, sampled, method: str = "hybrid", min_rel: int = 1,
+               platt: float | None = SAMPLE_RIDGE) -> tuple[Calibration, np.ndarray]:
+    """(calibration, calibrated probability of every candidate) from the human labels so far: `labelled` the judged
+    candidates' indices, `grades` a grade per candidate (read where labelled), `sampled` the judged candidates of the
+    random sample (the Platt rescaling's, once there are SAMPLE_MIN of them). Before any label: the machine's own."""
+    topics = len(flat.topics)
+    if not len(labelled):
+        return (Calibration(np.zeros(X.shape[1] + 1), np.zeros(topics), np.full(topics, 1.0)),
+                machine_scale(flat.machine)[1].copy())
+    calibration = calibrate(X, flat.topic_of, labelled, grades[labelled] >= min_rel, topics,
+                            per_topic=method == "hybrid")
+    if platt is not None and len(sampled) >= SAMPLE_MIN:
+        calibration.platt = recalibrate(calibration.logits(X, flat.topic_of), sampled, grades[sampled] >= min_rel,
+                                        platt)
+    return calibration, calibration.probabilities(X, flat.topic_of)
+
+
+def selection_scores(flat: Flat, probabilities, judged, relevant, method: str = "hybrid", select: str = SELECT,
+                     weight=None) -> np.ndarray:
+    """Each candidate's claim to be judged next (−inf where judged): LARA's nearness to 0.5, or the hybrid's
+    p(1 − p) × influence (`relevant`: the 0/1 human label, read where `judged`)."""
+    if method == "lara" or select == "uncertainty":
+        score = -np.abs(probabilities - 0.5)
+    elif select in ("influence", "pairs"):
+        q = probabilities.copy()
+        q[judged] = relevant[judged]
+        spread = influence(flat, q) if select == "influence" else pair_influence(flat, q)
+        score = probabilities * (1 - probabilities) * spread
+    else:
+        expected = np.bincount(flat.topic_of, weights=probabilities, minlength=len(flat.topics))
+        score = probabilities * (1 - probabilities) * weight / np.maximum(expected, 1.0)[flat.topic_of]
+    return np.where(judged, -np.inf, score)
+
+
+@dataclass
+class Plan:
+    """The live hybrid order at one moment: the human labels so far as a Judged (for the fill and the intervals), the
+    budget, and the candidates people should judge now, best first."""
+
+    judged: Judged
+    budget: int  # human labels the budget buys
+    sample: np.ndarray  # bool per candidate: the random sample (judged or not)
+    batch: list  # candidate indices to judge now, best first: the sample's unjudged ones, then the batch's picks
+
+    @property
+    def spent(self) -> int:
+        return len(self.judged.order)
+
+    @property
+    def left(self) -> int:
+        return max(0, self.budget - self.spent)
+
+    @property
+    def sample_judged(self) -> int:
+        return int(self.judged.sample.sum())
+
+
+def plan(flat: Flat, grades: Mapping, budget: int, *, min_rel: int = 1, seed: int = 0, batches: int = BATCHES,
+         random_share: float = RANDOM_SHARE, platt: float | None = SAMPLE_RIDGE) -> Plan:
+    """The hybrid order served live (what `judge` does, one request at a time): `grades` {candidate index: grade} are
+    the human labels so far, in the order first given; `budget` the human labels to spend. The random sample
+    (`random_sample` of the budget, the same for the same pool, budget and seed) comes first; the calibration is
+    refitted on every label so far; the batch is the sample's unjudged candidates, then the unjudged ones with the
+    largest selection score, as many as a batch of `judge` (the budget after the sample over `batches`), never more
+    than the budget left. Nothing is left to judge once the budget is spent."""
+    n = len(flat)
+    budget = max(0, min(int(budget), n))
+    X = _features(flat, "hybrid")
+    sample = np.zeros(n, dtype=bool)
+    sample[random_sample(flat, budget, seed, random_share)] = True
+    order = np.fromiter((int(i) for i in grades), dtype=np.int64, count=len(grades))
+    given = np.zeros(n)
+    given[order] = [grades[i] for i in order]
+    judged = np.zeros(n, dtype=bool)
+    judged[order] = True
+    sampled = np.flatnonzero(sample & judged)
+    calibration, probabilities = calibrated(flat, X, order, given, sampled, "hybrid", min_rel, platt)
+    left = max(0, budget - len(order))
+    waiting = [int(i) for i in np.flatnonzero(sample & ~judged)][:left]
+    picks = min(left - len(waiting), max(1, math.ceil((budget - int(sample.sum())) / batches)))
+    batch = list(waiting)
+    if picks > 0 and (~judged).sum() > len(waiting):
+        score = np.where(sample, -np.inf, selection_scores(flat, probabilities, judged, given >= min_rel))
+        picks = min(picks, int(np.isfinite(score).sum()))
+        if picks > 0:
+            pick = np.argpartition(-score, picks - 1)[:picks]
+            batch += [int(i) for i in pick[np.lexsort((pick, -score[pick]))]]
+    labels = (given[order] >= min_rel).astype(np.int8)
+    recalibrated = platt if platt is not None and len(sampled) >= SAMPLE_MIN else None
+    state = Judged("hybrid", order, given[order], labels, probabilities, sample & judged, calibration, recalibrated, X)
+    return Plan(state, budget, sample, batch)
 
 
 def stratified_sample(topic_of, size: int, rng) -> np.ndarray:

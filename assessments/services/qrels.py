@@ -4,11 +4,14 @@ the organiser's pages call, with the same options and the same errors.
 The rules of each line (grades, levels, aggregation over assessors) are in assessments.exporters.qrels; this
 module checks the options together and picks the scope. `source` picks whose labels: `human` (the default: the
 judgements, and nothing else), `machine` (one machine label source's grades) or `filled` (the human lines, and the
-machine's where no human judged: assessments.exporters.machine); qrels_sourced gives each line's source. `ties`
+machine's where no human judged: assessments.exporters.machine; for a campaign whose judging order is `hybrid`, the
+machine's lines are the hybrid's calibrated fill of its pools' candidates no person graded, relevant at the
+campaign's judging_min_rel, else 0: assessments.services.hybrid_pool); qrels_sourced gives each line's source. `ties`
 (higher, the default, or lower) is where majority, and adjudicated's unresolved lines, send a tie. Errors are
 ExportFailed naming the option (`assessor`, `aggregate`, `ties`…): commands show it as a flag, the API as a field.
 """
 
+import heapq
 from dataclasses import dataclass, replace
 
 from assessments.exporters import machine
@@ -65,12 +68,44 @@ def qrels_sourced(request: QrelsRequest, stats=None):
     if source == "machine" and (request.assessor or request.aggregate):
         raise ExportFailed("machine qrels have no assessors to choose or aggregate", "source")
     scope = _scope(request, request.assessor)
-    picked = machine.pick_source(scope, request.machine_source, request.campaign_id)
-    machine_rows = machine.machine_rows(scope, picked)
+    machine_rows = _hybrid_fill(request, scope) if source == "filled" else None
+    if machine_rows is None:
+        picked = machine.pick_source(scope, request.machine_source, request.campaign_id)
+        machine_rows = machine.machine_rows(scope, picked)
     if source == "machine":
         return machine.with_source(machine_rows, machine.MACHINE)
     human = _human_rows(replace(request, collection=scope.collection.name, machine_source=None), stats)
     return machine.filled(human, machine_rows)
+
+
+def _hybrid_fill(request, scope):
+    """The calibrated fill of a hybrid campaign's pools on the scope's topics, sorted as the human lines and without
+    repeats (a candidate in two pools: the first pool's by name); None where the campaign's order is not hybrid."""
+    from assessments.services import hybrid_pool
+
+    try:
+        settings = hybrid_pool.campaign_hybrid(request.campaign_id)
+    except hybrid_pool.HybridSettingInvalid as exc:
+        raise ExportFailed(f"the campaign's hybrid order cannot be used: {exc}", "campaign") from None
+    if settings is None:
+        return None
+    if request.machine_source not in (None, ""):
+        from assessments.models import MachineLabelSource
+
+        if settings.source not in {s.pk for s in MachineLabelSource.objects.named(str(request.machine_source))}:
+            raise ExportFailed(f"the campaign's hybrid order fills from machine label source {settings.source}: "
+                               "leave machine_source out, or name that one", "machine_source")
+    pools = [p for p in hybrid_pool.campaign_pools(request.campaign_id) if p.collection_id == scope.collection.pk]
+    fills = [hybrid_pool.pool_plan(request.campaign_id, pool, settings).fill_rows(scope.topic_ids) for pool in pools]
+    return _once(heapq.merge(*fills, key=lambda row: (row[0], row[1])))
+
+
+def _once(rows):
+    last = None
+    for row in rows:
+        if (row[0], row[1]) != last:
+            last = (row[0], row[1])
+            yield row
 
 
 def _scope(request, assessor):

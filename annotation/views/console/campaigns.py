@@ -184,6 +184,7 @@ def _order_form(campaign):
     return JudgingOrderForm(initial={
         "judging_order": current.order, "judging_budget": current.budget, "machine_source": current.machine_source,
         "target_recall": None if current.target_recall is None else round(current.target_recall * 100),
+        "hybrid_budget": (campaign.settings or {}).get("hybrid_budget"),
     })
 
 

@@ -72,25 +72,40 @@ class JudgingOrderFields(forms.Form):
                                         help_text="A topic stops after this many judgements (empty: no budget).")
     machine_source = forms.IntegerField(
         min_value=1, required=False, label="Machine label source",
-        help_text="For the machine order: the id of the source whose scores order the queue (never shown).",
+        help_text="For the machine and hybrid orders: the id of the source whose scores order the queue (never "
+                  "shown).",
+    )
+    hybrid_budget = forms.CharField(
+        max_length=20, required=False, label="Hybrid budget",
+        help_text="For the hybrid order: the judgements people make on the pool, a share (0.1 or 10%) or a count "
+                  "(500); the calibrated machine labels fill the rest.",
     )
 
     def order_settings(self, campaign=None) -> dict:
-        """The order's settings, checked; `campaign` the one they are for (None: a new campaign)."""
+        """The order's settings, checked; `campaign` the one they are for (None: a new campaign, whose collection
+        is the form's)."""
+        from annotation.services.campaigns import campaign_collections
         from annotation.services.judging_order import order_settings
 
         data = self.cleaned_data
         target = data.get("target_recall")
+        if campaign is not None:
+            collections = [c.name for c in campaign_collections(campaign)]
+        else:
+            collections = [data["collection"]] if data.get("collection") else None
         return order_settings(order=data.get("judging_order") or SHUFFLED,
                               target_recall=None if target is None else target / 100,
                               budget=data.get("judging_budget"), machine_source=data.get("machine_source"),
-                              campaign_id=campaign.pk if campaign is not None else None)
+                              campaign_id=campaign.pk if campaign is not None else None,
+                              hybrid_budget=data.get("hybrid_budget") or None, collections=collections)
 
 
 class JudgingOrderForm(ServiceErrorsMixin, JudgingOrderFields):
-    """A campaign's judging order, edited on its home."""
+    """A campaign's judging order, edited on its home (its ids prefixed: the settings form there has a
+    machine_source too)."""
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "order-%s")
         super().__init__(*args, **kwargs)
         self.fields["judging_order"].required = True
 

@@ -53,7 +53,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--source", choices=SOURCES, default="human",
             help="Whose labels: human (default: the judgements only), machine (one machine label source's grades), or "
-            "filled (the human lines, and the machine's only where no human judged). Machine labels are page level.",
+            "filled (the human lines, and the machine's only where no human judged; with --campaign of a hybrid "
+            "judging order, the calibrated fill of every candidate of its pools no person graded: the campaign's "
+            "judging_min_rel where relevant, else 0). Machine labels are page level.",
         )
         parser.add_argument(
             "--machine-source", metavar="ID",
@@ -61,7 +63,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--sources-out", metavar="FILE",
-            help="Also write each qrels line's source (`topic docid human|machine`, same order) to FILE.",
+            help="Also write each qrels line's source (`topic docid human|machine`, same order) to FILE: machine "
+            "for a line of the machine source or of the hybrid's calibrated fill.",
         )
 
     def handle(self, *args, **options):
