@@ -3,8 +3,8 @@ the parts of a document that make it relevant marked as evidence.
 
 An ad hoc unit is an Assignment of kind ADHOC (a campaign of task ``adhoc`` in labelling mode: status.kind_for) with
 a pool and a topic. Its layers: ``grade`` (a whole number of the campaign's scale) and ``evidence`` ([start, end)
-character offsets into the document's text). The candidates, the served judging order and the machine hints are the
-plot page's (annotation.services.plot): one pool-candidate machinery, two pages. The campaign's settings:
+character offsets into the document's text). The candidates, the served judging order and the machine hints are
+annotation.services.candidates', which the plot page reads too: one pool-candidate machinery, two pages. The campaign's settings:
 
 - ``grade_scale``: a preset of assessments.labels.ADHOC_SCALES ("dl", the default; "robust"; "binary") or a list
   of [value, name, description], best first;
@@ -12,7 +12,7 @@ plot page's (annotation.services.plot): one pool-candidate machinery, two pages.
 - ``adhoc_view``: "one" (a document at a time, the default) or "list" (every document on the page).
 """
 
-from annotation.services import plot
+from annotation.services import candidates
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.labels import ADHOC_GRADE_MAX, ADHOC_SCALES, DEFAULT_ADHOC_SCALE
@@ -37,7 +37,7 @@ def named_grades(campaign) -> dict | None:
     adjudication page); None when the scale setting is broken (pages then show the grades bare)."""
     try:
         return {value: f"{value} {name}" for value, name, _ in grade_scale(campaign)}
-    except plot.SettingsInvalid:
+    except candidates.SettingsInvalid:
         return None
 
 
@@ -45,7 +45,7 @@ def check_scale(raw) -> list:
     """A scale setting (a preset name or a list of [value, name, description]) as the list it stands for."""
     if isinstance(raw, str):
         if raw not in ADHOC_SCALES:
-            raise plot.SettingsInvalid(f"grade_scale: {raw!r} is not one of {', '.join(ADHOC_SCALES)}")
+            raise candidates.SettingsInvalid(f"grade_scale: {raw!r} is not one of {', '.join(ADHOC_SCALES)}")
         return [list(e) for e in ADHOC_SCALES[raw]]
     ok = isinstance(raw, list) and 2 <= len(raw) <= MAX_GRADES and all(
         isinstance(e, list) and len(e) in (2, 3) and isinstance(e[0], int) and not isinstance(e[0], bool)
@@ -53,7 +53,7 @@ def check_scale(raw) -> list:
         for e in raw
     )
     if not ok or len({e[0] for e in raw}) != len(raw):
-        raise plot.SettingsInvalid("grade_scale: expected a preset (dl, robust, binary) or a list of 2 to 10 "
+        raise candidates.SettingsInvalid("grade_scale: expected a preset (dl, robust, binary) or a list of 2 to 10 "
                                    f"[value 0-{ADHOC_GRADE_MAX}, name, description] with distinct values")
     return [[e[0], e[1], e[2] if len(e) == 3 else ""] for e in raw]
 
@@ -61,14 +61,14 @@ def check_scale(raw) -> list:
 def shows_evidence(campaign) -> bool:
     value = _settings(campaign).get("evidence", True)
     if not isinstance(value, bool):
-        raise plot.SettingsInvalid("evidence: expected true or false")
+        raise candidates.SettingsInvalid("evidence: expected true or false")
     return value
 
 
 def view(campaign) -> str:
     value = _settings(campaign).get("adhoc_view", "one")
     if value not in VIEWS:
-        raise plot.SettingsInvalid(f"adhoc_view: expected one of {', '.join(VIEWS)}")
+        raise candidates.SettingsInvalid(f"adhoc_view: expected one of {', '.join(VIEWS)}")
     return value
 
 
@@ -110,12 +110,12 @@ def labels(assessor_id, topic_id, passage_ids, campaign_id) -> dict:
 def adhoc_page(assignment, *, readonly=False) -> dict:
     """Everything the ad hoc page needs: the topic card, the documents (title, text, the query's terms in it), the
     scale, and `state` (plain data for its script). Where the campaign serves a judging order, the documents this
-    assessor graded in the topic's sequence, then the one to judge now (plot.served_order); otherwise every
+    assessor graded in the topic's sequence, then the one to judge now (candidates.served_order); otherwise every
     candidate, shuffled for this assessor."""
     campaign = assignment.campaign if assignment.campaign_id else None
-    served = plot.served_order(assignment)
+    served = candidates.served_order(assignment)
     if served is None:
-        rows = plot.candidates(assignment)
+        rows = candidates.candidates(assignment)
     else:
         by_id = {c.passage_id: c for c in PoolCandidate.objects.filter(
             pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id__in=served[0]).select_related("passage")}
@@ -124,9 +124,9 @@ def adhoc_page(assignment, *, readonly=False) -> dict:
     card = topic_card(assignment.topic, campaign)
     scale = grade_scale(campaign)
     current = labels(assignment.assessor_id, assignment.topic_id, [d.pk for d in documents], assignment.campaign_id)
-    machine = plot.shown_machine_labels(assignment, [d.pk for d in documents])
+    machine = candidates.shown_machine_labels(assignment, [d.pk for d in documents])
     state = {
-        "kind": "adhoc",
+        "kind": assignment.kind,
         "assignment": assignment.token,
         "status": assignment.status,
         "readonly": readonly,
@@ -141,7 +141,7 @@ def adhoc_page(assignment, *, readonly=False) -> dict:
     }
     total = len(documents)
     if served is not None:
-        state["ordered"] = plot.served_state(served[1], assignment, documents)
+        state["ordered"] = candidates.served_state(served[1], assignment, documents)
         total = len(served[1].pool)
     if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
         state["machine"] = {str(pid): label for pid, label in machine.items()}
@@ -160,7 +160,7 @@ def change_key(assignment, data, layer, value) -> dict:
     document (judging.validate_value). Raises ChangeInvalid naming the field."""
     if layer not in LAYERS:
         raise ChangeInvalid("layer", f"expected one of {', '.join(LAYERS)}")
-    key = {"passage": plot.candidate_passage(assignment, data.get("passage"), "not a document of this assignment")}
+    key = {"passage": candidates.candidate_passage(assignment, data.get("passage"), "not a document of this assignment")}
     campaign = assignment.campaign if assignment.campaign_id else None
     try:
         if layer == Layer.GRADE and value is not None:
@@ -170,9 +170,9 @@ def change_key(assignment, data, layer, value) -> dict:
         if layer == Layer.EVIDENCE:
             if not shows_evidence(campaign):
                 raise ChangeInvalid("layer", "this campaign does not mark evidence")
-            if isinstance(value, list) and all(plot.is_span(s) for s in value):
-                key["_value"] = plot.merged(value)
-    except plot.SettingsInvalid as exc:
+            if isinstance(value, list) and all(candidates.is_span(s) for s in value):
+                key["_value"] = candidates.merged(value)
+    except candidates.SettingsInvalid as exc:
         raise ChangeInvalid("assignment", str(exc)) from exc
     return key
 

@@ -2,25 +2,24 @@
 
     page (autosave.js) ── POST a/<token>/save ──▶ views.assessor.save ──▶ save_change(assignment, data)
         change_envelope (change_id, client_time, client_seq, session_id, active_ms)
-        KINDS[assignment.kind].change_key (the layer, the key and the value, checked for this unit)
+        units.of(assignment).change_key (the layer, the key and the value, checked for this unit's kind)
         prelabels: whether the page showed a machine label for the item (campaigns that show pre-labels)
         assessments.services.judging.record_judgement (stored once, history kept, campaign's own label)
-        KINDS[assignment.kind].progress ──▶ status.after_change (in progress, or done when complete)
+        units.of(assignment).progress ──▶ status.after_change (in progress, or done when complete)
         a unit that became done ──▶ review.on_assignment_done (scores a qualification attempt or opens a review)
     ◀── {ok, duplicate, current, status, progress} (the page shows the server's progress)
 """
 
 import math
 import uuid
-from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef
 
 from django.utils.dateparse import parse_datetime
 
+from annotation import units
 from annotation.models import Assignment
-from annotation.services import adhoc, outline, plot, prelabels, review, status
-from annotation.services import citation_support, nugget_creation, nugget_support
+from annotation.services import prelabels, review, status
 from annotation.services.errors import ChangeInvalid
 from assessments.models import JudgementChange
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -29,29 +28,9 @@ MAX_SESSION_ID = 200
 MAX_ACTIVE_MS = 24 * 3600 * 1000  # active time sent with a change: at most a day
 
 
-@dataclass(frozen=True)
-class UnitKind:
-    """How one kind of unit checks a change and counts its progress."""
-
-    change_key: object  # (assignment, data, layer, value) -> record_judgement keyword arguments
-    progress: object  # (assignment) -> Progress
-
-
-KINDS = {
-    Assignment.Kind.OUTLINE: UnitKind(outline.change_key, outline.progress),
-    Assignment.Kind.PLOT_LABELS: UnitKind(plot.change_key, plot.progress),
-    Assignment.Kind.CHOICE: UnitKind(plot.change_key, plot.progress),
-    Assignment.Kind.PAIR: UnitKind(plot.change_key, plot.progress),
-    Assignment.Kind.ADHOC: UnitKind(adhoc.change_key, adhoc.progress),
-    Assignment.Kind.NUGGET_SUPPORT: UnitKind(nugget_support.change_key, nugget_support.progress),
-    Assignment.Kind.NUGGET_CREATION: UnitKind(nugget_creation.change_key, nugget_creation.progress),
-    Assignment.Kind.CITATION_SUPPORT: UnitKind(citation_support.change_key, citation_support.progress),
-}
-
-
 def progress(assignment):
     """The unit's progress now, whatever its kind."""
-    return KINDS[assignment.kind].progress(assignment)
+    return units.of(assignment).progress(assignment)
 
 
 def save_change(assignment, data) -> tuple:
@@ -67,7 +46,7 @@ def save_change(assignment, data) -> tuple:
         raise ChangeInvalid("layer", "expected the name of a label layer")
     check_text(value, "value")
     check_text(data.get("item"), "item")  # an item's key (a study item's page handle) is text every database compares
-    kind = KINDS[assignment.kind]
+    kind = units.of(assignment)
     key = kind.change_key(assignment, data, layer, value)
     passage_ids = key.pop("_passage_ids", None)
     value = key.pop("_value", value)
@@ -84,35 +63,37 @@ def save_change(assignment, data) -> tuple:
     except JudgementInvalid as exc:
         field, _, message = str(exc).partition(": ")
         raise ChangeInvalid(field if message else "value", message or str(exc)) from exc
-    now = outline.progress(assignment, passage_ids) if passage_ids is not None else kind.progress(assignment)
+    now = kind.progress(assignment, passage_ids) if passage_ids is not None else kind.progress(assignment)
     if not recorded.duplicate:
-        if status.after_change(assignment, now):
+        if status.after_change(assignment, now, done_by_mark=kind.done_by_mark):
             _became_done(assignment)
-        if assignment.kind == Assignment.Kind.OUTLINE:
-            _finish_sibling_articles(assignment)
+        if kind.labels_by_topic:
+            _finish_siblings(assignment, kind)
     return recorded, now
 
 
 def open_sibling_articles():
-    """An annotation for Assignment querysets: whether the assessor has other open articles of the topic in the
-    campaign or another (read with the assignment itself, so a save asks for siblings only when there are some)."""
+    """An annotation for Assignment querysets: whether the assessor has other open units of the topic of the same kind
+    in the campaign or another (read with the assignment itself, so a save of a kind whose labels are the topic's,
+    an outline article's, asks for siblings only when there are some)."""
     return Exists(Assignment.objects.filter(
-        assessor_id=OuterRef("assessor_id"), topic_id=OuterRef("topic_id"), kind=Assignment.Kind.OUTLINE, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
+        assessor_id=OuterRef("assessor_id"), topic_id=OuterRef("topic_id"), kind=OuterRef("kind"), status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
     ).exclude(pk=OuterRef("pk")))
 
 
-def _finish_sibling_articles(assignment):
-    """Labels are keyed on (topic, passage): a change can complete the assessor's other articles of the topic."""
+def _finish_siblings(assignment, kind):
+    """Labels keyed on (topic, passage) (UnitKind.labels_by_topic: an outline article's): a change can complete the
+    assessor's other units of the topic of its kind."""
     if getattr(assignment, "open_siblings", True) is False:
         return
     siblings = Assignment.objects.filter(
         assessor_id=assignment.assessor_id, campaign_id=assignment.campaign_id, topic_id=assignment.topic_id,
-        kind=Assignment.Kind.OUTLINE, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
+        kind=assignment.kind, status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
     ).exclude(pk=assignment.pk)
     for sibling in siblings:
         sibling.assessor = assignment.assessor
-        done = outline.progress(sibling)
-        if done.complete and status.after_change(sibling, done):
+        done = kind.progress(sibling)
+        if done.complete and status.after_change(sibling, done, done_by_mark=kind.done_by_mark):
             _became_done(sibling)
 
 
@@ -199,9 +180,10 @@ def mark(assignment, done=True, *, reason: str = ""):
     if not isinstance(reason, str):
         raise ChangeInvalid("reason", "expected text")
     check_text(reason, "reason")
-    if assignment.kind == Assignment.Kind.NUGGET_SUPPORT and assignment.status != Assignment.Status.DONE:
-        nugget_support.check_ready(assignment)  # a unit waiting for its topic's nuggets is not done, even with a reason
-    if status.mark_done(assignment, progress(assignment), incomplete_reason=reason):
+    kind = units.of(assignment)
+    if kind.check_mark is not None and assignment.status != Assignment.Status.DONE:
+        kind.check_mark(assignment)  # a nugget support unit waiting for its topic's nuggets is not done, even with a reason
+    if status.mark_done(assignment, kind.progress(assignment), incomplete_reason=reason):
         _became_done(assignment)
 
 

@@ -9,7 +9,7 @@ support labels that name it survive. The page starts from the assessor's own ban
 without the other writers' own banks (imported or adjudicated): writers of a topic write independently.
 
 When it is done: a bank has no natural end (its first nugget is seldom its last), so no save makes the unit done
-(annotation.services.status.DONE_WHEN_MARKED): the assessor marks it done (Shift D, the shared mark path), which
+(its kind is done only by a mark: annotation.units.nugget_creation, done_by_mark): the assessor marks it done (Shift D, the shared mark path), which
 needs the bank to hold at least one vital nugget (else a reason: submitted incomplete); they may reopen it.
 
 LLM suggestions (assessments.machine.nuggets, `manage.py llm_nuggets suggest`) are on the page only where the

@@ -15,6 +15,8 @@ creation unit is settled at once. A unit that waits is listed as waiting, its pa
 save or a mark is refused (BankNotReady, a 409) without storing anything.
 """
 
+from collections import defaultdict
+
 from annotation.models import Assignment
 from annotation.services import status
 from annotation.services.adhoc import topic_card
@@ -259,3 +261,22 @@ def progress_of_units(assignments, banks) -> dict:
         out[a.pk] = Progress(total=len(bank), done=sum(1 for n in bank if n["id"] in labelled), noun="nugget",
                              size=len(bank))
     return out
+
+
+def progress_in_queue(user, assignments) -> dict:
+    """The user's nugget support units' progress (the queue), each marked `waiting` where its topic's bank is not
+    settled (ready_banks: one read per campaign) with what it waits on (`waiting_on`, one read per campaign with a unit
+    waiting); no read per unit."""
+    topics = defaultdict(set)
+    for a in assignments:
+        topics[a.campaign_id].add(a.topic_id)
+    banks = {campaign_id: ready_banks(campaign_id, ids) for campaign_id, ids in topics.items()}
+    waits = defaultdict(set)
+    for a in assignments:
+        if a.topic_id not in banks[a.campaign_id]:
+            waits[a.campaign_id].add(a.topic_id)
+    on = {campaign_id: waiting_on_topics(campaign_id, ids) for campaign_id, ids in waits.items()}
+    for a in assignments:
+        a.waiting = a.topic_id in waits[a.campaign_id]
+        a.waiting_on = on[a.campaign_id][a.topic_id] if a.waiting else None
+    return progress_of_units(assignments, banks)

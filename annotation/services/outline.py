@@ -4,6 +4,7 @@ An outline unit is a topic and one run's article. Labels are keyed on (topic, pa
 passage judged in one run's article is judged in every article of the topic that shows it.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -157,6 +158,27 @@ def progress(assignment, passage_ids=None) -> Progress:
     return progress_of(ids, labels)
 
 
+def progress_of_units(user, assignments) -> dict:
+    """{unit pk: progress} of the user's outline units, as `progress` counts it: the articles in one query, the
+    labels in one a (campaign, topic) (the queue)."""
+    if not assignments:
+        return {}
+    articles = defaultdict(list)
+    entries = (
+        RunEntry.objects.filter(run_id__in={a.run_id for a in assignments}, topic_id__in={a.topic_id for a in assignments})
+        .order_by("run_id", "topic_id", "rank")
+        .values_list("run_id", "topic_id", "passage_id")
+    )
+    for run_id, topic_id, passage_id in entries:
+        articles[run_id, topic_id].append(passage_id)
+    labels = {}
+    for campaign_id, topic_id in {(a.campaign_id, a.topic_id) for a in assignments}:
+        ids = {pid for (_, t), pids in articles.items() if t == topic_id for pid in pids}
+        labels[campaign_id, topic_id] = current_labels(user, topic_id, ids, campaign_id=campaign_id,
+                                                       layers=PROGRESS_LAYERS)
+    return {a.pk: progress_of(articles[a.run_id, a.topic_id], labels[a.campaign_id, a.topic_id]) for a in assignments}
+
+
 @dataclass(frozen=True)
 class OutlinePage:
     """What the outline page shows: the article's entries, the page's data (JSON-able) and the progress."""
@@ -196,7 +218,7 @@ def outline_page(assignment, *, readonly=False) -> OutlinePage:
     else:  # blind: how many other articles a passage was judged in, not their runs' names
         runs = state["labels"]["runs"]
         runs.update({pid: len(set(names) - {assignment.run.name}) for pid, names in runs.items()})
-    from annotation.services.plot import shown_machine_labels
+    from annotation.services.candidates import shown_machine_labels
 
     machine = shown_machine_labels(assignment, ids)
     if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items

@@ -17,14 +17,16 @@ Plain functions like annotation.services.outline: they take models and values, r
 ChangeInvalid (naming the field) or SettingsInvalid, never HTTP errors.
 """
 
-import random
 from functools import reduce
 from operator import or_
 
 from django.db.models import Q
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from annotation.models import Assignment
+from annotation.services.candidates import (  # noqa: F401 (candidates, shuffled, SettingsInvalid: callers)
+    SettingsInvalid, candidate_passage, candidates, is_span, merged, served_order, served_state, settings,
+    shown_machine_labels, shuffled,
+)
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
 from assessments.labels import DEFAULT_PLOT_SCALE
@@ -34,35 +36,19 @@ from retrieval.models import Sentence
 DEFAULT_SCALE = DEFAULT_PLOT_SCALE
 DEFAULT_CONTEXT = 5
 MAX_CONTEXT = 50
-PAGES = {  # the unit's kind -> its page
-    Assignment.Kind.OUTLINE: "outline", Assignment.Kind.PLOT_LABELS: "plot",
-    Assignment.Kind.CHOICE: "choice", Assignment.Kind.PAIR: "pair", Assignment.Kind.ADHOC: "adhoc",
-    Assignment.Kind.NUGGET_SUPPORT: "nuggets",
-    Assignment.Kind.NUGGET_CREATION: "nugget_bank",
-    Assignment.Kind.CITATION_SUPPORT: "citations",
-}
-PAGE_LAYERS = {"plot": (Layer.PLOT_GRADE, Layer.PLOT_SPANS), "choice": (Layer.CHOICE,), "pair": (Layer.RATING,)}
+PLOT_LAYERS = (Layer.PLOT_GRADE, Layer.PLOT_SPANS)  # a plot labels unit's: a candidate's grade, the query's spans
+PLOT_NOUN = "candidate"
+STUDY_LAYERS = {StudyItem.Kind.CHOICE: Layer.CHOICE, StudyItem.Kind.PAIR: Layer.RATING}  # a study unit's one layer
+STUDY_NOUNS = {StudyItem.Kind.CHOICE: "item", StudyItem.Kind.PAIR: "pair"}
 HANDLE_LENGTH = 20  # hex digits of a study item's handle (80 bits)
-NOUNS = {"plot": "candidate", "choice": "item", "pair": "pair", "adhoc": "document", "nuggets": "nugget", "nugget_bank": "nugget bank",
-         "citations": "citation"}
-
-
-class SettingsInvalid(ValueError):
-    """A campaign setting the plot pages cannot use; the message names the setting."""
 
 
 # Settings ----------------------------------------------------------------------------------------------------
 
 
-def page_kind(assignment) -> str:
-    """Which page an assignment opens: "outline" (a run's article), "plot", "choice", "pair" or "adhoc" (its stored
-    kind; annotation.services.adhoc is the ad hoc page's)."""
-    return PAGES[assignment.kind]
-
-
 def plot_scale(assignment) -> list:
     """The campaign's graded answer: [[value, label], ...], best first as the campaign lists it."""
-    scale = _settings(assignment).get("plot_scale", DEFAULT_SCALE)
+    scale = settings(assignment).get("plot_scale", DEFAULT_SCALE)
     ok = isinstance(scale, list) and len(scale) >= 2 and all(
         isinstance(e, list) and len(e) == 2 and isinstance(e[0], int) and not isinstance(e[0], bool)
         and e[0] >= 0 and isinstance(e[1], str) and e[1].strip()
@@ -75,15 +61,10 @@ def plot_scale(assignment) -> list:
 
 def context_sentences(assignment) -> int:
     """Sentences shown before and after a candidate chunk (the reader's field of vision)."""
-    n = _settings(assignment).get("context_sentences", DEFAULT_CONTEXT)
+    n = settings(assignment).get("context_sentences", DEFAULT_CONTEXT)
     if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_CONTEXT:
         raise SettingsInvalid(f"context_sentences: expected a whole number from 0 to {MAX_CONTEXT}")
     return n
-
-
-def _settings(assignment) -> dict:
-    campaign = assignment.campaign if assignment.campaign_id else None
-    return campaign.settings if campaign and isinstance(campaign.settings, dict) else {}
 
 
 def _scale_keys(scale) -> list:
@@ -94,25 +75,6 @@ def _scale_keys(scale) -> list:
 
 
 # Reading -----------------------------------------------------------------------------------------------------
-
-
-def shuffled(things, seed, salt="", avoid=None):
-    """`things` (sorted by pk first, so the rows' order never leaks) in an order fixed by the seed.
-
-    `avoid` is a key of each thing giving the retriever's order: a shuffle that happens to give that order
-    is turned by one place, so the shown order is never the retriever's.
-    """
-    things = sorted(things, key=lambda t: t.pk)
-    random.Random(f"{seed}:{salt}").shuffle(things)
-    if avoid is not None and len(things) > 1 and things == sorted(things, key=avoid):
-        things = things[1:] + things[:1]
-    return things
-
-
-def candidates(assignment) -> list:
-    """The assignment's pooled candidates (PoolCandidate with its passage) in this assessor's order."""
-    rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).select_related("passage")
-    return shuffled(rows, assignment.seed, avoid=lambda c: c.rank)
 
 
 def study_items(assignment, kind) -> list:
@@ -182,7 +144,7 @@ def plot_labels(assessor, topic_id, passage_ids, campaign_id=None) -> dict:
     {"grades": {pid: v}, "spans": {pid: [[s, e]]}}."""
     labels = {"grades": {}, "spans": {}}
     rows = Judgement.objects.in_campaign(campaign_id).filter(adjudicated=False,
-        assessor=assessor, topic_id=topic_id, layer__in=PAGE_LAYERS["plot"], passage_id__in=set(passage_ids),
+        assessor=assessor, topic_id=topic_id, layer__in=PLOT_LAYERS, passage_id__in=set(passage_ids),
     ).values_list("layer", "passage_id", "value")
     for layer, pid, value in rows:
         if value is None or value == []:
@@ -199,8 +161,8 @@ def study_labels(assessor, topic_id, layer, keys, campaign_id=None) -> dict:
     return dict(rows)
 
 
-def _progress(kind, total, labels) -> Progress:
-    return Progress(total=total, done=len(labels), noun=NOUNS[kind], size=total)
+def _progress(noun, total, labels) -> Progress:
+    return Progress(total=total, done=len(labels), noun=noun, size=total)
 
 
 def plot_page(assignment, *, readonly=False) -> dict:
@@ -221,7 +183,7 @@ def plot_page(assignment, *, readonly=False) -> dict:
     scale = plot_scale(assignment)
     labels = plot_labels(assignment.assessor_id, assignment.topic_id, [p.pk for p in passages], assignment.campaign_id)
     state = {
-        "kind": "plot",
+        "kind": assignment.kind,
         "assignment": assignment.token,
         "status": assignment.status,
         "readonly": readonly,
@@ -231,10 +193,10 @@ def plot_page(assignment, *, readonly=False) -> dict:
         "candidates": [{"id": p.pk, "n": n} for n, p in enumerate(passages, start=1)],
         "labels": {k: {str(pid): v for pid, v in labels[k].items()} for k in labels},
     }
-    progress = _progress("plot", len(passages), labels["grades"])
+    progress = _progress(PLOT_NOUN, len(passages), labels["grades"])
     if served is not None:
         state["ordered"] = served_state(served[1], assignment, passages)
-        progress = _progress("plot", len(served[1].pool), labels["grades"])
+        progress = _progress(PLOT_NOUN, len(served[1].pool), labels["grades"])
     machine = shown_machine_labels(assignment, [p.pk for p in passages])
     if machine:  # only where the campaign shows pre-labels (annotation.services.prelabels), never blind items
         state["machine"] = {str(pid): label for pid, label in machine.items()}
@@ -247,45 +209,16 @@ def plot_page(assignment, *, readonly=False) -> dict:
     }
 
 
-def served_order(assignment):
-    """(passage ids the page shows, the topic's state) where the campaign serves a judging order, else None."""
-    from annotation.services import judging_order
-
-    try:
-        return judging_order.served_candidates(assignment)
-    except judging_order.OrderSettingsInvalid as exc:
-        raise SettingsInvalid(str(exc)) from exc
-    except judging_order.ordering.OrderError as exc:
-        raise SettingsInvalid(f"judging_order: {exc}") from exc
-
-
-def served_state(topic, assignment, passages) -> dict:
-    """What the page knows of the served order: the candidates in all, whether one is left to serve, and whether the
-    topic is stopped. Not the order's name, nor anything of a machine: the machine order's scores stay on the server."""
-    graded = topic.graded_by.get(assignment.assessor_id, set())
-    waiting = bool(passages) and passages[-1].pk not in graded
-    return {"total": len(topic.pool), "waiting": waiting,
-            "stopped": topic.stopped and not waiting, "reason": topic.why if topic.stopped else ""}
-
-
-def shown_machine_labels(assignment, passage_ids) -> dict:
-    """The machine labels this assignment's page shows ({} unless its campaign turns pre-labels on)."""
-    from annotation.services import prelabels
-
-    try:
-        return prelabels.of_assignment(assignment).shown(assignment.topic_id, passage_ids)
-    except prelabels.PrelabelsInvalid as exc:
-        raise SettingsInvalid(str(exc)) from exc
-
-
-def study_page(assignment, kind, *, readonly=False) -> dict:
-    """Everything a forced-choice ("choice") or pair-rating ("pair") page needs, and its `state`."""
+def study_page(assignment, *, readonly=False) -> dict:
+    """Everything a forced-choice ("choice") or pair-rating ("pair") page needs, and its `state` (the unit's kind is
+    its study items' kind)."""
+    kind = assignment.kind
     items = study_items(assignment, kind)
-    layer = PAGE_LAYERS[kind][0]
+    layer = STUDY_LAYERS[kind]
     labels = study_labels(assignment.assessor_id, assignment.topic_id, layer, [i.key for i in items], assignment.campaign_id)
     shown = []
     for n, item in enumerate(items, start=1):
-        if kind == "choice":
+        if kind == StudyItem.Kind.CHOICE:
             ranks = (item.metadata or {}).get("candidates") or []
             order = {external_id: i for i, external_id in enumerate(ranks)}
             options = shuffled(item.candidates.all(), assignment.seed, item.key,
@@ -302,39 +235,42 @@ def study_page(assignment, kind, *, readonly=False) -> dict:
         "items": [{"key": s["handle"], "n": s["n"], "options": [p.external_id for p in s["options"]]} for s in shown],
         "labels": {s["handle"]: labels[s["item"].key] for s in shown if s["item"].key in labels},
     }
-    return {"items": shown, "state": state, "progress": _progress(kind, len(items), labels)}
+    return {"items": shown, "state": state, "progress": _progress(STUDY_NOUNS[kind], len(items), labels)}
 
 
 # Checking a change ----------------------------------------------------------------------------------------------
 
 
-def change_key(assignment, data, layer, value) -> dict:
-    """The key and value of a plot or study change, checked: record_judgement's keyword arguments.
+def plot_change_key(assignment, data, layer, value) -> dict:
+    """The key and value of a plot labels change, checked: record_judgement's keyword arguments. The key is `passage`
+    (a candidate's id) for plot_grade and plot_spans. Raises ChangeInvalid naming the field."""
+    if layer not in PLOT_LAYERS:
+        raise ChangeInvalid("layer", f"expected one of {', '.join(PLOT_LAYERS)}")
+    key = {"passage": candidate_passage(assignment, data.get("passage"), "not a candidate of this assignment")}
+    if layer == Layer.PLOT_GRADE and value is not None:
+        try:
+            values = [v for v, _ in plot_scale(assignment)]
+        except SettingsInvalid as exc:
+            raise ChangeInvalid("assignment", str(exc)) from exc
+        if isinstance(value, bool) or not isinstance(value, int) or value not in values:
+            raise ChangeInvalid("value", f"expected one of {values} (or null to clear)")
+    if layer == Layer.PLOT_SPANS and isinstance(value, list):
+        key["_value"] = merged(value) if all(is_span(s) for s in value) else value
+    return key
 
-    The key is `passage` (a candidate's id) for plot_grade and plot_spans, `item` (a study item's handle on this
-    unit's page, stored as the item's key) for choice and rating. Raises ChangeInvalid naming the field.
-    """
-    kind = page_kind(assignment)
-    if layer not in PAGE_LAYERS[kind]:
-        raise ChangeInvalid("layer", f"expected one of {', '.join(PAGE_LAYERS[kind])}")
-    key = {}
-    if kind == "plot":
-        key["passage"] = candidate_passage(assignment, data.get("passage"), "not a candidate of this assignment")
-        if layer == Layer.PLOT_GRADE and value is not None:
-            try:
-                values = [v for v, _ in plot_scale(assignment)]
-            except SettingsInvalid as exc:
-                raise ChangeInvalid("assignment", str(exc)) from exc
-            if isinstance(value, bool) or not isinstance(value, int) or value not in values:
-                raise ChangeInvalid("value", f"expected one of {values} (or null to clear)")
-        if layer == Layer.PLOT_SPANS and isinstance(value, list):
-            key["_value"] = merged(value) if all(is_span(s) for s in value) else value
-        return key
+
+def study_change_key(assignment, data, layer, value) -> dict:
+    """The key and value of a study change (choice, rating), checked: record_judgement's keyword arguments. The key
+    is `item` (a study item's handle on this unit's page, stored as the item's key). Raises ChangeInvalid naming the
+    field."""
+    kind = assignment.kind
+    if layer != STUDY_LAYERS[kind]:
+        raise ChangeInvalid("layer", f"expected one of {STUDY_LAYERS[kind]}")
     item = study_item(assignment, kind, data.get("item"))
     if item is None:
         raise ChangeInvalid("item", "not a study item of this assignment")
-    key["item"] = item.key
-    if kind == "choice":
+    key = {"item": item.key}
+    if kind == StudyItem.Kind.CHOICE:
         offered = {p.external_id for p in item.candidates.all()}
         if value is not None and (not isinstance(value, str) or value not in offered):
             raise ChangeInvalid("value", "not one of this item's candidates")
@@ -362,45 +298,18 @@ def study_item(assignment, kind, handle):
     return None if found is None else items.select_related("passage", "passage2").filter(pk=found).first()
 
 
-def candidate_passage(assignment, raw, refusal):
-    """The passage a change names (`raw`: its id) when it is a candidate of the unit's pool and topic; else
-    ChangeInvalid naming `passage` with `refusal` (the plot and ad hoc pages' one check of it)."""
-    candidate = None
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < 2**63:  # a row id the database holds
-        candidate = PoolCandidate.objects.filter(
-            pool_id=assignment.pool_id, topic_id=assignment.topic_id, passage_id=raw
-        ).select_related("passage").first()
-    if candidate is None:
-        raise ChangeInvalid("passage", refusal)
-    return candidate.passage
+def plot_progress(assignment) -> Progress:
+    """A plot labels unit's progress now: candidates graded in its campaign."""
+    ids = list(PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)
+               .values_list("passage_id", flat=True))
+    grades = plot_labels(assignment.assessor_id, assignment.topic_id, ids, assignment.campaign_id)["grades"]
+    return _progress(PLOT_NOUN, len(ids), grades)
 
 
-def progress(assignment) -> Progress:
-    """A plot or study unit's progress now: candidates graded, items chosen or pairs rated, in its campaign."""
-    kind = page_kind(assignment)
-    if kind == "plot":
-        ids = list(PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id)
-                   .values_list("passage_id", flat=True))
-        grades = plot_labels(assignment.assessor_id, assignment.topic_id, ids, assignment.campaign_id)["grades"]
-        return _progress(kind, len(ids), grades)
+def study_progress(assignment) -> Progress:
+    """A study unit's progress now: items chosen or pairs rated in its campaign."""
+    kind = assignment.kind
     keys = list(StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=kind)
                 .values_list("key", flat=True))
-    labels = study_labels(assignment.assessor_id, assignment.topic_id, PAGE_LAYERS[kind][0], keys, assignment.campaign_id)
-    return _progress(kind, len(keys), labels)
-
-
-def is_span(span) -> bool:
-    return isinstance(span, list) and len(span) == 2 and all(
-        isinstance(x, int) and not isinstance(x, bool) for x in span
-    ) and span[0] < span[1]
-
-
-def merged(spans) -> list:
-    """Spans sorted, with overlapping or touching ones joined: [[0, 4], [3, 9], [12, 15]] -> [[0, 9], [12, 15]]."""
-    out = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return out
+    labels = study_labels(assignment.assessor_id, assignment.topic_id, STUDY_LAYERS[kind], keys, assignment.campaign_id)
+    return _progress(STUDY_NOUNS[kind], len(keys), labels)

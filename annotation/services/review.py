@@ -25,15 +25,15 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation import units
 from annotation.models import Assignment, Review, ReviewItem
 from annotation.services.qualification import score_attempt
 from annotation.services.status import send_back
 from annotation.roles import Role, has_role, is_organiser, is_reviewer  # noqa: F401 (is_reviewer: callers)
-from assessments.models import Facet, Judgement, Layer, PoolCandidate, Relevance, RunEntry, SpecialFacet, StudyItem
+from assessments.models import Facet, Layer, Relevance, SpecialFacet
 from assessments.services import nuggets
 
 MAX_REMARK = 2000
-NUGGET_BANK_ITEM = "bank"  # the one review item of a nugget creation unit: the assessor's bank of the topic
 
 
 class ReviewInvalid(ValueError):
@@ -59,73 +59,15 @@ def on_assignment_done(assignment):
 
 
 def batch_units(assignment) -> list[tuple[int | None, str]]:
-    """The batch's items as (passage id, study item key) in a fixed order: an article's passages, a plot query's
-    candidates, the forced-choice / pair items of the unit (its kind says which), a nugget support unit's labels
-    (item "<answer id>:<nugget id>" for each nugget of the topic's bank), a citation support unit's cited pairs
-    (passage, item "<answer id>:<sentence>") or a nugget creation unit's bank (one item)."""
-    kind = assignment.kind
-    if kind == Assignment.Kind.CITATION_SUPPORT:
-        from annotation.services import citation_support, nugget_support
-
-        answer = nugget_support.answer_of(assignment)
-        return [(p["passage"].pk, nuggets.citation_item(answer.pk, p["sentence"] - 1))
-                for p in citation_support.pairs(answer)] if answer is not None else []
-    if kind == Assignment.Kind.NUGGET_SUPPORT:
-        from annotation.services import nugget_support
-
-        answer = nugget_support.answer_of(assignment)
-        if answer is None:
-            return []
-        return [(None, nuggets.support_item(answer.pk, n["id"])) for n in nugget_support.bank_of(assignment)]
-    if kind == Assignment.Kind.NUGGET_CREATION:
-        return [(None, NUGGET_BANK_ITEM)]
-    if kind == Assignment.Kind.OUTLINE:
-        rows = RunEntry.objects.filter(run_id=assignment.run_id, topic_id=assignment.topic_id).order_by("rank")
-        return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
-    if kind in (Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC):
-        rows = PoolCandidate.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id).order_by("rank")
-        return [(pid, "") for pid in rows.values_list("passage_id", flat=True)]
-    study = StudyItem.Kind.CHOICE if kind == Assignment.Kind.CHOICE else StudyItem.Kind.PAIR
-    rows = StudyItem.objects.filter(pool_id=assignment.pool_id, topic_id=assignment.topic_id, kind=study).order_by("key")
-    return [(None, key) for key in rows.values_list("key", flat=True)]
+    """The batch's items as (passage id, study item key) in a fixed order, as its kind says (annotation.units:
+    an article's passages, a pool's candidates, study items, an answer's nugget labels or cited pairs, a bank)."""
+    return units.of(assignment).review_units(assignment)
 
 
-def batch_labels(assignment, units) -> dict:
+def batch_labels(assignment, units_) -> dict:
     """{(passage id, item key): {layer: value}} of the assessor's current labels in the unit's campaign (not
     transitions), for the reviewer."""
-    labels = {unit: {} for unit in units}
-    passages = [pid for pid, _ in units if pid is not None]
-    items = [key for _, key in units if key]
-    mine = Judgement.objects.in_campaign(assignment.campaign_id).filter(
-        assessor_id=assignment.assessor_id, topic_id=assignment.topic_id, adjudicated=False,
-    ).exclude(value=None)
-    if assignment.kind == Assignment.Kind.CITATION_SUPPORT:
-        for pid, key, value in mine.filter(layer=Layer.CITATION_SUPPORT, passage_id__in=passages, item__in=items) \
-                .values_list("passage_id", "item", "value"):
-            if (pid, key) in labels:
-                labels[pid, key][Layer.CITATION_SUPPORT] = value
-        return labels
-    if passages:
-        rows = mine.filter(
-            passage_id__in=passages, layer__in=(Layer.NOTES, Layer.FACET, Layer.REMOVAL, Layer.PLOT_GRADE, Layer.PLOT_SPANS, Layer.GRADE,
-                           Layer.EVIDENCE),
-        ).values_list("passage_id", "layer", "value")
-        for pid, layer, value in rows:
-            labels[pid, ""][layer] = value
-    if assignment.kind == Assignment.Kind.NUGGET_CREATION:
-        row = mine.filter(layer=Layer.NUGGETS).order_by("-updated_at", "-id").first()
-        for unit in units:
-            if row is not None:
-                labels[unit][Layer.NUGGETS] = row.value
-        return labels
-    if items:
-        for key, layer, value in mine.filter(
-            item__in=items, layer__in=(Layer.CHOICE, Layer.RATING, Layer.NUGGET_SUPPORT),
-        ).values_list(
-            "item", "layer", "value"
-        ):
-            labels[None, key][layer] = value
-    return labels
+    return units.of(assignment).review_labels(assignment, units_)
 
 
 def open_review(assignment) -> Review | None:
@@ -222,7 +164,8 @@ def review_items(review) -> list[dict]:
     shown = []
     items = list(review.items.select_related("passage").order_by("position"))
     offered = {}
-    study = review.assignment.kind in (Assignment.Kind.CHOICE, Assignment.Kind.PAIR)
+    unit = units.of(review.assignment)
+    study = unit.blind_items
     if any(item.item for item in items):
         from assessments.models import StudyItem
 
@@ -230,11 +173,7 @@ def review_items(review) -> list[dict]:
             pool_id=review.assignment.pool_id, topic_id=topic.pk, key__in=[i.item for i in items if i.item],
         ).prefetch_related("candidates"):
             offered[study.key] = {p.external_id: p.text for p in study.candidates.all()}
-    texts = {}
-    if review.assignment.kind == Assignment.Kind.NUGGET_SUPPORT:
-        bank = nuggets.topic_banks(review.assignment.campaign_id, [topic.pk]).get(topic.pk)
-        texts = {n.get("id"): n for n in (bank.value if bank is not None and isinstance(bank.value, list) else [])
-                 if isinstance(n, dict)}
+    texts = unit.review_texts(review) if unit.review_texts is not None else {}
     for item in items:
         labels, said = item.labels or {}, []
         if "choice" in labels:
@@ -242,7 +181,7 @@ def review_items(review) -> list[dict]:
             said.append(f"chose {labels['choice']}" + (f": “{text[:200]}”" if text else ""))
         if labels.get("rating") is not None:
             said.append(f"rated {labels['rating']} of 10")
-        if labels.get(Layer.CITATION_SUPPORT) or review.assignment.kind == Assignment.Kind.CITATION_SUPPORT:
+        if labels.get(Layer.CITATION_SUPPORT) or Layer.CITATION_SUPPORT in unit.layers:
             found = nuggets.CITATION_ITEM.match(item.item or "")
             sentence = f"sentence {int(found.group(2)) + 1}" if found else "its sentence"
             value = labels.get(Layer.CITATION_SUPPORT)
@@ -266,18 +205,13 @@ def review_items(review) -> list[dict]:
         for start, end in labels.get("plot_spans") or []:
             said.append(f"span “{topic.text[start:end]}”")
         shown.append({"item": item, "labels": said or ["not judged"], "notes": labels.get("notes") or "",
-                      "reason": audit_reason(labels), "name": "" if study else _item_name(review, item.item)})
+                      "reason": audit_reason(labels), "name": "" if study else _item_name(unit, item.item)})
     return shown
 
 
-def _item_name(review, key) -> str:
-    """An item's key as the reviewer may see it: a nugget support label's without its answer's id (answer ids follow
-    the runs' files, so they would tell which batches are one run's; the review is of one answer)."""
-    if review.assignment.kind == Assignment.Kind.NUGGET_SUPPORT:
-        found = nuggets.SUPPORT_ITEM.match(key or "")
-        if found:
-            return f"nugget {found.group(2)}"
-    return key
+def _item_name(unit, key) -> str:
+    """An item's key as the reviewer may see it (its kind may hide a part of it: a nugget support label's answer)."""
+    return unit.review_name(key) if unit.review_name is not None else key
 
 
 CITATION_WORDS = {"full": "full support", "partial": "partial support", "none": "no support"}

@@ -7,7 +7,7 @@
 
 - A change moves "to do" to "in progress" (opening a page changes nothing: a GET never writes).
 - A change that completes the unit makes it done, unless it is "to revise": a batch sent back is done only
-  when its assessor says so. A unit of a kind in DONE_WHEN_MARKED (a nugget bank to write: it has no natural end,
+  when its assessor says so. A unit of a kind done only by a mark (UnitKind.done_by_mark: a nugget bank to write, with no natural end,
   and its first nugget is not the last) is done only when its assessor marks it done; complete then means it may
   be marked done without a reason.
 - Marking done needs the unit complete, or `incomplete_reason`: the assessor submits it incomplete and says
@@ -28,7 +28,6 @@ from annotation.services.errors import ServiceError
 
 Status = Assignment.Status
 MAX_REASON = 2000
-DONE_WHEN_MARKED = frozenset({Assignment.Kind.NUGGET_CREATION})  # kinds that no change makes done: only a mark
 
 
 WAITING = "waiting"  # a unit's state, never stored: it cannot be worked on yet (state)
@@ -56,11 +55,11 @@ def kind_for(campaign, *, run=None, pool=None) -> str:
         raise StatusInvalid("mode", str(exc)) from None
 
 
-def after_change(assignment, progress) -> bool:
+def after_change(assignment, progress, *, done_by_mark=False) -> bool:
     """Bring the status up to date after a new change: in progress, or done when the change completed it. True when
-    this made it done (the caller then has it scored or reviewed: review.on_assignment_done). A unit of a kind in
-    DONE_WHEN_MARKED only moves to in progress."""
-    if (progress.complete and assignment.kind not in DONE_WHEN_MARKED
+    this made it done (the caller then has it scored or reviewed: review.on_assignment_done). A unit of a kind that
+    only a mark makes done (`done_by_mark`: annotation.units' UnitKind.done_by_mark) only moves to in progress."""
+    if (progress.complete and not done_by_mark
             and assignment.status in (Status.TODO, Status.IN_PROGRESS)):
         return _move(assignment, Status.DONE)
     if assignment.status == Status.TODO:

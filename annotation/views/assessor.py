@@ -1,7 +1,7 @@
 """Assessor pages: the queue, the judging page of any kind of unit, and its JSON endpoints (save a change, mark).
 
 Thin views: they check who asks, parse the request, and call one service (annotation.services.queue, .changes,
-.status, .outline, .plot). A GET never writes.
+.status; a judging page: its unit's kind, annotation.units). A GET never writes.
 """
 
 import json
@@ -11,15 +11,14 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.http.request import RawPostDataException
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import units
 from annotation.models import Assignment, Campaign
 from annotation.roles import can_view_assignment, is_organiser, is_reviewer
-from annotation.services import (
-    adhoc, changes, citation_support, nugget_creation, nugget_support, outline, plot, qualification, queue, review,
-)
+from annotation.services import changes, qualification, queue, review
+from annotation.services.candidates import SettingsInvalid
 from annotation.services.errors import ServiceError
 from assessments.services.judging import RATING_MAX, RATING_MIN
 from config import auth
@@ -28,17 +27,8 @@ from config.prepared import Prepared
 page_login_required = login_required(login_url="login")
 MAX_JSON_DEPTH = 64
 
-# page kind -> (template, script, id of the page's data)
-PAGES = {
-    "outline": ("annotation/outline.html", "annotation/outline.js", "outline-data"),
-    "plot": ("annotation/plot.html", "annotation/plot.js", "plot-data"),
-    "choice": ("annotation/choice.html", "annotation/study.js", "study-data"),
-    "pair": ("annotation/pair.html", "annotation/study.js", "study-data"),
-    "adhoc": ("annotation/adhoc.html", "annotation/adhoc.js", "adhoc-data"),
-    "nuggets": ("annotation/nugget_support.html", "annotation/nugget_support.js", "nugget-data"),
-    "nugget_bank": ("annotation/nugget_creation.html", "annotation/nugget_creation.js", "nugget-bank-data"),
-    "citations": ("annotation/citation_support.html", "annotation/nugget_support.js", "nugget-data"),
-}
+# unit kind -> (template, script, id of the page's data): each kind's page, as its module in annotation.units says
+PAGES = {unit.kind: (unit.template, unit.script, unit.data_id) for unit in units.kinds()}
 
 
 def _own_assignment_json(view):
@@ -167,27 +157,10 @@ def _assignment_page(request, assignment):
         return redirect("annotation:home")  # the queue says why: qualification first
     if own and "examples" not in request.GET and qualification.examples_first(assignment):
         return redirect("annotation:qualification_examples", name=assignment.campaign.name)  # read them first
-    kind = plot.page_kind(assignment)
+    unit = units.of(assignment)
     try:
-        if kind == "outline":
-            page = outline.outline_page(assignment, readonly=not own)
-            context = {"facets": page.state["facets"], "entries": page.entries, "state": page.state,
-                       "progress": page.progress, "label_sets": page.state["label_sets"]}
-            context["passage_controls"] = render_to_string("annotation/_outline_controls.html", {
-                "facets": context["facets"], "label_sets": context["label_sets"], "readonly": not own})
-        elif kind == "plot":
-            context = plot.plot_page(assignment, readonly=not own)
-        elif kind == "adhoc":
-            context = adhoc.adhoc_page(assignment, readonly=not own)
-        elif kind == "nuggets":
-            context = nugget_support.nugget_page(assignment, readonly=not own)
-        elif kind == "nugget_bank":
-            context = nugget_creation.creation_page(assignment, readonly=not own)
-        elif kind == "citations":
-            context = citation_support.citation_page(assignment, readonly=not own)
-        else:
-            context = plot.study_page(assignment, kind, readonly=not own)
-    except plot.SettingsInvalid as exc:
+        context = unit.page(assignment, readonly=not own)
+    except SettingsInvalid as exc:
         return HttpResponse(f"This campaign's settings are wrong: {exc}", status=409, content_type="text/plain")
     context["state"].update(
         user=request.user.pk,
@@ -197,12 +170,11 @@ def _assignment_page(request, assignment):
         reopen_url=reverse("annotation:reopen", args=[assignment.token]),
         next_url=reverse("annotation:next") + "?after=" + assignment.token,
     )
-    if kind == "nuggets" and context["waiting"]:  # a unit waiting for its bank offers the next ready unit, if any
+    if context.get("waiting"):  # a unit waiting (for its topic's nuggets) offers the next ready unit, if any
         ready = queue.next_assignment(request.user, after=assignment) if own else None
         context["next_ready"] = ready
         context["state"]["next_url"] = reverse("annotation:unit", args=[ready.token]) if ready else None
-    template, script, data_id = PAGES[kind]
-    return render(request, template, {
+    return render(request, unit.template, {
         **context,
         "assignment": assignment,
         "topic": assignment.topic,
@@ -210,8 +182,8 @@ def _assignment_page(request, assignment):
         "readonly": not own,
         "first_visit": assignment.status == Assignment.Status.TODO,
         "rating_values": range(RATING_MIN, RATING_MAX + 1),
-        "page_script": script,
-        "data_id": data_id,
+        "page_script": unit.script,
+        "data_id": unit.data_id,
     })
 
 

@@ -9,6 +9,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from annotation.services import plot
+from annotation import units as unit_kinds
 from annotation.models import Assignment, Campaign
 from assessments.models import Answer, AnswerCitation, Pool, Run, RunEntry, StudyItem, Topic
 from retrieval.models import Book, Collection
@@ -72,7 +73,7 @@ def test_it_loads_everything_and_prints_working_passwords_and_can_run_again(sett
     for item in items:
         assert item.candidates.count() == 20 and item.candidates.filter(pk=item.answer_id).exists()
     labelling = Assignment.objects.get(assessor__username="assessor1", campaign__name="plot-labels", topic__external_id="demo-1")
-    assert plot.page_kind(labelling) == "plot" and len(plot.candidates(labelling)) == 10
+    assert unit_kinds.of(labelling).kind == Assignment.Kind.PLOT_LABELS and len(plot.candidates(labelling)) == 10
     client.force_login(labelling.assessor)
     assert b'id="plot-data"' in client.get(f"/a/{labelling.token}/").content
     choosing = Assignment.objects.get(assessor__username="assessor1", campaign__name="plot-choice", topic__external_id="demo-2")

@@ -8,6 +8,7 @@ from django.urls import reverse
 from annotation.models import Assignment, Review
 from annotation.roles import Role, ensure_groups
 from annotation.services import review as reviews
+from annotation.units import nugget_creation as nugget_creation_unit
 from annotation.services.assignment import assign_campaign
 from annotation.services.changes import mark
 from assessments.models import Layer
@@ -64,5 +65,5 @@ def test_a_finished_nugget_creation_unit_is_reviewed_on_its_bank(db):
 
     review = Review.objects.get(assignment=unit)
     (item,) = review.items.all()
-    assert item.item == reviews.NUGGET_BANK_ITEM and item.labels == {"nuggets": bank}
+    assert item.item == nugget_creation_unit.BANK_ITEM and item.labels == {"nuggets": bank}
     assert reviews.review_items(review)[0]["labels"] == ["nugget 1 (vital): Vicarious trauma is second-hand"]
