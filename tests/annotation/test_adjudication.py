@@ -13,7 +13,6 @@ from annotation.services.adjudication import AdjudicationInvalid, disagreements,
 from annotation.services.assignment import assign_campaign
 from annotation.roles import Role, ensure_groups
 from assessments.models import Judgement, JudgementChange, Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 
@@ -30,9 +29,9 @@ def setup():
     assign_campaign(campaign, ["amy", "<b>ben</b>"], overlap=2)
     facet = f"{topic.external_id}/H1"
     for who, grade, transition in ((a, "must", "same"), (b, "can", "switch")):
-        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p1, value=[{"facet": facet, "relevance": grade}])
-        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p2, value=[{"facet": facet, "relevance": "should"}])
-        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.TRANSITION, topic=topic, passage=p1, passage2=p2, value=transition)
+        factories.judgement(who, topic, p1, relevance=grade, facet=facet, campaign=campaign)
+        factories.judgement(who, topic, p2, relevance="should", facet=facet, campaign=campaign)
+        factories.judgement(who, topic, p1, passage2=p2, layer=Layer.TRANSITION, value=transition, campaign=campaign)
     organiser = factories.user("org", is_staff=True)
     organiser.groups.add(groups[Role.ORGANISER])
     return campaign, topic, p1, p2, a, b, organiser

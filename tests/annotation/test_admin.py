@@ -86,14 +86,12 @@ def test_judgement_history_cannot_be_edited_in_the_admin(client, organiser):
 
 def test_an_organiser_downloads_a_pools_qrels_from_the_pool_list(client, organiser, some_data):
     from assessments.models import Layer
-    from assessments.services.judging import record_judgement
 
     topic, pool = some_data
     p1, p2 = [e.passage for e in topic.run_entries.order_by("rank")]
     for name, grade in (("j1", "must"), ("j2", "must"), ("j3", "can")):
-        record_judgement(assessor=factories.user(name), layer=Layer.FACET, topic=topic, passage=p1,
-                         value=[{"facet": "tqa2:L_0001/T_1", "relevance": grade}])
-    record_judgement(assessor=factories.user("j4"), layer=Layer.REMOVAL, topic=topic, passage=p2, value=True)
+        factories.judgement(factories.user(name), topic, p1, relevance=grade, facet="tqa2:L_0001/T_1")
+    factories.judgement(factories.user("j4"), topic, p2, layer=Layer.REMOVAL, value=True)
     client.force_login(organiser)
 
     response = client.post(reverse("admin:assessments_pool_changelist"),

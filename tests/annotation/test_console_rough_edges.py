@@ -3,8 +3,6 @@
 import pytest
 
 from annotation.services.assignment import assign_campaign
-from assessments.models import Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 from tests.annotation.test_console_pages import OUTLINES  # the organiser fixture: tests/annotation/conftest.py
@@ -20,8 +18,7 @@ def disagreeing(organiser):
     ann, bob = factories.user("ann"), factories.user("bob")
     assign_campaign(campaign, ["ann", "bob"], overlap=2)
     for who, facet in ((ann, "H1"), (bob, "H2")):
-        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=p1,
-                         value=[{"facet": f"{topic.external_id}/{facet}", "relevance": "must"}])
+        factories.judgement(who, topic, p1, relevance="must", facet=f"{topic.external_id}/{facet}", campaign=campaign)
     return campaign
 
 
@@ -177,8 +174,7 @@ def test_the_y3_zip_names_its_files_as_the_export_writes_them_encoded_once(tmp_p
     coll = factories.collection("car-trial")
     topic = factories.topic(coll, "enwiki:Salmon%20run", facets=[("enwiki:Salmon%20run/H1", "Spawning")])
     passage = factories.passage(coll, "ab" * 20)
-    record_judgement(assessor=factories.user("bob"), layer=Layer.FACET, topic=topic, passage=passage,
-                     value=[{"facet": "enwiki:Salmon%20run/H1", "relevance": "must"}])
+    factories.judgement(factories.user("bob"), topic, passage, relevance="must", facet="enwiki:Salmon%20run/H1")
     scope = resolve_scope(collection="car-trial")
     export_car_assessments(scope, tmp_path)
     with zipped(scope) as out:

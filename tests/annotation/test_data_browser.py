@@ -13,7 +13,6 @@ from annotation.roles import Role, ensure_groups
 from annotation.services import browser
 from annotation.services.assignment import assign_campaign
 from assessments.models import CandidateSource, Judgement, Layer, PoolCandidate
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 
@@ -39,16 +38,16 @@ def setup():
     for who, grade, transition in ((amy, "must", "same"), (ben, "can", "switch")):
         judge(campaign, who, topic, p1, grade, facet)
         judge(campaign, who, topic, p2, "should", facet)
-        record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.TRANSITION, topic=topic, passage=p1,
-                         passage2=p2, value=transition, session_id="tab-1", run_ids=[runs[0].name])
+        factories.judgement(who, topic, p1, passage2=p2, layer=Layer.TRANSITION, value=transition, campaign=campaign,
+                            session_id="tab-1", run_ids=[runs[0].name])
     organiser = factories.user("org", is_staff=True)
     organiser.groups.add(groups[Role.ORGANISER])
     return campaign, made, runs, amy, ben, organiser
 
 
 def judge(campaign, who, topic, passage, grade, facet, **more):
-    return record_judgement(campaign_id=campaign.pk, assessor=who, layer=Layer.FACET, topic=topic, passage=passage,
-                            value=[{"facet": facet, "relevance": grade}], session_id="tab-1", **more)
+    return factories.judgement(who, topic, passage, relevance=grade, facet=facet, campaign=campaign, session_id="tab-1",
+                               **more)
 
 
 def disagreement_keys(campaign) -> list[str]:
@@ -222,8 +221,8 @@ def test_a_nuggets_campaign_filters_by_its_own_layers_and_values_not_plot_labels
                        "nugget_support:not_support", "citation_support:full", "citation_support:partial",
                        "citation_support:none"]
     for nugget, value in zip(world["bank"], ["support", "not_support", "support"]):
-        record_judgement(campaign_id=campaign.pk, assessor=judge_user, layer=Layer.NUGGET_SUPPORT, value=value,
-                         topic=answer.topic, item=nuggets.support_item(answer.pk, nugget["id"]))
+        factories.judgement(judge_user, answer.topic, layer=Layer.NUGGET_SUPPORT, value=value, campaign=campaign,
+                            item=nuggets.support_item(answer.pk, nugget["id"]))
     found = browser.labels(campaign, browser.Filters(label="nugget_support:support"), size=100).rows
     assert [j.value for j in found] == ["support", "support"]
     with pytest.raises(browser.BrowseInvalid, match="nugget_support label is one of support, partial_support"):

@@ -11,7 +11,6 @@ from annotation.services.adjudication import disagreements, set_final_label
 from annotation.services.assignment import assign_campaign
 from assessments.models import Judgement, JudgementChange, Layer, Qrel, QrelSet
 from assessments.services import nuggets
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 from tests.annotation.test_nugget_adjudication import world  # noqa: F401 (the fixture)
@@ -20,8 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def label(campaign, who, layer, topic, passage, value, passage2=None, **more):
-    record_judgement(campaign_id=campaign.pk, assessor=who, layer=layer, topic=topic, passage=passage,
-                     passage2=passage2, value=value, **more)
+    factories.judgement(who, topic, passage, passage2=passage2, layer=layer, value=value, campaign=campaign, **more)
 
 
 def facets(topic, *given):
@@ -61,8 +59,8 @@ def outline():
     amy, ben, cat, dan = (factories.user(n) for n in ("amy", "ben", "cat", "dan"))
     assign_campaign(campaign, ["amy", "ben"], overlap=2, qualification_topics=[practice.external_id],
                     qualification_gold="dr-gold")
-    Assignment.objects.create(campaign=campaign, assessor=cat, topic=topic, run=runs[0], kind=Assignment.Kind.OUTLINE,
-                              qualification=True, token="cat-practice")
+    factories.assignment(cat, topic, campaign=campaign, run=runs[0], kind=Assignment.Kind.OUTLINE, qualification=True,
+                         token="cat-practice")
     organiser = factories.user("org", is_staff=True)
     organiser.groups.add(ensure_groups()[Role.ORGANISER])
     return campaign, topic, ps, practice, qs, (amy, ben, cat, dan), organiser
@@ -151,7 +149,7 @@ def test_a_nugget_taken_out_of_the_bank_is_listed_by_neither(world):  # noqa: F8
     assert set(browsed(campaign)) == listed(campaign) == {
         ("nugget_support", answer.topic_id, None, world["item"])}
     bank = nuggets.topic_banks(campaign.pk)[answer.topic_id]
-    record_judgement(campaign_id=campaign.pk, assessor=bank.assessor, layer=Layer.NUGGETS, value=bank.value[1:],
-                     topic=answer.topic, source=JudgementChange.Source.IMPORT)
+    factories.judgement(bank.assessor, answer.topic, layer=Layer.NUGGETS, value=bank.value[1:], campaign=campaign,
+                        source=JudgementChange.Source.IMPORT)
     assert listed(campaign) == set() and browsed(campaign) == {}
     assert Judgement.objects.filter(layer=Layer.NUGGET_SUPPORT, item=world["item"]).count() == 2

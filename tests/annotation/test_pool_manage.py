@@ -8,7 +8,6 @@ from annotation.models import Assignment
 from annotation.roles import Role, ensure_groups
 from annotation.services.pool_setup import PoolInvalid, delete_pool, pool_deletion, rename_pool
 from assessments.models import CandidateSource, Layer, Pool, PoolCandidate, StudyItem
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 
@@ -25,7 +24,7 @@ def setup():
         CandidateSource.objects.create(candidate=candidate, run=runs[0], rank=rank)
     StudyItem.objects.create(pool=pool, kind=StudyItem.Kind.CHOICE, key="item-1", topic=topic)
     assessor = factories.user("amy")
-    Assignment.objects.create(campaign=campaign, assessor=assessor, topic=topic, pool=pool, kind="plot_labels")
+    factories.assignment(assessor, topic, campaign=campaign, pool=pool, kind="plot_labels")
     organiser = factories.user("org", is_staff=True)
     organiser.groups.add(ensure_groups()[Role.ORGANISER])
     return campaign, pool, topic, p1, assessor, organiser
@@ -61,11 +60,9 @@ def test_delete_counts_what_goes_with_it(setup):
 def test_a_pool_judgements_use_is_kept(setup, on):
     campaign, pool, topic, p1, assessor, _ = setup
     if on == "candidate":
-        record_judgement(campaign_id=campaign.pk, assessor=assessor, layer=Layer.FACET, topic=topic, passage=p1,
-                         value=[{"facet": f"{topic.external_id}/H1", "relevance": "must"}])
+        factories.judgement(assessor, topic, p1, relevance="must", facet=f"{topic.external_id}/H1", campaign=campaign)
     else:
-        record_judgement(campaign_id=campaign.pk, assessor=assessor, layer=Layer.CHOICE, topic=topic, passage=None,
-                         item="item-1", value=p1.external_id)
+        factories.judgement(assessor, topic, layer=Layer.CHOICE, item="item-1", value=p1.external_id, campaign=campaign)
     assert pool_deletion(campaign=campaign, pool="pm-pool").judgements == 1
     with pytest.raises(PoolInvalid, match="cannot be deleted: 1 judgement of its campaigns are about its"):
         delete_pool(campaign=campaign, pool="pm-pool")
@@ -74,8 +71,7 @@ def test_a_pool_judgements_use_is_kept(setup, on):
 
 def test_a_label_outside_the_pools_campaigns_does_not_hold_it(setup):
     campaign, pool, topic, p1, assessor, _ = setup
-    record_judgement(assessor=assessor, layer=Layer.FACET, topic=topic, passage=p1,
-                     value=[{"facet": f"{topic.external_id}/H1", "relevance": "must"}])  # an import: no campaign
+    factories.judgement(assessor, topic, p1, relevance="must", facet=f"{topic.external_id}/H1")  # an import: no campaign
     assert pool_deletion(campaign=campaign, pool="pm-pool").allowed
 
 
@@ -91,8 +87,7 @@ def test_the_pools_page_renames_and_deletes_after_saying_what_goes(client, setup
     asked = client.post(url, {"action": "delete", "pool": "pm-final"})
     assert asked.status_code == 200 and Pool.objects.filter(pk=pool.pk).exists()
     assert "also deletes 2 candidates, 2 run ranks behind them, 1 study items, 1 units of work" in asked.content.decode()
-    record_judgement(campaign_id=campaign.pk, assessor=assessor, layer=Layer.FACET, topic=topic, passage=p1,
-                     value=[{"facet": f"{topic.external_id}/H1", "relevance": "must"}])
+    factories.judgement(assessor, topic, p1, relevance="must", facet=f"{topic.external_id}/H1", campaign=campaign)
     for confirm in ("", "1"):
         refused = client.post(url, {"action": "delete", "pool": "pm-final", "confirm": confirm})
         assert refused.status_code == 400 and "cannot be deleted: 1 judgement" in refused.content.decode()

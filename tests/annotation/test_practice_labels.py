@@ -16,8 +16,7 @@ from annotation.reports.results import evaluation
 from annotation.roles import Role, ensure_groups
 from annotation.services.adjudication import disagreements
 from annotation.services.assignment import assign_campaign
-from assessments.models import Layer, Qrel, QrelSet
-from assessments.services.judging import record_judgement
+from assessments.models import Qrel, QrelSet
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 
@@ -25,8 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 def grade(campaign, user, topic, passage, relevance):
-    record_judgement(campaign_id=campaign.pk, assessor=user, layer=Layer.FACET, topic=topic, passage=passage,
-                     value=[{"facet": f"{topic.external_id}/H1", "relevance": relevance}])
+    factories.judgement(user, topic, passage, relevance=relevance, facet=f"{topic.external_id}/H1", campaign=campaign)
 
 
 @pytest.fixture
@@ -84,8 +82,8 @@ def test_every_human_label_of_the_collection_leaves_the_practice_labels_out_but_
     """Without a campaign the qrels are every human label of the collection: still no qualification answer; a label
     made outside any campaign (an import) on the same topic stays."""
     practice, passage = world["practice"], world["practice_passages"][1]
-    record_judgement(assessor=factories.user("importer"), layer=Layer.FACET, topic=practice, passage=passage,
-                     value=[{"facet": f"{practice.external_id}/H1", "relevance": "should"}])
+    factories.judgement(factories.user("importer"), practice, passage, relevance="should",
+                        facet=f"{practice.external_id}/H1")
     expected = "pr-T0 0 pr-T0-p0 3\npr-T1 0 pr-T1-p1 2\n"
     assert export_qrels("--collection", "pr-coll", "--aggregate", "max") == expected
     assert api_qrels(organiser_client(), collection="pr-coll", aggregate="max") == expected
@@ -96,8 +94,8 @@ def test_a_formal_unit_of_the_practice_topic_counts_and_the_practice_answers_bes
     campaign's; amy and ben, who hold only qualification units of it, are still practising."""
     campaign, practice, passages = world["campaign"], world["practice"], world["practice_passages"]
     cat = factories.user("cat")
-    Assignment.objects.create(campaign=campaign, assessor=cat, topic=practice, run=world["runs"][0],
-                              kind=Assignment.Kind.OUTLINE, qualification=False, token="cat-formal")
+    factories.assignment(cat, practice, campaign=campaign, run=world["runs"][0], kind=Assignment.Kind.OUTLINE,
+                         qualification=False, token="cat-formal")
     grade(campaign, cat, practice, passages[0], "should")
     assert export_qrels("--campaign", campaign.name, "--aggregate", "max") == (
         "pr-T0 0 pr-T0-p0 3\npr-T1 0 pr-T1-p0 2\n")

@@ -9,7 +9,6 @@ from annotation.models import Campaign, Assignment, QualificationResult
 from annotation.services.changes import mark
 from annotation.services.queue import next_assignment
 from assessments.models import Layer, Qrel, QrelSet
-from assessments.services.judging import record_judgement
 from tests import factories
 from tests.annotation.test_assignment import make_campaign
 
@@ -33,8 +32,8 @@ def answer(judge, topic, passages, right):
     """MUST for the first `right` passages, CAN for the rest (in campaign "q")."""
     campaign = Campaign.objects.get(name="q")
     for i, p in enumerate(passages):
-        record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.FACET, topic=topic, passage=p,
-                         value=[{"facet": f"{topic.external_id}/H1", "relevance": "must" if i < right else "can"}])
+        factories.judgement(judge, topic, p, relevance="must" if i < right else "can", facet=f"{topic.external_id}/H1",
+                            campaign=campaign)
 
 
 def test_nine_of_ten_passes_at_the_default_threshold(setup):
@@ -49,7 +48,7 @@ def test_nine_of_ten_passes_at_the_default_threshold(setup):
 def test_a_removed_passage_answers_0_and_an_unjudged_one_is_wrong(setup):
     campaign, judge, unit, topic, passages = setup
     answer(judge, topic, passages[:8], right=8)
-    record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.REMOVAL, topic=topic, passage=passages[8], value=True)
+    factories.judgement(judge, topic, passages[8], layer=Layer.REMOVAL, value=True, campaign=campaign)
     mark(unit, True, reason='test: marked done')
     assert QualificationResult.objects.get().correct == 8
 

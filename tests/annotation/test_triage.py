@@ -17,7 +17,6 @@ from annotation.services.review import submit_review
 from annotation.services.triage import LikelyRelevant, TriageInvalid, audit_review
 from assessments.models import Layer, MachineLabel, MachineLabelSource, Pool, PoolCandidate, Topic
 from assessments.services import machine
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -32,10 +31,8 @@ def world():
     ensure_groups()
     coll = factories.collection("triage")
     topics = [factories.topic(coll, t, kind=Topic.Kind.ADHOC, text=f"query {t}") for t in ("t1", "t2")]
-    pool = Pool.objects.create(name="tri-pool", collection=coll, status=Pool.Status.READY)
-    pool.topics.set(topics)
-    camp = Campaign.objects.create(name="tri", task=Campaign.Task.ADHOC, review_sample_size=0)
-    camp.pools.add(pool)
+    pool = factories.pool(coll, topics, [], name="tri-pool", status=Pool.Status.READY)
+    camp = factories.campaign("tri", Campaign.Task.ADHOC, review_sample_size=0, pools=[pool])
     source = MachineLabelSource.objects.create(name="annotator-x", kind="classifier", collection=coll,
                                                campaign_id=camp.pk, status="ready", grades=[0, 1])
     for topic in topics:
@@ -72,8 +69,8 @@ def test_likely_relevant_candidates_get_an_extra_assessor_who_sees_only_them(wor
     # the extra assessor judges; running the assignment again (with or without triage) gives nobody anything new,
     # and the extra assessor does not become the topic's keeper
     extra = Assignment.objects.filter(pool=triage).first()
-    record_judgement(assessor=extra.assessor, layer=Layer.PLOT_GRADE, value=1, topic=extra.topic,
-                     passage=triage.candidates.filter(topic=extra.topic).first().passage, campaign_id=camp.pk)
+    factories.judgement(extra.assessor, extra.topic, triage.candidates.filter(topic=extra.topic).first().passage,
+                        layer=Layer.PLOT_GRADE, value=1, campaign=camp)
     assert assign_campaign(camp, NAMES, likely=LikelyRelevant(source.pk, 0.5, 1)).created == 0
     assert assign_campaign(camp, NAMES).created == 0
     assert Assignment.objects.filter(campaign=camp, pool=pool).count() == 2
@@ -113,11 +110,11 @@ def test_triage_refuses_what_it_cannot_do_and_assigns_nothing(world, change, fie
 
 def test_another_campaigns_source_and_an_outline_campaign_are_refused(world):
     camp, pool, source, topics = world
-    other = Campaign.objects.create(name="other", task=Campaign.Task.ADHOC)
+    other = factories.campaign("other", Campaign.Task.ADHOC)
     MachineLabelSource.objects.filter(pk=source.pk).update(campaign_id=other.pk)
     with pytest.raises(TriageInvalid, match="no machine label source"):
         assign_campaign(camp, NAMES, overlap=1, likely=LikelyRelevant(source.pk, 0.5, 1))
-    outline = Campaign.objects.create(name="outline", task=Campaign.Task.OUTLINE)
+    outline = factories.campaign("outline")
     with pytest.raises(TriageInvalid, match="pool-based campaign"):
         assign_campaign(outline, NAMES, likely=LikelyRelevant(source.pk, 0.5, 1))
 
@@ -147,8 +144,7 @@ def judged(world):
     ann = get_user_model().objects.get(username="ann")
     for candidate in PoolCandidate.objects.filter(pool=pool):
         grade = 1 if candidate.rank in (1, 3) else 0
-        record_judgement(assessor=ann, layer=Layer.PLOT_GRADE, value=grade, topic=candidate.topic,
-                         passage=candidate.passage, campaign_id=camp.pk)
+        factories.judgement(ann, candidate.topic, candidate.passage, layer=Layer.PLOT_GRADE, value=grade, campaign=camp)
     Assignment.objects.filter(campaign=camp).update(status=Assignment.Status.DONE)
     return camp, pool, source, topics, reviewer
 
