@@ -13,7 +13,6 @@ from django.core.management import CommandError, call_command
 from assessments.exporters import car_y3
 from assessments.exporters.car_y3 import file_name, format_time, parse_time
 from assessments.models import JudgementChange, Layer
-from assessments.services.judging import record_judgement
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -40,10 +39,9 @@ def car():
     passages = {pid: factories.passage(coll, pid) for pid in P}
 
     def judge(assessor, layer, value, p, p2=None, at=T0, session="CAR-Y3", runs=("guir",), source="web", seq=0):
-        return record_judgement(
-            assessor=assessor, layer=layer, value=value, topic=topic, passage=passages[p],
-            passage2=passages[p2] if p2 else None, client_time=at, client_seq=seq, session_id=session, run_ids=runs,
-            source=source,
+        return factories.judgement(
+            assessor, topic, passages[p], layer=layer, value=value, passage2=passages[p2] if p2 else None,
+            client_time=at, client_seq=seq, session_id=session, run_ids=runs, source=source,
         )
 
     return coll, topic, passages, judge
@@ -158,7 +156,7 @@ def test_each_assessor_and_topic_gets_a_file_and_the_filters_choose_them(car, tm
     nist, alice = new_user("NIST"), new_user("alice")
     judge(nist, Layer.REMOVAL, True, P[0])
     judge(alice, Layer.REMOVAL, True, P[0])
-    record_judgement(assessor=alice, layer=Layer.NOTES, value="x", topic=other_topic, passage=passages[P[1]])
+    factories.judgement(alice, other_topic, passages[P[1]], layer=Layer.NOTES, value="x")
 
     export(tmp_path / "all")
     export(tmp_path / "alice", "--assessor", "alice")
@@ -180,7 +178,7 @@ def test_plot_judgements_are_not_part_of_the_car_export(car, tmp_path):
     coll, _, passages, judge = car
     plot = factories.topic(coll, "plot-1", kind="plot", text="a dog in the snow")
     nist = new_user("NIST")
-    record_judgement(assessor=nist, layer=Layer.PLOT_GRADE, value=2, topic=plot, passage=passages[P[0]])
+    factories.judgement(nist, plot, passages[P[0]], layer=Layer.PLOT_GRADE, value=2)
     judge(nist, Layer.REMOVAL, True, P[0])
 
     export(tmp_path)

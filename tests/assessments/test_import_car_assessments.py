@@ -219,10 +219,9 @@ def test_our_export_imported_back_into_the_same_database_is_a_no_op(car, tmp_pat
     _, topic, passages = car
     judge = new_user("judge")
     for run in ("guir", "UNH-p-l2r"):  # judged under two runs: the export carries both
-        record_judgement(assessor=judge, layer=Layer.FACET, topic=topic, passage=passages[P9], run_ids=[run],
-                         value=[{"facet": "other", "relevance": "should"}], session_id="web-1")
-    record_judgement(assessor=judge, layer=Layer.TRANSITION, topic=topic, passage=passages[P9],
-                     passage2=passages[P10], value="switch")
+        factories.judgement(judge, topic, passages[P9], relevance="should", facet="other", run_ids=[run],
+                            session_id="web-1")
+    factories.judgement(judge, topic, passages[P9], passage2=passages[P10], layer=Layer.TRANSITION, value="switch")
     before, rows = db_snapshot(), judgements()
 
     message = run_import(export(tmp_path / "out"))
@@ -242,8 +241,8 @@ def test_the_original_tools_save_files_are_read_too(car, tmp_path):
 def test_a_newer_value_in_a_file_replaces_the_current_one_and_an_older_one_does_not(car, tmp_path):
     _, topic, passages = car
     nist = new_user("NIST")
-    record_judgement(assessor=nist, layer=Layer.REMOVAL, topic=topic, passage=passages[P10], value=False,
-                     client_time=datetime(2020, 1, 1, tzinfo=UTC))
+    factories.judgement(nist, topic, passages[P10], layer=Layer.REMOVAL, value=False,
+                        client_time=datetime(2020, 1, 1, tzinfo=UTC))
 
     run_import(write(tmp_path, appendix_example()))
 
