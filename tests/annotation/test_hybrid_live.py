@@ -334,3 +334,16 @@ def test_another_order_has_no_budget_chart_and_no_interval(client, world):
     results = client.get(reverse("annotation:console_results", args=[world["campaign"].name]))
     assert results.context["evaluation"].get("hybrid") is None
     assert 'id="hybrid-intervals"' not in results.content.decode()
+
+
+def test_the_api_gives_the_same_filled_qrels_as_the_command(client, world):
+    set_hybrid(world, budget=6)
+    judge_what_is_served(client, world)
+    factories.user("boss").groups.add(ensure_groups()[Role.ORGANISER])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(username='boss', role='organiser')[1]}")
+    response = api.get(f"/api/qrels/?campaign={world['campaign'].name}&source=filled")
+    assert response.status_code == 200
+    lines = b"".join(response.streaming_content).decode()
+    assert lines == export("--campaign", world["campaign"].name, "--source", "filled")
+    assert len(lines.splitlines()) == TOPICS * DOCS
