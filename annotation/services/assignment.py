@@ -23,7 +23,6 @@ Qualification topics (CampaignTopic.qualification) are not shared out: every nam
 their units, flagged `qualification`, ahead of formal work (annotation.services.qualification scores them).
 """
 
-import hashlib
 import random
 import secrets
 from collections import defaultdict
@@ -33,23 +32,16 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max, Q
 
-from annotation.models import Assignment, Campaign, CampaignTopic, Track
+from annotation.models import Assignment, Campaign, CampaignTopic
 from annotation.roles import can_be_assigned
 from annotation.services import triage
 from annotation.services.campaigns import add_topics
 from annotation.services.errors import AssignmentError, ServiceError
 from annotation.services.status import kind_for
-from assessments.models import Answer, Judgement, PoolCandidate, Qrel, QrelSet, RunEntry, Topic
+from annotation.units import tasks
+from annotation.units.tasks import NUGGET_STAGES, Unit, nugget_stage  # noqa: F401 (callers: the command, the console)
+from assessments.models import Judgement, PoolCandidate, Qrel, QrelSet, Topic
 from config.ids import parse_id
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One unit of work: a topic and a run's article (outline), or a topic and a pool's candidates (plot)."""
-
-    topic_id: int
-    run_id: int | None = None
-    pool_id: int | None = None
 
 
 @dataclass
@@ -72,59 +64,12 @@ class Assigned:
         )
 
 
-def _blind_rank(campaign, topic_id, run_id) -> str:
-    """Where a run's unit of a topic goes among the topic's units: a hash of (campaign, topic, run), stable, and
-    another order in every topic. In run id order the first unit of every topic was one run's, so an assessor's queue
-    told them which units of different topics were one system's (they judge blind)."""
-    return hashlib.sha256(f"unit-order:{campaign.pk}:{topic_id}:{run_id}".encode()).hexdigest()
-
-
 def campaign_units(campaign) -> dict[int, list[Unit]]:
-    """The campaign's work units grouped by topic id, each topic's units in a stable order (pool id; a run's units in
-    an order of their own per topic, _blind_rank). Triage pools (annotation.services.triage: likely-relevant
-    candidates for extra assessors) are not among them."""
+    """The campaign's work units grouped by topic id, each topic's units in a stable order, as its task makes them
+    (annotation.units.tasks). Triage pools (annotation.services.triage: likely-relevant candidates for extra
+    assessors) are not among them."""
     pools = [p for p in campaign.pools.all() if not triage.is_triage_pool(p)]
-    units = defaultdict(list)
-    if campaign.task == Campaign.Task.OUTLINE:
-        seen = set()
-        for pool in pools:
-            rows = (
-                RunEntry.objects.filter(run__in=pool.runs.all(), topic__in=pool.topics.all())
-                .values_list("topic_id", "run_id").distinct()
-            )
-            seen.update(rows)
-        for topic_id, run_id in sorted(seen, key=lambda tr: (tr[0], _blind_rank(campaign, *tr))):
-            units[topic_id].append(Unit(topic_id, run_id=run_id))
-    elif campaign.task == Campaign.Task.NUGGETS and nugget_stage(campaign) == "create":  # a unit per topic: its bank
-        track = Track.objects.filter(campaign=campaign).first()
-        for topic_id in sorted(track.topics.values_list("pk", flat=True)) if track else ():
-            units[topic_id].append(Unit(topic_id))
-    elif campaign.task == Campaign.Task.NUGGETS:  # a unit per answer (stage citations: per answer that cites)
-        rows = Answer.objects.filter(campaign_id=campaign.pk)
-        if nugget_stage(campaign) == "citations":
-            rows = rows.filter(sentences__citations__isnull=False).distinct()
-        rows = rows.values_list("topic_id", "run_id")
-        for topic_id, run_id in sorted(rows, key=lambda tr: (tr[0], _blind_rank(campaign, *tr))):
-            units[topic_id].append(Unit(topic_id, run_id=run_id))
-    else:
-        rows = (
-            PoolCandidate.objects.filter(pool__in=pools)
-            .values_list("topic_id", "pool_id").distinct().order_by("topic_id", "pool_id")
-        )
-        for topic_id, pool_id in rows:
-            units[topic_id].append(Unit(topic_id, pool_id=pool_id))
-    return dict(units)
-
-
-# a nuggets campaign's units: its answers' nugget support, its topics' banks, or (optional) its answers' citations
-NUGGET_STAGES = ("support", "create", "citations")
-
-
-def nugget_stage(campaign) -> str:
-    """Which units a nuggets campaign's assignment makes (settings["nugget_stage"]; support unless it says another
-    of NUGGET_STAGES)."""
-    settings_ = campaign.settings if isinstance(campaign.settings, dict) else {}
-    return settings_.get("nugget_stage") if settings_.get("nugget_stage") in NUGGET_STAGES else "support"
+    return tasks.of(campaign).units(campaign, pools)
 
 
 def assign_campaign(
@@ -142,7 +87,7 @@ def assign_campaign(
     with citations, whose cited passages are judged; stored) says which units a nuggets campaign gets. Raises AssignmentError (or TriageInvalid) naming the option at fault; nothing is written
     then.
     """
-    if stage is not None and (stage not in NUGGET_STAGES or campaign.task != Campaign.Task.NUGGETS):
+    if stage is not None and stage not in tasks.of(campaign).stages:
         raise AssignmentError("stage", f"expected one of {', '.join(NUGGET_STAGES)}, for a nuggets campaign")
     if likely is not None:
         triage.check_likely(campaign, likely)
@@ -157,10 +102,7 @@ def assign_campaign(
             campaign.save(update_fields=["settings"])
         units = campaign_units(campaign)
         if not units:
-            if campaign.task == Campaign.Task.NUGGETS:
-                raise AssignmentError("campaign", f"campaign {campaign.name!r} has no topics" if nugget_stage(campaign) == "create"
-                                      else f"campaign {campaign.name!r} has no answers: import or upload some")
-            raise AssignmentError("pool", f"campaign {campaign.name!r} has no work units: add a pool")
+            raise AssignmentError(*tasks.of(campaign).no_units(campaign))
         topic_ids = _topic_ids(units)
         _store_settings(campaign, len(users), overlap, topic_overlap or {}, qualification_topics,
                         qualification_gold, topic_ids)
@@ -185,7 +127,7 @@ def assign_campaign(
         load = defaultdict(int)
         # a nuggets campaign's stages are different work: a topic's keepers are those holding units of this stage
         making = {kind_for(campaign, run=u.run_id, pool=u.pool_id) for us in units.values() for u in us[:1]}
-        staged = campaign.task == Campaign.Task.NUGGETS
+        staged = bool(tasks.of(campaign).stages)
         for a in Assignment.objects.filter(campaign=campaign).values(
                 "assessor_id", "topic_id", "run_id", "pool_id", "qualification", "kind"):
             unit = Unit(a["topic_id"], run_id=a["run_id"], pool_id=a["pool_id"])

@@ -14,16 +14,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
-from annotation.models import Campaign, CampaignTopic, DataImport
+from annotation.models import Campaign, CampaignTopic
 from annotation.services.campaigns import CampaignError, create_campaign
 from annotation.services.data_imports import import_files
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.models import QrelSet, Topic
 
-TOPIC_FILE_KIND = {
-    Campaign.Task.OUTLINE: DataImport.Kind.CAR_OUTLINES, Campaign.Task.PLOT: DataImport.Kind.PLOT_QUERIES,
-}
+TOPIC_FILE_KIND = {task.task: task.topic_file for task in tasks.TASKS.values() if task.topic_file}  # its topics file
 PLOT_MODES = ("label", "choice", "pair")
 DEFAULT_CONTEXT = 5
 DEFAULT_CHOICE_CANDIDATES = 20  # the ground truth and 19 negatives (seed 000 §5.3)
@@ -93,7 +92,7 @@ def new_campaign(
         topics = list(topics)
         if topic_file is not None:
             if task not in TOPIC_FILE_KIND:
-                raise SetupInvalid("topic_file", f"{'nuggets' if task == Campaign.Task.NUGGETS else 'ad hoc'} campaigns "
+                raise SetupInvalid("topic_file", f"{tasks.get(task).name} campaigns "
                                    "take their topics from the collection: upload them on the Data page first (Ad hoc "
                                    "topics), then choose every topic of the collection or pick them here")
             topics = _import_topic_file(task, topic_file, collection)

@@ -10,17 +10,13 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Assignment, Campaign, Track
+from annotation.units import tasks
 from assessments.importers.trec import ids_by_external_id
 from assessments.models import Pool, Run, Topic
 from config.ids import batched
 from retrieval.models import Collection
 
-TOPIC_KIND = {
-    Campaign.Task.OUTLINE: Topic.Kind.OUTLINE,
-    Campaign.Task.PLOT: Topic.Kind.PLOT,
-    Campaign.Task.ADHOC: Topic.Kind.ADHOC,
-    Campaign.Task.NUGGETS: Topic.Kind.ADHOC,
-}
+TOPIC_KIND = {task.task: task.topic_kind for task in tasks.TASKS.values()}  # a task's topics (annotation.units.tasks)
 SHOWN = 10  # ids named in a message
 
 

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from annotation.models import Campaign, Track
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from annotation.services.submissions import RunLimitReached, UploadTooLarge, runs_allowed, upload_batches
 from assessments.importers import rag
 from assessments.models import Run
@@ -33,7 +34,7 @@ def campaign_scope(campaign) -> rag.Scope:
         if found is None:
             raise ServiceError("campaign", f"no campaign named {campaign!r}")
         campaign = found
-    if campaign.task != Campaign.Task.NUGGETS:
+    if not tasks.of(campaign).answers:
         raise ServiceError("campaign", f"campaign {campaign.name!r} is not a nuggets campaign "
                                        f"(its task is {campaign.get_task_display()})")
     track = Track.objects.select_related("collection").filter(campaign=campaign).first()

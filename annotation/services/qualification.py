@@ -232,19 +232,11 @@ class WorkedExample:
 
 
 def example_scale(campaign) -> dict:
-    """{grade: name} of the labels the campaign's qualification compares (the page-level grade of its pages)."""
-    from assessments.labels import DEFAULT_PLOT_SCALE, OUTLINE_GRADES
+    """{grade: name} of the labels the campaign's qualification compares (the page-level grade of its pages), as its
+    task says (annotation.units.tasks)."""
+    from annotation.units import tasks
 
-    if campaign.task == Campaign.Task.PLOT:
-        settings = campaign.settings if isinstance(campaign.settings, dict) else {}
-        return {v: name for v, name in settings.get("plot_scale", DEFAULT_PLOT_SCALE)}
-    if campaign.task == Campaign.Task.ADHOC:
-        from annotation.services.adhoc import grade_scale
-
-        return {v: name for v, name, _ in grade_scale(campaign)}
-    if campaign.task == Campaign.Task.OUTLINE:
-        return dict(OUTLINE_GRADES)
-    return {}
+    return tasks.of(campaign).example_scale(campaign)
 
 
 def check_examples(campaign, raw) -> list[dict]:

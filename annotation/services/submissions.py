@@ -16,7 +16,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Campaign, Track
+from annotation.models import Track
+from annotation.units import tasks
 from assessments.importers.car import Y3_MAX_PARAGRAPHS, import_articles, parse_article_batches
 from assessments.importers.topic_ids import topic_id
 from assessments.importers.trec import import_parsed_run, topics_by_id
@@ -51,7 +52,7 @@ class RunInUse(Exception):
 
 def run_format(campaign) -> str:
     """The file format the campaign's runs come in."""
-    return RunFormat.CAR_Y3 if campaign.task == Campaign.Task.OUTLINE else RunFormat.TREC
+    return RunFormat.CAR_Y3 if tasks.of(campaign).article_runs else RunFormat.TREC
 
 
 def runs_allowed(track) -> int:
@@ -63,7 +64,7 @@ def passages_allowed(track) -> int:
     """Passages a run may give one topic of the track."""
     if track.max_per_topic is not None:
         return track.max_per_topic
-    return Y3_MAX_PARAGRAPHS if track.campaign.task == Campaign.Task.OUTLINE else TREC_MAX_PER_TOPIC
+    return Y3_MAX_PARAGRAPHS if tasks.of(track.campaign).article_runs else TREC_MAX_PER_TOPIC
 
 
 def upload_batches(stream, source: str, size=None):
