@@ -9,9 +9,12 @@ HOST ?= 127.0.0.1:8000
 
 setup: $(STAMP)
 
+# --no-compile: pip byte-compiles nothing (about 30 s of a fresh setup, most of it torch's files that nothing imports);
+# Python compiles each module the first time it is imported, as it does any source without a .pyc.
+
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c requirements.lock -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

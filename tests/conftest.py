@@ -32,11 +32,19 @@ def pytest_itemcollected(item):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
+    long_first(items)
     for item in items:
         if item.get_closest_marker("worker") or item.nodeid.startswith("tests/browser/test_production.py"):
             item.add_marker(pytest.mark.xdist_group(BROKER_GROUP))
     if os.environ.get("PYTEST_XDIST_WORKER") and config.getvalue("loadgroup"):  # set on the xdist processes
         group_node_ids(items)
+
+
+def long_first(items):
+    """Tests marked `long` (tens of seconds each) are collected first, in their order, the rest after in theirs.
+    pytest-xdist hands tests out in collection order: a long test collected last ran alone on one process while the
+    other had nothing left (tests/security/ sorts last). Scheduling only: no test may depend on another's order."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 def group_node_ids(items):

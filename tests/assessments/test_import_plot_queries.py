@@ -101,6 +101,7 @@ def rejected(path):
 # --- the sample queries on the real books ---------------------------------------------------------------------
 
 
+@pytest.mark.long
 def test_every_sample_query_resolves_to_at_least_one_chunk_of_its_book(data_dir):
     samples = [
         json.loads(line)

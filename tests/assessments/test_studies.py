@@ -155,6 +155,7 @@ def book_pool(tmp_path, index_dir):  # noqa: F811
     return book, pool, topics
 
 
+@pytest.mark.long
 def test_pairs_are_the_encoders_most_and_least_similar_far_apart_chunks_each_with_a_plot_topic(book_pool):
     book, pool, topics = book_pool
     chunks = list(book.chunks.order_by("first_sentence")[:40])

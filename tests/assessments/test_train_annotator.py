@@ -142,6 +142,7 @@ def test_it_trains_on_a_qrel_set_over_a_pools_candidates_of_the_chosen_topics(ca
     assert figures["human_kappa"] is None and "qrel set" in figures["human"]["reason"]
 
 
+@pytest.mark.long
 def test_the_bundled_minilm_fine_tunes_on_cpu_on_a_small_slice(campaign):
     figures = json.loads(train("--campaign", "aero-judging", "--model", "minilm", "--max-examples", "20", "--folds",
                                "2", "--max-length", "16", "--batch-size", "8", "--format", "json"))

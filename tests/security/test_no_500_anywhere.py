@@ -479,6 +479,7 @@ def walk_bodies(client, failures, site):
             failures.check(client.post(url, body), "POST", url, body)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("walk", ["gets", "bodies"])
 @pytest.mark.parametrize("role", ROLES)
 def test_no_request_gives_a_500_and_no_get_writes(site, people, failures, role, walk):
@@ -518,6 +519,7 @@ def test_a_multipart_form_sent_to_a_json_endpoint_is_a_400_naming_the_body(world
 ADMIN_JUNK = [HUGE, "-1", "abc", "\x00", "é💧", "a" * 3000]
 
 
+@pytest.mark.long
 def test_no_admin_page_gives_a_500(site, people, failures):
     """The admin (staff): every model's list with junk search, ordering, page, filters and lookups; its change,
     history and delete pages with junk ids; a POST of junk to its add page and its actions."""
@@ -594,6 +596,7 @@ def post_and_run(client, failures, capture, url, body, shown):
     failures.check(response, "POST", url, shown)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("role", ["organiser", "participant-token"])
 def test_no_upload_gives_a_500(site, people, failures, role, settings, django_capture_on_commit_callbacks):
     """Files of junk (empty, binary, broken gzip / bzip2 / xz / zip, NUL, not UTF-8, deep JSON, huge numbers, a

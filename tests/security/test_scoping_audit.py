@@ -131,6 +131,7 @@ def label_something(world, client, who="judge-one"):
     return answers
 
 
+@pytest.mark.long
 @pytest.mark.django_db
 def test_no_run_or_team_name_reaches_an_assessors_browser(world):
     client = assessor_client(world)
