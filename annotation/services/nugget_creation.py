@@ -17,9 +17,9 @@ campaign's setting nugget_suggestions is on. A nugget taken from one has origin 
 as it came (`suggested`: {text, importance}) beside its text and importance, however the assessor edits them.
 """
 
-from annotation.models import Assignment
 from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
+from annotation.services.nugget_support import answers_sentences, writing_units
 from annotation.services.progress import Progress
 from assessments.machine.nuggets import topic_suggestions
 from assessments.models import Answer, Judgement, Layer, PoolCandidate
@@ -102,8 +102,6 @@ def writers_reading(assignment) -> tuple[list, list, list]:
     sources: the passages those answers cite, each once, numbered in the order first cited, [{n, passage}];
     pooled: the topic's top POOLED_SHOWN documents in the campaign's pools, best rank first, those cited left out,
     [{passage}]). Nothing says which run wrote an answer or brought a document (writers read blind)."""
-    from annotation.services.nugget_support import answers_sentences  # noqa: PLC0415 (the support page's reading)
-
     rows = list(Answer.objects.filter(campaign_id=assignment.campaign_id, topic_id=assignment.topic_id)
                 .order_by("pk")[:ANSWERS_SHOWN])
     by_answer = answers_sentences(rows)
@@ -133,8 +131,7 @@ def writers_reading(assignment) -> tuple[list, list, list]:
 def starting_bank(assignment) -> list:
     """The bank a writer's page starts from before they save their own: the topic's bank, never another writer's (the
     writers of a topic write independently)."""
-    writers = Assignment.objects.filter(campaign_id=assignment.campaign_id, topic_id=assignment.topic_id,
-                                        kind=Assignment.Kind.NUGGET_CREATION).exclude(
+    writers = writing_units(assignment.campaign_id, [assignment.topic_id], qualification=None).exclude(
         assessor_id=assignment.assessor_id).values_list("assessor_id", flat=True)
     found = nuggets.topic_banks(assignment.campaign_id, [assignment.topic_id], leaving_out=set(writers)).get(
         assignment.topic_id)

@@ -47,14 +47,20 @@ def answer_of(assignment):
                                                        campaign_id=assignment.campaign_id).first()
 
 
+def writing_units(campaign_id, topic_ids, *, qualification=False):
+    """The campaign's nugget creation units of the topics (a topic's writers): formal ones (`qualification` False),
+    qualification ones (True) or both (None)."""
+    units = Assignment.objects.filter(campaign_id=campaign_id, topic_id__in=list(topic_ids), kind=Assignment.Kind.NUGGET_CREATION)
+    return units if qualification is None else units.filter(qualification=qualification)
+
+
 def ready_banks(campaign_id, topic_ids) -> dict[int, list]:
     """{topic id: its bank [{id, text, importance, origin}, …]} of those of the topics whose bank is settled for
     support labels: the topic's bank (nuggets.topic_banks), holding a nugget, adjudicated or with no nugget creation
     unit of the topic in the campaign still open (qualification units aside). The topics left out wait. Two queries."""
     banks = nuggets.topic_banks(campaign_id, topic_ids)
-    writing = set(Assignment.objects.filter(
-        campaign_id=campaign_id, topic_id__in=list(banks), kind=Assignment.Kind.NUGGET_CREATION, qualification=False,
-    ).exclude(status=Assignment.Status.DONE).values_list("topic_id", flat=True))
+    writing = set(writing_units(campaign_id, banks).exclude(status=Assignment.Status.DONE)
+                  .values_list("topic_id", flat=True))
     return {topic_id: list(bank.value) for topic_id, bank in banks.items()
             if isinstance(bank.value, list) and bank.value and (bank.adjudicated or topic_id not in writing)}
 
@@ -77,10 +83,7 @@ def waiting_on(assignment) -> dict:
 def waiting_on_topics(campaign_id, topic_ids) -> dict[int, dict]:
     """{topic id: waiting_on's answer} for each of the topics of the campaign, in one query (the queue's rows)."""
     statuses = {topic_id: [] for topic_id in topic_ids}
-    for topic_id, stored in Assignment.objects.filter(
-        campaign_id=campaign_id, topic_id__in=list(statuses), kind=Assignment.Kind.NUGGET_CREATION,
-        qualification=False,
-    ).values_list("topic_id", "status"):
+    for topic_id, stored in writing_units(campaign_id, statuses).values_list("topic_id", "status"):
         statuses[topic_id].append(stored)
     out = {}
     for topic_id, found in statuses.items():
