@@ -7,9 +7,9 @@
 
 - A change moves "to do" to "in progress" (opening a page changes nothing: a GET never writes).
 - A change that completes the unit makes it done, unless it is "to revise": a batch sent back is done only
-  when its assessor says so. A unit of a kind done only by a mark (UnitKind.done_by_mark: a nugget bank to write, with no natural end,
-  and its first nugget is not the last) is done only when its assessor marks it done; complete then means it may
-  be marked done without a reason.
+  when its assessor says so. A unit of a kind done only by a mark (UnitKind.done_by_mark: a nugget bank to write,
+  with no natural end, and its first nugget is not the last) is done only when its assessor marks it done; complete
+  then means it may be marked done without a reason.
 - Marking done needs the unit complete, or `incomplete_reason`: the assessor submits it incomplete and says
   why; reviewers see the reason. A unit done already stays as it is (never reopened, its reason kept).
 - Reopening is its own action (the page asks first), never a second "mark done".
