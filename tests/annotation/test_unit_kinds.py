@@ -1,0 +1,37 @@
+"""The kinds package (annotation.units): every kind of unit of work has one registered module, its page and its
+queue row exist, and every campaign task is described once."""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotation import units
+from annotation.models import Assignment, Campaign
+from annotation.units import tasks
+
+ROOT = Path(settings.BASE_DIR)
+
+
+def test_every_kind_of_unit_is_registered_once():
+    assert sorted(unit.kind for unit in units.kinds()) == sorted(Assignment.Kind.values)
+
+
+@pytest.mark.parametrize("kind", Assignment.Kind.values)
+def test_a_kinds_page_and_queue_row_exist(kind):
+    unit = units.get(kind)
+    assert (ROOT / "templates" / unit.template).is_file() and (ROOT / "templates" / unit.queue_row).is_file()
+    assert (ROOT / "annotation" / "static" / unit.script).is_file()
+    assert unit.layers and unit.noun and unit.title
+
+
+def test_an_assignment_reaches_its_kind_by_the_registry():
+    assert units.of(Assignment(kind=Assignment.Kind.CITATION_SUPPORT)).kind == "citation_support"
+    with pytest.raises(KeyError):
+        units.get("no_such_kind")
+
+
+def test_every_campaign_task_is_described_once():
+    assert sorted(tasks.TASKS) == sorted(Campaign.Task.values)
+    assert tasks.of(Campaign(task=Campaign.Task.NUGGETS)).stages == tasks.NUGGET_STAGES
+    assert all(not tasks.get(task).stages for task in Campaign.Task.values if task != Campaign.Task.NUGGETS)
