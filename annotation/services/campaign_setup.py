@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
-from annotation.models import Campaign, CampaignTopic
+from annotation.models import Assignment, Campaign, CampaignTopic
 from annotation.services.campaigns import CampaignError, create_campaign
 from annotation.services.data_imports import import_files
 from annotation.services.errors import ServiceError
@@ -23,7 +23,7 @@ from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.models import QrelSet, Topic
 
 TOPIC_FILE_KIND = {task.task: task.topic_file for task in tasks.TASKS.values() if task.topic_file}  # its topics file
-PLOT_MODES = ("label", "choice", "pair")
+PLOT_MODES = tuple(Assignment.MODES)  # a plot campaign's modes: the model's (Assignment.kind_of), label, choice, pair
 DEFAULT_CONTEXT = 5
 DEFAULT_CHOICE_CANDIDATES = 20  # the ground truth and 19 negatives (seed 000 §5.3)
 RESERVED_NAMES = {"new"}  # /campaigns/new/ is the form
