@@ -19,6 +19,10 @@ candidate. Two ways to spend a budget of human labels:
   candidates are filled with calibrated labels: its ⌊Σp + ½⌋ most probable are relevant (the number it is expected
   to have left; thresholding at 0.5 leaves out most of the many unsure ones).
 
+`plan` is the hybrid served live, one request at a time (assessments.services.hybrid_pool reads a stored pool and a
+campaign's labels for it): from the human labels so far it gives the batch people should judge now, the random sample
+first, the calibration refitted on every label, nothing once the budget (`parse_budget`: a share or a count) is spent.
+
 `intervals` gives each run's MAP and nDCG@10 at the budget with a 95% interval: the unjudged candidates' labels are
 drawn many times from their calibrated probabilities, with a per-topic offset (the calibration's posterior spread),
 a per-stratum shift (the random sample's mean residual in that stratum of probability, with its standard error) and
