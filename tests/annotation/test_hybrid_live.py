@@ -349,3 +349,25 @@ def test_the_api_gives_the_same_filled_qrels_as_the_command(client, world):
     lines = b"".join(response.streaming_content).decode()
     assert lines == export("--campaign", world["campaign"].name, "--source", "filled")
     assert len(lines.splitlines()) == TOPICS * DOCS
+
+
+def test_the_command_sets_the_hybrid_order_through_the_settings_rule(world):
+    from django.core.management import CommandError
+
+    campaign, source = world["campaign"], world["source"]
+    name = campaign.name
+    for extra, flag in ((["--machine-source", source.pk, "--hybrid-budget", "1.5"], "--hybrid-budget"),
+                        (["--hybrid-budget", "0.1"], "--machine-source"),
+                        (["--machine-source", 9999, "--hybrid-budget", "0.1"], "--machine-source")):
+        with pytest.raises(CommandError) as caught:
+            call_command("set_judging_order", name, "--order", "hybrid", *map(str, extra), stdout=StringIO())
+        assert str(caught.value).startswith(f"nothing was changed: {flag}: "), caught.value
+    out = StringIO()
+    call_command("set_judging_order", name, "--order", "hybrid", "--machine-source", str(source.pk),
+                 "--hybrid-budget", "10%", "--dry-run", stdout=out)
+    campaign.refresh_from_db()
+    assert "shuffled → hybrid (budget 10% of each pool" in out.getvalue() and "judging_order" not in campaign.settings
+    call_command("set_judging_order", name, "--order", "hybrid", "--machine-source", str(source.pk),
+                 "--hybrid-budget", "10%", stdout=StringIO())
+    campaign.refresh_from_db()
+    assert judging_order.settings_of(campaign).hybrid == hybrid_pool.HybridSettings(source.pk, 0.1, 1)
