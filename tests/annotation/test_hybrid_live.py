@@ -371,3 +371,23 @@ def test_the_command_sets_the_hybrid_order_through_the_settings_rule(world):
                  "--hybrid-budget", "10%", stdout=StringIO())
     campaign.refresh_from_db()
     assert judging_order.settings_of(campaign).hybrid == hybrid_pool.HybridSettings(source.pk, 0.1, 1)
+
+
+def test_the_new_campaign_form_takes_the_hybrid_order_and_refuses_a_source_of_another_collection(client, world):
+    client = organiser_client(client)
+    form = {"name": "hybrid-new", "task": "adhoc", "collection": world["collection"].name, "topics_from": "all",
+            "overlap": 1, "qualification_threshold": 90, "qualification_attempts": 2, "review_sample_size": 10,
+            "review_threshold": 95, "mode": "label", "context_sentences": 5, "choice_candidates": 20,
+            "plot_scale": "1 Yes\n0 No", "grade_scale": "binary", "adhoc_view": "one", "judging_order": "hybrid",
+            "hybrid_budget": "0.05"}
+    elsewhere = MachineLabelSource.objects.create(name="elsewhere", kind="imported",
+                                                  collection=factories.collection("elsewhere"), status="ready")
+    refused = client.post("/campaigns/new/", {**form, "machine_source": elsewhere.pk})
+    assert refused.status_code == 400 and "labels collection 'elsewhere'" in " ".join(
+        refused.context["form"].errors["machine_source"])
+    assert not Campaign.objects.filter(name="hybrid-new").exists()
+    made = client.post("/campaigns/new/", {**form, "machine_source": world["source"].pk})
+    assert made.status_code == 302, made.content.decode()[:2000]
+    settings = Campaign.objects.get(name="hybrid-new").settings
+    assert (settings["judging_order"], settings["hybrid_budget"], settings["machine_source"]) == (
+        "hybrid", 0.05, world["source"].pk)
