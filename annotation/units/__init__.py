@@ -9,4 +9,4 @@ kind_of rule make units of it).
 from annotation.units import (  # noqa: F401 (each module registers its kind, in this order)
     outline, plot_labels, choice, pair, adhoc, nugget_support, nugget_creation, citation_support,
 )
-from annotation.units.registry import UnitKind, get, kinds, of  # noqa: F401 (the registry's readers)
+from annotation.units.registry import UnitKind, get, grading_kinds, kinds, of  # noqa: F401 (the registry's readers)

@@ -63,6 +63,14 @@ def get(kind: str) -> UnitKind:
     return _KINDS[kind]
 
 
+def grading_kinds() -> list[str]:
+    """The kinds whose units grade their pool's candidates of the topic (a layer of CANDIDATE_GRADES: plot labels,
+    ad hoc): the units a judging order serves and a stopping estimate reads."""
+    from assessments.models import CANDIDATE_GRADES
+
+    return [unit.kind for unit in _KINDS.values() if unit.layers[0] in CANDIDATE_GRADES]
+
+
 def kinds() -> list[UnitKind]:
     """Every registered kind, in the order they registered."""
     return list(_KINDS.values())

@@ -1,9 +1,9 @@
 """THE campaign tasks (Campaign.Task): what each task makes and takes, reached by `tasks.of(campaign)`.
 
 A task says which work units its campaigns are made of (and so, through Assignment.kind_of, which unit kinds:
-annotation.units), which topics it judges and which file brings them at creation, which runs its participants upload,
-whether it takes generated answers and nugget banks, the stages its units are assigned in, and the grades its
-qualification compares. Its callers (the assignment, campaign creation, submissions, qualification, the nuggets
+annotation.units), which topics it judges and which file brings them at creation, which data its campaigns take,
+which runs its participants upload, whether it takes generated answers and nugget banks, whether its units grade
+pooled candidates, the stages its units are assigned in, and the grades its qualification compares. Its callers (the assignment, campaign creation, submissions, qualification, the nuggets
 service) ask it and never name a task.
 """
 
@@ -42,6 +42,8 @@ class CampaignTask:
     units: Callable  # (campaign, pools) -> {topic id: [Unit]}: its work units of those pools (a stable order)
     no_units: Callable  # (campaign) -> (field, message): what to do when it has no work units
     example_scale: Callable  # (campaign) -> {grade: name}: the labels its qualification compares ({}: none)
+    data: tuple  # the kinds of data import (DataImport.Kind) its campaigns take, most useful first
+    pooled: bool = False  # its units grade pooled candidates: pre-labels, a judging order, triage apply
     stages: tuple = ()  # the stages its units are assigned in (a nuggets campaign's nugget_stage); () for none
     answers: bool = False  # it judges generated answers: it takes answers and nugget banks (TREC RAG)
 
@@ -118,15 +120,20 @@ def _adhoc_scale(campaign) -> dict:
     return {v: name for v, name, _ in grade_scale(campaign)}
 
 
+Data = DataImport.Kind
 TASKS = {task.task: task for task in (
-    CampaignTask(Campaign.Task.OUTLINE, "outline", Topic.Kind.OUTLINE, DataImport.Kind.CAR_OUTLINES, True,
-                 _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES)),
-    CampaignTask(Campaign.Task.PLOT, "plot", Topic.Kind.PLOT, DataImport.Kind.PLOT_QUERIES, False,
-                 _candidate_units, _add_a_pool, _plot_scale),
+    CampaignTask(Campaign.Task.OUTLINE, "outline", Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
+                 _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES),
+                 data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS)),
+    CampaignTask(Campaign.Task.PLOT, "plot", Topic.Kind.PLOT, Data.PLOT_QUERIES, False,
+                 _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
+                 pooled=True),
     CampaignTask(Campaign.Task.ADHOC, "ad hoc", Topic.Kind.ADHOC, None, False, _candidate_units, _add_a_pool,
-                 _adhoc_scale),
+                 _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS), pooled=True),
     CampaignTask(Campaign.Task.NUGGETS, "nuggets", Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
-                 lambda campaign: {}, stages=NUGGET_STAGES, answers=True),
+                 lambda campaign: {}, data=(Data.TOPICS, Data.DOCUMENTS, Data.ANSWERS, Data.NUGGETS,
+                                            Data.NUGGET_ASSIGNMENTS, Data.TREC_RUN, Data.QRELS),
+                 stages=NUGGET_STAGES, answers=True),
 )}
 
 

@@ -35,3 +35,11 @@ def test_every_campaign_task_is_described_once():
     assert sorted(tasks.TASKS) == sorted(Campaign.Task.values)
     assert tasks.of(Campaign(task=Campaign.Task.NUGGETS)).stages == tasks.NUGGET_STAGES
     assert all(not tasks.get(task).stages for task in Campaign.Task.values if task != Campaign.Task.NUGGETS)
+
+
+def test_the_tasks_data_is_the_data_pages_and_the_grading_kinds_are_the_pooled_graders():
+    from annotation.services.data_imports import kinds_for
+
+    assert all(list(tasks.get(task).data) == kinds_for(task) for task in Campaign.Task.values)
+    assert units.grading_kinds() == [Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC]
+    assert [task for task in Campaign.Task.values if tasks.get(task).pooled] == [Campaign.Task.PLOT, Campaign.Task.ADHOC]
