@@ -77,7 +77,8 @@ def open_sibling_articles():
     in the campaign or another (read with the assignment itself, so a save of a kind whose labels are the topic's,
     an outline article's, asks for siblings only when there are some)."""
     return Exists(Assignment.objects.filter(
-        assessor_id=OuterRef("assessor_id"), topic_id=OuterRef("topic_id"), kind=OuterRef("kind"), status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
+        assessor_id=OuterRef("assessor_id"), topic_id=OuterRef("topic_id"), kind=OuterRef("kind"),
+        status__in=(Assignment.Status.TODO, Assignment.Status.IN_PROGRESS),
     ).exclude(pk=OuterRef("pk")))
 
 
@@ -182,7 +183,7 @@ def mark(assignment, done=True, *, reason: str = ""):
     check_text(reason, "reason")
     kind = units.of(assignment)
     if kind.check_mark is not None and assignment.status != Assignment.Status.DONE:
-        kind.check_mark(assignment)  # a nugget support unit waiting for its topic's nuggets is not done, even with a reason
+        kind.check_mark(assignment)  # a nugget support unit waiting for its topic's nuggets: not done, even with a reason
     if status.mark_done(assignment, kind.progress(assignment), incomplete_reason=reason):
         _became_done(assignment)
 

@@ -9,8 +9,9 @@ support labels that name it survive. The page starts from the assessor's own ban
 without the other writers' own banks (imported or adjudicated): writers of a topic write independently.
 
 When it is done: a bank has no natural end (its first nugget is seldom its last), so no save makes the unit done
-(its kind is done only by a mark: annotation.units.nugget_creation, done_by_mark): the assessor marks it done (Shift D, the shared mark path), which
-needs the bank to hold at least one vital nugget (else a reason: submitted incomplete); they may reopen it.
+(its kind is done only by a mark: annotation.units.nugget_creation, done_by_mark): the assessor marks it done
+(Shift D, the shared mark path), which needs the bank to hold at least one vital nugget (else a reason: submitted
+incomplete); they may reopen it.
 
 LLM suggestions (assessments.machine.nuggets, `manage.py llm_nuggets suggest`) are on the page only where the
 campaign's setting nugget_suggestions is on. A nugget taken from one has origin `machine` and keeps the suggestion

@@ -50,7 +50,8 @@ def answer_of(assignment):
 def writing_units(campaign_id, topic_ids, *, qualification=False):
     """The campaign's nugget creation units of the topics (a topic's writers): formal ones (`qualification` False),
     qualification ones (True) or both (None)."""
-    units = Assignment.objects.filter(campaign_id=campaign_id, topic_id__in=list(topic_ids), kind=Assignment.Kind.NUGGET_CREATION)
+    units = Assignment.objects.filter(campaign_id=campaign_id, topic_id__in=list(topic_ids),
+                                      kind=Assignment.Kind.NUGGET_CREATION)
     return units if qualification is None else units.filter(qualification=qualification)
 
 

@@ -30,6 +30,7 @@ from django.db.models import Max
 from annotation.models import Assignment, Review, ReviewItem
 from annotation.services.errors import AssignmentError
 from annotation.services.review import _pick_reviewer, batch_labels, batch_units
+from annotation.units import tasks
 from assessments.machine import compare
 from assessments.machine.examples import assessor_grades
 from assessments.models import MachineLabelSource, Pool, PoolCandidate, Topic
@@ -79,7 +80,7 @@ def campaign_source(campaign, source_id, field="machine_source") -> MachineLabel
 
 def check_likely(campaign, likely: LikelyRelevant) -> LikelyRelevant:
     """The option checked: a pool-based campaign, a source it may use, a finite threshold, 1 to 20 extra."""
-    if campaign.task == campaign.Task.OUTLINE:
+    if tasks.of(campaign).article_runs:  # its units are articles, judged whole
         raise TriageInvalid("likely_source", "extra assessors for likely-relevant candidates need a pool-based "
                                              "campaign (plot or ad hoc); an outline article is judged whole")
     campaign_source(campaign, likely.source_id, "likely_source")

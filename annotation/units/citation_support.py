@@ -31,6 +31,7 @@ UNIT = register(UnitKind(
     kind="citation_support", title="Citation support", noun="citation", layers=(Layer.CITATION_SUPPORT,),
     template="annotation/citation_support.html", script="annotation/nugget_support.js", data_id="nugget-data",
     page=citation_support.citation_page, change_key=citation_support.change_key, progress=citation_support.progress,
-    progress_of_units=without_user(citation_support.progress_of_units), review_units=review_units, review_labels=review_labels,
+    progress_of_units=without_user(citation_support.progress_of_units), review_units=review_units,
+    review_labels=review_labels,
     queue_row="annotation/queue/_answer.html",
 ))

@@ -23,6 +23,7 @@ UNIT = register(UnitKind(
     kind="nugget_creation", title="Nugget creation", noun="nugget bank", layers=(Layer.NUGGETS,),
     template="annotation/nugget_creation.html", script="annotation/nugget_creation.js", data_id="nugget-bank-data",
     page=nugget_creation.creation_page, change_key=nugget_creation.change_key, progress=nugget_creation.progress,
-    progress_of_units=without_user(nugget_creation.progress_of_units), review_units=review_units, review_labels=review_labels,
+    progress_of_units=without_user(nugget_creation.progress_of_units), review_units=review_units,
+    review_labels=review_labels,
     queue_row="annotation/queue/_bank.html", done_by_mark=True,
 ))

@@ -3,8 +3,9 @@
 A task says which work units its campaigns are made of (and so, through Assignment.kind_of, which unit kinds:
 annotation.units), which topics it judges and which file brings them at creation, which data its campaigns take,
 which runs its participants upload, whether it takes generated answers and nugget banks, whether its units grade
-pooled candidates, the stages its units are assigned in, and the grades its qualification compares. Its callers (the assignment, campaign creation, submissions, qualification, the nuggets
-service) ask it and never name a task.
+pooled candidates, the stages its units are assigned in, and the grades its qualification compares. Its callers
+(the assignment, campaign creation, submissions, qualification, triage, the nuggets service) ask it and never name a
+task.
 """
 
 import hashlib
@@ -36,9 +37,10 @@ class CampaignTask:
 
     task: str  # the Campaign.Task value
     name: str  # what a message calls its campaigns ("ad hoc campaigns")
+    kinds: tuple  # the unit kinds (annotation.units) its units may be: the model's Assignment.kind_of picks one
     topic_kind: str  # the Topic.Kind of its topics
     topic_file: str | None  # the DataImport.Kind of a topics file given at creation; None: topics of the collection
-    article_runs: bool  # its runs are CAR Y3 articles (JSON lines), else TREC runs (six columns)
+    article_runs: bool  # its runs are CAR Y3 articles (JSON lines), each judged whole; else TREC runs (six columns)
     units: Callable  # (campaign, pools) -> {topic id: [Unit]}: its work units of those pools (a stable order)
     no_units: Callable  # (campaign) -> (field, message): what to do when it has no work units
     example_scale: Callable  # (campaign) -> {grade: name}: the labels its qualification compares ({}: none)
@@ -122,15 +124,16 @@ def _adhoc_scale(campaign) -> dict:
 
 Data = DataImport.Kind
 TASKS = {task.task: task for task in (
-    CampaignTask(Campaign.Task.OUTLINE, "outline", Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
+    CampaignTask(Campaign.Task.OUTLINE, "outline", ("outline",), Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
                  _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES),
                  data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS)),
-    CampaignTask(Campaign.Task.PLOT, "plot", Topic.Kind.PLOT, Data.PLOT_QUERIES, False,
-                 _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
+    CampaignTask(Campaign.Task.PLOT, "plot", ("plot_labels", "choice", "pair"), Topic.Kind.PLOT, Data.PLOT_QUERIES,
+                 False, _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
                  pooled=True),
-    CampaignTask(Campaign.Task.ADHOC, "ad hoc", Topic.Kind.ADHOC, None, False, _candidate_units, _add_a_pool,
-                 _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS), pooled=True),
-    CampaignTask(Campaign.Task.NUGGETS, "nuggets", Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
+    CampaignTask(Campaign.Task.ADHOC, "ad hoc", ("adhoc", "choice", "pair"), Topic.Kind.ADHOC, None, False,
+                 _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS), pooled=True),
+    CampaignTask(Campaign.Task.NUGGETS, "nuggets", ("nugget_support", "nugget_creation", "citation_support"),
+                 Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
                  lambda campaign: {}, data=(Data.TOPICS, Data.DOCUMENTS, Data.ANSWERS, Data.NUGGETS,
                                             Data.NUGGET_ASSIGNMENTS, Data.TREC_RUN, Data.QRELS),
                  stages=NUGGET_STAGES, answers=True),

@@ -43,3 +43,16 @@ def test_the_tasks_data_is_the_data_pages_and_the_grading_kinds_are_the_pooled_g
     assert all(list(tasks.get(task).data) == kinds_for(task) for task in Campaign.Task.values)
     assert units.grading_kinds() == [Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC]
     assert [task for task in Campaign.Task.values if tasks.get(task).pooled] == [Campaign.Task.PLOT, Campaign.Task.ADHOC]
+
+
+RUNS = {Campaign.Task.OUTLINE: [1], Campaign.Task.PLOT: [None], Campaign.Task.ADHOC: [None],
+        Campaign.Task.NUGGETS: [None, 1]}  # a task's units have a run (an article, an answer) or not (a pool, a bank)
+
+
+@pytest.mark.parametrize("task", Campaign.Task.values)
+@pytest.mark.parametrize("settings_", [{}, {"mode": "choice"}, {"mode": "pair"}, {"nugget_stage": "create"},
+                                       {"nugget_stage": "citations"}])
+def test_a_tasks_units_are_of_its_kinds(task, settings_):
+    for run in RUNS[task]:
+        kind = Assignment.kind_of(Campaign(task=task, settings=settings_), run=run)
+        assert kind in tasks.get(task).kinds and units.get(kind)
