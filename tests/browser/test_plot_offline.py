@@ -35,8 +35,10 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
     page.keyboard.press("2")
     page.wait_for_function("() => window.pooljudge.outbox().length === 1")
     page.wait_for_selector('#savestate[data-state="pending"]')
-    page.unroute("**/save")
-    page.route("**/save", lambda route: route.abort())  # and now the network is down
+    # And now the network is down. The new route comes first and the old one goes after it: the newest route
+    # answers first, so no retry of the page's finds the network up between the two.
+    page.route("**/save", lambda route: route.abort())
+    page.unroute("**/save", lose_answer)
 
     page.keyboard.press("s")  # a span for candidate 1
     page.keyboard.press("j")
