@@ -12,8 +12,8 @@ from annotation.api.common import detail, invalid_upload, rejection, visible_cam
 from annotation.api.permissions import PARTICIPANT, IsParticipantOrOrganiser, request_role, scope_campaign
 from annotation.api.runs import request_too_large, too_large, too_many_uploads
 from annotation.api.serializers import DetailSerializer, RejectionSerializer
-from annotation.models import Campaign
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from annotation.services.nuggets import upload_answers
 from annotation.services.submissions import RunLimitReached, UploadTooLarge
 from retrieval.ingest import ImportFailed
@@ -62,7 +62,7 @@ class CampaignAnswers(APIView):
         if scope is not None and scope.name != name:
             raise PermissionDenied(f"This token is for campaign {scope.name!r} only.")
         campaign = get_object_or_404(visible_campaigns(request), name=name)
-        if campaign.task != Campaign.Task.NUGGETS:
+        if not tasks.of(campaign).answers:
             return detail(status.HTTP_400_BAD_REQUEST, f"campaign: {campaign.name!r} takes no answers "
                           f"(its task is {campaign.get_task_display()}).")
         oversized = request_too_large(request, "an answers file")

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 from annotation.api.common import detail, visible_campaigns
 from annotation.api.permissions import IsOrganiser
 from annotation.api.serializers import DetailSerializer
-from annotation.models import Campaign
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from annotation.services.nuggets import scores
 
 
@@ -100,7 +100,7 @@ class CampaignNuggetScores(APIView):
     )
     def get(self, request, name):
         campaign = get_object_or_404(visible_campaigns(request), name=name)
-        if campaign.task != Campaign.Task.NUGGETS:
+        if not tasks.of(campaign).answers:
             return detail(status.HTTP_400_BAD_REQUEST, f"campaign: {campaign.name!r} is not a nuggets campaign "
                           f"(its task is {campaign.get_task_display()}).")
         try:

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Assignment, Campaign
+from annotation.units import tasks
 from assessments.agreement import judgements as layers_of
 from assessments.agreement.ranking import ranking_stability
 from assessments.agreement.spans import span_figures
@@ -116,7 +117,7 @@ def report_state(campaign) -> str:
     units = Assignment.objects.filter(campaign=campaign).order_by().aggregate(
         n=Count("id"), ids=Sum("id"), assessors=Sum("assessor_id"), topics=Sum("topic_id"), runs=Sum("run_id"))
     banks = {}
-    if campaign.task == Campaign.Task.NUGGETS:
+    if tasks.of(campaign).answers:
         banks = Judgement.objects.in_campaign(campaign).filter(layer=Layer.NUGGETS).order_by().aggregate(
             n=Count("id"), changes=Sum("latest_change_id"))
     return ":".join(str(x) for x in (*labels.values(), *units.values(), *banks.values()))

@@ -26,10 +26,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour, TruncMinute
 
-from annotation.models import Assignment, Campaign, Review
+from annotation.models import Assignment, Review
 from annotation.reports.machine import machine_section
 from annotation.services import adhoc, nugget_support
 from annotation.services.qualification import page_grades
+from annotation.units import tasks
 from assessments.agreement.statistics import kept_labels
 from assessments.labels import OUTLINE_GRADES
 from assessments.models import CANDIDATE_GRADES, Judgement, JudgementChange, Layer, Transition
@@ -45,10 +46,11 @@ TOPIC_BARS = 60  # bars in the per-topic chart (its table lists every topic)
 MATRIX_LABELS = 12  # a confusion matrix shows at most this many labels (the rest summed as "(other)")
 
 
-def _layer_charts():
-    """{task: the label-distribution charts of the layers it uses}; a campaign is shown only its own."""
-    return {Campaign.Task.OUTLINE: [_grade_distribution, _transition_distribution],
-            Campaign.Task.PLOT: [_plot_distribution], Campaign.Task.ADHOC: [_adhoc_distribution]}
+def _layer_charts(campaign):
+    """The label-distribution charts of the layers the campaign's task uses (its task's `charts`)."""
+    charts = {"grades": _grade_distribution, "transitions": _transition_distribution,
+              "plot grades": _plot_distribution, "ad hoc grades": _adhoc_distribution}
+    return [charts[name] for name in tasks.of(campaign).charts]
 
 
 def dashboard(campaign) -> dict:
@@ -75,7 +77,7 @@ def dashboard(campaign) -> dict:
             _progress_over_time(changes, names, order, colours),
             _per_assessor(judgements, names, order),
             _per_topic(assignments, judgements, waiting),
-            *(chart(judgements, names, order, campaign) for chart in _layer_charts().get(campaign.task, [])),
+            *(chart(judgements, names, order, campaign) for chart in _layer_charts(campaign)),
             _review_rates(campaign, names, order),
             _active_time(changes, names, order),
         ],
@@ -101,7 +103,7 @@ def _summary(campaign, assignments, names, order, waiting):
             for pk in order]
     head = ["assessor", "units", "done", "to revise", "qualification units"]
     found = None
-    if campaign.task == Campaign.Task.NUGGETS:
+    if tasks.of(campaign).waiting:
         head.append("waiting for nuggets")
         rows = [[*row, waits[pk]] for row, pk in zip(rows, order)]
         found = len(waiting)
@@ -113,9 +115,9 @@ def _waiting(campaign, assignments) -> list[tuple]:
     """[(assessor id, topic's external id, stored status)] of the nugget support units (qualification aside) whose
     state is waiting (status.state over nugget_support.ready_banks, the queue's and the page's rule: whatever their
     stored status, so a unit marked done whose topic's bank was reopened counts as waiting, not done)."""
-    if campaign.task != Campaign.Task.NUGGETS:
+    if not tasks.of(campaign).waiting:
         return []
-    support = assignments.filter(kind=Assignment.Kind.NUGGET_SUPPORT, qualification=False)
+    support = assignments.filter(kind__in=tasks.of(campaign).waiting, qualification=False)
     ready = nugget_support.ready_banks(campaign.pk, set(support.values_list("topic_id", flat=True)))
     rows = support.exclude(topic_id__in=list(ready)).values_list("assessor_id", "topic__external_id", "status")
     return list(rows)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Review
 from annotation.services import nugget_support
+from annotation.units import tasks
 
 STALLED_AFTER = timedelta(days=2)  # an assessor with open work and no change for this long has stalled
 
@@ -67,9 +68,12 @@ def _done_but_waiting(lines):
     reopened the bank): their state is waiting (status.state over nugget_support.ready_banks), as the queue, the
     unit's page and the dashboard say. One query, and ready_banks' two per nuggets campaign with such a unit."""
     done = defaultdict(list)
-    for campaign_id, topic_id in Assignment.objects.filter(
-        campaign__task=Campaign.Task.NUGGETS, kind=Assignment.Kind.NUGGET_SUPPORT, status=Assignment.Status.DONE,
-    ).values_list("campaign_id", "topic_id"):
+    waiting = Q()
+    for task in tasks.TASKS.values():
+        if task.waiting:
+            waiting |= Q(campaign__task=task.task, kind__in=task.waiting)
+    for campaign_id, topic_id in Assignment.objects.filter(waiting, status=Assignment.Status.DONE).values_list(
+            "campaign_id", "topic_id") if waiting else ():
         done[campaign_id].append(topic_id)
     for campaign_id, topics in done.items():
         ready = nugget_support.ready_banks(campaign_id, set(topics))

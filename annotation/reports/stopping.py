@@ -9,9 +9,8 @@ machine labels never count.
 from annotation.models import Assignment
 from annotation.reports.dashboard import PALETTE, lines, stacked
 from annotation.services import judging_order
+from annotation.units import grading_kinds, tasks
 from assessments.ordering import OrderError
-
-GRADING_KINDS = (Assignment.Kind.PLOT_LABELS, Assignment.Kind.ADHOC)  # units whose topic a judging order serves
 
 CHARTS = 24  # topics drawn (the table lists every one)
 
@@ -22,14 +21,14 @@ def stopping(campaign) -> dict:
     from annotation.reports.results import reusability
 
     reuse = reusability(campaign)
-    if campaign.task not in ("plot", "adhoc"):
+    if not tasks.of(campaign).pooled:
         return {"available": False, "reusability": reuse,
                 "note": "Judging orders and stopping apply to plot-labels and ad hoc campaigns."}
     try:
         settings = judging_order.settings_of(campaign)
     except judging_order.OrderSettingsInvalid as exc:
         return {"available": False, "reusability": reuse, "note": f"The judging-order settings are wrong: {exc}"}
-    units = (Assignment.objects.filter(campaign=campaign, kind__in=GRADING_KINDS, qualification=False)
+    units = (Assignment.objects.filter(campaign=campaign, kind__in=grading_kinds(), qualification=False)
              .select_related("pool", "topic").order_by("topic__external_id", "pool__name"))
     pairs = {}
     for a in units:

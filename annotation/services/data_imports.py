@@ -23,8 +23,9 @@ from django.db import transaction
 from django.utils.text import get_valid_filename
 
 from annotation import importers
-from annotation.models import Campaign, DataImport, DataImportFile, Track
+from annotation.models import DataImport, DataImportFile, Track
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from assessments.importers.trec import ids_by_external_id, no_progress
 from assessments.models import QrelSet, Run, Topic
 from retrieval.ingest import ImportFailed, InputTooLarge, Problems
@@ -53,14 +54,7 @@ def kinds_for(task) -> list:
     """The kinds of data a campaign of `task` takes, most useful first; None: the site's Data page (no campaign)."""
     if task is None:
         return [kind for kind in Kind if kind not in NUGGET_KINDS]
-    if task == Campaign.Task.NUGGETS:
-        return [Kind.TOPICS, Kind.DOCUMENTS, Kind.ANSWERS, Kind.NUGGETS, Kind.NUGGET_ASSIGNMENTS, Kind.TREC_RUN,
-                Kind.QRELS]
-    if task == Campaign.Task.OUTLINE:
-        return [Kind.CAR_OUTLINES, Kind.CAR_RUNS, Kind.QRELS, Kind.CAR_ASSESSMENTS]
-    if task == Campaign.Task.PLOT:
-        return [Kind.PLOT_QUERIES, Kind.TREC_RUN, Kind.QRELS]
-    return [Kind.TOPICS, Kind.DOCUMENTS, Kind.TREC_RUN, Kind.QRELS]
+    return list(tasks.get(task).data)
 
 
 def start_import(*, kind, uploads, collection="", options=None, campaign=None, user=None) -> DataImport:

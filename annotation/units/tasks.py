@@ -48,6 +48,8 @@ class CampaignTask:
     pooled: bool = False  # its units grade pooled candidates: pre-labels, a judging order, triage apply
     stages: tuple = ()  # the stages its units are assigned in (a nuggets campaign's nugget_stage); () for none
     answers: bool = False  # it judges generated answers: it takes answers and nugget banks (TREC RAG)
+    waiting: tuple = ()  # the unit kinds of its units that wait for their topic's nugget bank (nugget_support.waits)
+    charts: tuple = ()  # the dashboard's label-distribution charts of the layers it uses (annotation.reports.dashboard)
 
 
 def blind_rank(campaign, topic_id, run_id) -> str:
@@ -126,17 +128,19 @@ Data = DataImport.Kind
 TASKS = {task.task: task for task in (
     CampaignTask(Campaign.Task.OUTLINE, "outline", ("outline",), Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
                  _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES),
-                 data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS)),
+                 data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS),
+                 charts=("grades", "transitions")),
     CampaignTask(Campaign.Task.PLOT, "plot", ("plot_labels", "choice", "pair"), Topic.Kind.PLOT, Data.PLOT_QUERIES,
                  False, _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
-                 pooled=True),
+                 pooled=True, charts=("plot grades",)),
     CampaignTask(Campaign.Task.ADHOC, "ad hoc", ("adhoc", "choice", "pair"), Topic.Kind.ADHOC, None, False,
-                 _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS), pooled=True),
+                 _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS),
+                 pooled=True, charts=("ad hoc grades",)),
     CampaignTask(Campaign.Task.NUGGETS, "nuggets", ("nugget_support", "nugget_creation", "citation_support"),
                  Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
                  lambda campaign: {}, data=(Data.TOPICS, Data.DOCUMENTS, Data.ANSWERS, Data.NUGGETS,
                                             Data.NUGGET_ASSIGNMENTS, Data.TREC_RUN, Data.QRELS),
-                 stages=NUGGET_STAGES, answers=True),
+                 stages=NUGGET_STAGES, answers=True, waiting=("nugget_support",)),
 )}
 
 
