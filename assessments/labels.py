@@ -1,9 +1,12 @@
 """The label registry: every label set the pages, the JavaScript (as data the page is given), the dashboard,
 adjudication, review and the exports show, with its name, key, grade and colour, in one place.
 
-The stored values are the TextChoices of assessments.models.judgements (Relevance, Transition); wire names of
-external formats (MustLabel, SameTransition…) stay in the importers and exporters.
+The stored values are the TextChoices of assessments.models.judgements (Relevance, Transition) and, for TREC RAG's
+answers, NuggetSupport and CitationSupport below; wire names of external formats (MustLabel, SameTransition…) stay in
+the importers and exporters.
 """
+
+from django.db import models
 
 from assessments.models.judgements import RELEVANCE_GRADE, Relevance, Transition
 
@@ -50,6 +53,51 @@ OUTLINE_GRADES = [(r["grade"], r["name"]) for r in RELEVANCE] + [(0, "removed")]
 GRADE_NAMES = {**{r["grade"]: r["name"] for r in RELEVANCE}, 0: "removed / not relevant",
                RELEVANCE_GRADE[Relevance.TRASH]: "TRASH"}
 TRANSITION_NAMES = {t["value"]: t["name"] for t in TRANSITIONS}
+
+
+class _Ordinal(models.TextChoices):
+    """Labels declared best first, on an ordinal scale: `rank` is a label's place on it, the worst 0."""
+
+    @property
+    def rank(self) -> int:
+        members = list(type(self))
+        return len(members) - 1 - members.index(self)
+
+    @classmethod
+    def ranks(cls) -> dict[str, int]:
+        """{value: rank}, worst first (a tie of the majority takes the lower; agreement's ordinal scale)."""
+        return {member.value: member.rank for member in reversed(cls)}
+
+
+class NuggetSupport(_Ordinal):
+    """A nugget's support in an answer (layer nugget_support; the nuggetizer's `assignment`), best first. The values
+    are stored and written to files as they are; the labels are what the nugget support page shows."""
+
+    SUPPORT = "support", "Support"
+    PARTIAL = "partial_support", "Partial support"
+    NOT_SUPPORT = "not_support", "No support"
+
+
+class CitationSupport(_Ordinal):
+    """A cited passage's support of the sentence citing it (layer citation_support), best first. The values are
+    stored as they are; the labels are what the citation support page shows."""
+
+    FULL = "full", "Full support"
+    PARTIAL = "partial", "Partial support"
+    NONE = "none", "No support"
+
+
+# The support pages' label sets, given to their script as data: [value, name, key], best first.
+NUGGET_SUPPORT_KEYS = {NuggetSupport.SUPPORT: "s", NuggetSupport.PARTIAL: "p", NuggetSupport.NOT_SUPPORT: "n"}
+CITATION_SUPPORT_KEYS = {CitationSupport.FULL: "f", CitationSupport.PARTIAL: "p", CitationSupport.NONE: "n"}
+NUGGET_SUPPORT = [[m.value, m.label, NUGGET_SUPPORT_KEYS[m]] for m in NuggetSupport]
+CITATION_SUPPORT = [[m.value, m.label, CITATION_SUPPORT_KEYS[m]] for m in CitationSupport]
+# A support label's name in adjudication and review (the page's name in lower case), best first.
+NUGGET_SUPPORT_NAMES = {m.value: m.label.lower() for m in NuggetSupport}
+CITATION_SUPPORT_NAMES = {m.value: m.label.lower() for m in CitationSupport}
+# What review and the label browser say of a nugget an answer supports: "<nugget>: supported by the answer".
+NUGGET_SUPPORT_SAID = {NuggetSupport.SUPPORT.value: "supported", NuggetSupport.PARTIAL.value: "partly supported",
+                       NuggetSupport.NOT_SUPPORT.value: "not supported"}
 
 
 def outline_labels() -> dict:

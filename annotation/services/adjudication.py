@@ -50,7 +50,7 @@ from annotation.models import Assignment
 from assessments.models import (
     Facet, Judgement, JudgementChange, Layer, Relevance, SpecialFacet, Topic, Transition,
 )
-from assessments.labels import ADHOC_GRADE_MAX, GRADE_NAMES
+from assessments.labels import ADHOC_GRADE_MAX, CITATION_SUPPORT_NAMES, GRADE_NAMES, NUGGET_SUPPORT_NAMES
 from assessments.models.judgements import RELEVANCE_GRADE
 from assessments.services import nuggets
 from assessments.services.judging import JudgementInvalid, record_judgement
@@ -62,8 +62,8 @@ LAYERS = ("relevance", "facet", "transition", "plot_grade", "grade", "nugget_sup
 TASK_LAYERS = {"outline": ("relevance", "facet", "transition"), "plot": ("plot_grade",), "adhoc": ("grade",),
                "nuggets": ("nugget_support", "citation_support", "nuggets")}
 BANK_ITEM = "bank"  # the item of a bank disagreement (a bank is keyed on its topic alone)
-SUPPORT_NAMES = {nuggets.SUPPORT: "support", nuggets.PARTIAL: "partial support", nuggets.NOT_SUPPORT: "no support"}
-CITATION_NAMES = {"full": "full support", "partial": "partial support", "none": "no support"}
+SUPPORT_NAMES = NUGGET_SUPPORT_NAMES  # the support pages' names in lower case (assessments.labels), best first
+CITATION_NAMES = CITATION_SUPPORT_NAMES
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,9 @@ from annotation.models import Assignment, CampaignTopic
 from annotation.services import adhoc, plot
 from annotation.services.adjudication import disagreeing, without_jit
 from annotation.services.errors import ServiceError
-from assessments.labels import DEFAULT_PLOT_SCALE, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS
+from assessments.labels import (
+    DEFAULT_PLOT_SCALE, NUGGET_SUPPORT_SAID, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS,
+)
 from assessments.models import CandidateSource, MachineLabel, Judgement, JudgementChange, Layer, PoolCandidate, Topic, Transition
 from assessments.services import nuggets
 from retrieval.models import Passage
@@ -118,7 +120,7 @@ def label_choices(campaign) -> list[tuple[str, str]]:
                (Layer.RATING.value, Layer.RATING.label)])
 
 
-SUPPORT_WORDS = {nuggets.SUPPORT: "supported", nuggets.PARTIAL: "partly supported", nuggets.NOT_SUPPORT: "not supported"}
+SUPPORT_WORDS = NUGGET_SUPPORT_SAID
 # The layers whose values are words, not grades: the words each takes.
 WORD_VALUES = {Layer.TRANSITION: tuple(Transition.values), Layer.NUGGET_SUPPORT: nuggets.SUPPORT_VALUES,
                Layer.CITATION_SUPPORT: nuggets.CITATION_VALUES}

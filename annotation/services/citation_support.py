@@ -14,15 +14,12 @@ from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.nugget_support import answer_of, answers_of_units, sentences
 from annotation.services.progress import Progress
+from assessments.labels import CITATION_SUPPORT
 from assessments.models import AnswerCitation, Judgement, Layer
 from assessments.services import nuggets
 from retrieval.models import Passage
 
-VALUES = [  # [value, name, key]: the keys the page shows and takes
-    ["full", "Full support", "f"],
-    ["partial", "Partial support", "p"],
-    ["none", "No support", "n"],
-]
+VALUES = CITATION_SUPPORT  # [value, name, key]: the keys the page shows and takes (the label registry's)
 
 
 def pairs(answer) -> list[dict]:

@@ -22,6 +22,7 @@ from annotation.services import status
 from annotation.services.adhoc import topic_card
 from annotation.services.errors import ChangeInvalid
 from annotation.services.progress import Progress
+from assessments.labels import NUGGET_SUPPORT
 from assessments.models import Answer, AnswerCitation, AnswerSentence, Judgement, Layer
 from assessments.services import nuggets
 
@@ -34,11 +35,7 @@ class BankNotReady(ChangeInvalid):
 
     status_code = 409
 
-VALUES = [  # [value, name, key]: the keys the page shows and takes
-    [nuggets.SUPPORT, "Support", "s"],
-    [nuggets.PARTIAL, "Partial support", "p"],
-    [nuggets.NOT_SUPPORT, "No support", "n"],
-]
+VALUES = NUGGET_SUPPORT  # [value, name, key]: the keys the page shows and takes (the label registry's)
 
 
 def answer_of(assignment):

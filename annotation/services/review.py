@@ -30,6 +30,7 @@ from annotation.models import Assignment, Review, ReviewItem
 from annotation.services.qualification import score_attempt
 from annotation.services.status import send_back
 from annotation.roles import Role, has_role, is_organiser, is_reviewer  # noqa: F401 (is_reviewer: callers)
+from assessments.labels import CITATION_SUPPORT_NAMES, NUGGET_SUPPORT_SAID
 from assessments.models import Facet, Layer, Relevance, SpecialFacet
 from assessments.services import nuggets
 
@@ -214,8 +215,8 @@ def _item_name(unit, key) -> str:
     return unit.review_name(key) if unit.review_name is not None else key
 
 
-CITATION_WORDS = {"full": "full support", "partial": "partial support", "none": "no support"}
-SUPPORT_WORDS = {nuggets.SUPPORT: "supported", nuggets.PARTIAL: "partly supported", nuggets.NOT_SUPPORT: "not supported"}
+CITATION_WORDS = CITATION_SUPPORT_NAMES
+SUPPORT_WORDS = NUGGET_SUPPORT_SAID
 
 
 def _nugget_said(item, value, texts) -> list[str]:

@@ -41,6 +41,7 @@ from django.db.models import Count
 from assessments.agreement.ratings import ratings_from_triples
 from assessments.agreement.statistics import figures
 from assessments.exporters.qrels import MAJORITY
+from assessments.labels import CitationSupport
 from assessments.machine import nuggets as machine_nuggets
 from assessments.models import Answer, Judgement, Layer, Run, Topic
 from assessments.services import nuggets
@@ -64,7 +65,8 @@ DEFINITIONS = {
                        "a sentence citing nothing 0)",
 }
 CITATION_MEASURES = ("citation_precision", "citation_recall")  # where the campaign judges citations
-CITATION_SCORE = {"full": 1.0, "partial": 0.5, "none": 0.0}
+CITATION_SCORE = {CitationSupport.FULL.value: 1.0, CitationSupport.PARTIAL.value: 0.5,
+                  CitationSupport.NONE.value: 0.0}
 FORMATS = ("json", "tsv")
 SCORE = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.5, nuggets.NOT_SUPPORT: 0.0}
 STRICT = {nuggets.SUPPORT: 1.0, nuggets.PARTIAL: 0.0, nuggets.NOT_SUPPORT: 0.0}

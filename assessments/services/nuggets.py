@@ -17,16 +17,19 @@ import re
 from collections import defaultdict
 from pathlib import PurePath
 
+from assessments.labels import CitationSupport, NuggetSupport
 from assessments.models import Judgement, JudgementChange, Layer, MachineLabel, MachineLabelSource
 
 VITAL, OKAY = "vital", "okay"
 IMPORTANCE = (VITAL, OKAY)
 ORIGINS = ("imported", "assessor", "machine")  # where a nugget came from: a file, a person, a machine's suggestion
-SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
-SUPPORT_VALUES = (SUPPORT, PARTIAL, NOT_SUPPORT)
-CITATION_VALUES = ("full", "partial", "none")
-SUPPORT_ORDER = {NOT_SUPPORT: 0, PARTIAL: 1, SUPPORT: 2}  # a tie of the majority takes the lower
-CITATION_ORDER = {"none": 0, "partial": 1, "full": 2}  # the same for a citation's support (agreement's scale too)
+# The support values are the label registry's (assessments.labels.NuggetSupport, CitationSupport), named here too.
+SUPPORT, PARTIAL, NOT_SUPPORT = (NuggetSupport.SUPPORT.value, NuggetSupport.PARTIAL.value,
+                                 NuggetSupport.NOT_SUPPORT.value)
+SUPPORT_VALUES = tuple(NuggetSupport.values)  # best first
+CITATION_VALUES = tuple(CitationSupport.values)
+SUPPORT_ORDER = NuggetSupport.ranks()  # {value: rank}, worst 0; a tie of the majority takes the lower
+CITATION_ORDER = CitationSupport.ranks()  # the same for a citation's support (agreement's scale too)
 
 MAX_NUGGETS = 500  # nuggets in one topic's bank
 MAX_NUGGET_TEXT = 2000
