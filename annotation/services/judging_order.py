@@ -310,16 +310,18 @@ def hybrid_next(campaign, pool, topic_id, settings: OrderSettings) -> tuple[int 
 
 def hybrid_budgets(campaign) -> list[dict]:
     """A hybrid campaign's budget on each of its pools, for the dashboard: [{"pool", "budget", "spent", "left",
-    "sample", "sample_judged", "candidates"}]; [] where the order is not hybrid. OrderSettingsInvalid when wrong."""
+    "outside", "sample", "sample_judged", "candidates"}] ("spent" never above "budget"; "outside": candidates first
+    labelled once the budget was spent, stored and counted apart: hybrid_pool.PoolPlan.outside); [] where the order
+    is not hybrid. OrderSettingsInvalid when wrong."""
     settings = settings_of(campaign)
     if settings.order != HYBRID:
         return []
     out = []
     for pool in hybrid_pool.campaign_pools(campaign.pk):
-        plan = hybrid_pool.pool_plan(campaign.pk, pool, settings.hybrid).plan
-        out.append({"pool": pool.name, "budget": plan.budget, "spent": plan.spent, "left": plan.left,
-                    "sample": int(plan.sample.sum()), "sample_judged": plan.sample_judged,
-                    "candidates": len(plan.sample)})
+        state = hybrid_pool.pool_plan(campaign.pk, pool, settings.hybrid)
+        out.append({"pool": pool.name, "budget": state.plan.budget, "spent": state.spent, "left": state.plan.left,
+                    "outside": state.outside, "sample": int(state.plan.sample.sum()),
+                    "sample_judged": state.sample_judged, "candidates": len(state.plan.sample)})
     return out
 
 
@@ -335,6 +337,26 @@ def served_candidates(assignment) -> tuple[list, TopicState] | None:
                         estimate=False)
     done, now = state.serve(assignment.assessor_id)
     return done + ([now] if now is not None else []), state
+
+
+def nothing_to_judge(assignment) -> str | None:
+    """Why the unit's page has no candidate for its assessor to judge now (the page's words, TopicState.why: the
+    topic is stopped, a hybrid topic waits for other topics or its pool's budget is spent), or None when it has one,
+    or serves no order (shuffled, a qualification unit, a kind that grades no candidate): the page's own test
+    (candidates.served_state's "waiting": the last candidate served is not graded by them), for the queue's next unit
+    (annotation.services.queue), and the same stop as the page's (TopicState.stopped, every order). Reading only;
+    OrderSettingsInvalid or ordering.OrderError when the campaign's settings are wrong (the page's 409)."""
+    from annotation.units import grading_kinds
+
+    if assignment.kind not in grading_kinds():
+        return None
+    served = served_candidates(assignment)
+    if served is None:
+        return None
+    ids, state = served
+    if ids and ids[-1] not in state.graded_by.get(assignment.assessor_id, set()):
+        return None
+    return state.why if state.stopped else "every candidate served so far is judged"
 
 
 def set_topic_stop(campaign, topic_external_id, word) -> None:

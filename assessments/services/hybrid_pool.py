@@ -209,6 +209,25 @@ class PoolPlan:
     settings: HybridSettings
     key: tuple  # what the plan was computed from
 
+    @property
+    def spent(self) -> int:
+        """Human labels the budget counts: the first `budget` candidates labelled, in the order first labelled (a
+        label the order served, or one from a page opened before the budget's last judgement went). Never above the
+        budget."""
+        return min(self.plan.spent, self.plan.budget)
+
+    @property
+    def outside(self) -> int:
+        """Candidates first labelled once the budget was spent (pages open at its end, a save the order did not
+        serve): stored and used as the person's labels everywhere (qrels, fill, intervals), counted apart, never
+        spent."""
+        return max(0, self.plan.spent - self.plan.budget)
+
+    @property
+    def sample_judged(self) -> int:
+        """Candidates of the random sample among those the budget counts."""
+        return int(self.plan.sample[self.plan.judged.order[:self.spent]].sum())
+
     def next_in_topic(self, topic_id):
         """The passage id the plan wants judged next on this topic, or None (none of its batch is the topic's)."""
         for i in self.plan.batch:

@@ -391,3 +391,87 @@ def test_the_new_campaign_form_takes_the_hybrid_order_and_refuses_a_source_of_an
     settings = Campaign.objects.get(name="hybrid-new").settings
     assert (settings["judging_order"], settings["hybrid_budget"], settings["machine_source"]) == (
         "hybrid", 0.05, world["source"].pk)
+
+
+# --- the queue's next unit and the budget's accounting (issue 41's gaps) ----------------------------------------
+
+
+def queue_of(unit):
+    from annotation.services import queue
+
+    items = queue.queue(unit.assessor)
+    return items, queue.next_assignment(unit.assessor, items=items)
+
+
+def test_the_queue_never_offers_a_hybrid_unit_with_nothing_to_judge_and_says_why(client, world):
+    set_hybrid(world, budget=10)
+    serving = {t: page(client, u)[1]["waiting"] for t, u in world["units"].items()}
+    assert any(serving.values()) and not all(serving.values())  # at the start some topics wait for others
+    for position, topic_id in enumerate(sorted(serving, key=lambda t: (serving[t], t))):  # the waiting ones first
+        Assignment.objects.filter(pk=world["units"][topic_id].pk).update(position=position)
+    items, following = queue_of(next(iter(world["units"].values())))
+    assert serving[following.topic_id]  # the next unit has a candidate to judge, though a waiting one comes first
+    for a, _ in items:
+        assert bool(a.paused) == (not serving[a.topic_id])
+        assert a.paused is None or a.paused.startswith("other topics come first for now")
+    judge_what_is_served(client, world)  # the budget spent
+    items, following = queue_of(next(iter(world["units"].values())))
+    assert following is None and all("budget of 10 judgements" in a.paused for a, _ in items)
+    from annotation.services import queue
+
+    assert queue.counts(items).paused == TOPICS and queue.counts(items).waiting == 0
+    client.force_login(next(iter(world["units"].values())).assessor)
+    home = client.get("/").content.decode()
+    assert 'id="nothing-served"' in home and "3 have nothing to judge for now" in home
+    assert client.get("/next/").url.endswith("/?queue")  # N goes home, not to a page with nothing to judge
+
+
+def test_a_topic_stopped_under_another_order_is_not_the_next_unit_either(client, world):
+    world["campaign"].settings = {"judging_order": "depth", "topic_stops": {"401": "stop"}}
+    world["campaign"].save()
+    first = world["units"][world["topics"][0].pk]
+    items, following = queue_of(first)
+    assert following is not None and following.topic.external_id != "401"
+    assert {a.topic.external_id: a.paused for a, _ in items} == {"401": "stopped by the organiser", "402": None,
+                                                                   "403": None}
+    world["campaign"].settings = {"judging_order": "depth"}  # the organiser lets it go on: next again
+    world["campaign"].save()
+    assert queue_of(first)[1].pk == first.pk
+
+
+def test_a_shuffled_campaigns_queue_asks_no_order(world):
+    items, following = queue_of(next(iter(world["units"].values())))
+    assert following is not None and all(a.paused is None for a, _ in items)
+
+
+def test_a_label_made_once_the_budget_is_spent_is_stored_and_counted_outside_it_not_spent(client, world):
+    set_hybrid(world, budget=6)
+    # an assessor's page opened before the budget's last judgement went: a candidate nobody else judges
+    given = judge_what_is_served(client, world)
+    assert len(given) == 6
+    late_topic = world["topics"][0]
+    late = next(d.pk for d in world["docs"][late_topic] if (late_topic.pk, d.pk) not in given)
+    grade(client, world["units"][late_topic.pk], late, 1)  # taken: a person's label is never lost
+    campaign = world["campaign"]
+    assert (late_topic.pk, late) in hybrid_pool.campaign_grades(campaign.pk)[0]
+    assert len(export("--campaign", campaign.name).splitlines()) == 7  # in the human qrels
+    filled = export("--campaign", campaign.name, "--source", "filled").splitlines()
+    late_name = next(d.external_id for d in world["docs"][late_topic] if d.pk == late)
+    assert f"{late_topic.external_id} 0 {late_name} 1" in filled  # the person's label, not the machine's fill
+    (budget,) = judging_order.hybrid_budgets(campaign)
+    assert (budget["budget"], budget["spent"], budget["left"], budget["outside"]) == (6, 6, 0, 1)
+    response = organiser_client(client).get(reverse("annotation:dashboard", args=[campaign.name]))
+    html = response.content.decode()
+    assert '<b data-role="spent">6</b> of 6 spent' in html and '<b data-role="outside">1</b>' in html
+    for unit in world["units"].values():  # and the order serves nothing more
+        assert not page(client, unit)[1]["waiting"]
+
+
+def test_within_the_budget_every_label_counts_once_whoever_made_it(client, world):
+    set_hybrid(world, budget=6)
+    unit = next(iter(world["units"].values()))
+    ids, _ = page(client, unit)
+    grade(client, unit, ids[-1], 1)
+    grade(client, unit, ids[-1], 0)  # a change of mind is no new judgement
+    (budget,) = judging_order.hybrid_budgets(world["campaign"])
+    assert (budget["spent"], budget["left"], budget["outside"]) == (1, 5, 0)
