@@ -243,6 +243,7 @@ def test_opening_a_hybrid_page_or_the_dashboard_writes_nothing(client, world):
     grade(client, unit, ids[-1], 1)
     before = factories.db_snapshot()
     page(client, unit)
+    assert client.get("/").status_code == 200 and client.get("/next/").status_code == 302  # the queue asks the order
     organiser_client(client).get(reverse("annotation:dashboard", args=[world["campaign"].name]))
     assert factories.db_snapshot() == before
 
