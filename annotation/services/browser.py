@@ -26,7 +26,8 @@ from annotation.services import adhoc, plot
 from annotation.services.adjudication import disagreeing, without_jit
 from annotation.services.errors import ServiceError
 from assessments.labels import (
-    DEFAULT_PLOT_SCALE, NUGGET_SUPPORT_SAID, RELEVANCE, REMOVED, TRANSITION_NAMES, TRANSITIONS,
+    CITATION_SUPPORT_NAMES, DEFAULT_PLOT_SCALE, NUGGET_SUPPORT_SAID, RELEVANCE, REMOVED, TRANSITION_NAMES,
+    TRANSITIONS,
 )
 from assessments.models import CandidateSource, MachineLabel, Judgement, JudgementChange, Layer, PoolCandidate, Topic, Transition
 from assessments.services import nuggets
@@ -111,7 +112,8 @@ def label_choices(campaign) -> list[tuple[str, str]]:
     if campaign.task == campaign.Task.NUGGETS:
         return ([(Layer.NUGGETS.value, "nugget bank")]
                 + [(f"{Layer.NUGGET_SUPPORT.value}:{v}", f"nugget: {SUPPORT_WORDS[v]}") for v in nuggets.SUPPORT_VALUES]
-                + [(f"{Layer.CITATION_SUPPORT.value}:{v}", f"citation: {v} support") for v in nuggets.CITATION_VALUES])
+                + [(f"{Layer.CITATION_SUPPORT.value}:{v}", f"citation: {CITATION_SUPPORT_NAMES[v]}")
+                   for v in nuggets.CITATION_VALUES])
     settings = campaign.settings if isinstance(campaign.settings, dict) else {}
     scale = settings.get("plot_scale")
     scale = scale if isinstance(scale, list) and all(isinstance(e, list) and len(e) == 2 for e in scale) else DEFAULT_PLOT_SCALE
