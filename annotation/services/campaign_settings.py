@@ -30,6 +30,7 @@ from django.db.models import Count, Max, Q
 from annotation.models import Assignment, Campaign, CampaignTopic
 from annotation.services import triage
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 
 MODEL_FIELDS = ("title", "guidelines", "overlap", "show_run_names", "review_sample_size", "review_threshold",
                 "qualification_threshold", "qualification_attempts")
@@ -98,14 +99,12 @@ def _apply(campaign, values, result, assessors, seed):
             result.effects.append(_model_effect(campaign, name, values[name]))
             setattr(campaign, name, values[name])
     new_settings = dict(settings)
-    if campaign.task == Campaign.Task.PLOT:
-        _plot(campaign, settings, new_settings, values, result)
-    elif any(k in values for k in PLOT_KEYS):
-        raise SettingsChangeInvalid(next(k for k in PLOT_KEYS if k in values), "plot campaigns only")
-    if campaign.task == Campaign.Task.ADHOC:
-        _adhoc(campaign, settings, new_settings, values, result)
-    elif any(k in values for k in ADHOC_KEYS):
-        raise SettingsChangeInvalid(next(k for k in ADHOC_KEYS if k in values), "ad hoc campaigns only")
+    own = tasks.of(campaign).settings
+    for keys, apply, whose in ((PLOT_KEYS, _plot, "plot campaigns only"), (ADHOC_KEYS, _adhoc, "ad hoc campaigns only")):
+        if set(keys) <= set(own):
+            apply(campaign, settings, new_settings, values, result)
+        elif any(k in values for k in keys):
+            raise SettingsChangeInvalid(next(k for k in keys if k in values), whose)
     _prelabels(campaign, settings, new_settings, values, result)
     _judging_order(campaign, settings, new_settings, values, result)
     _nugget_suggestions(campaign, settings, new_settings, values, result)
@@ -285,7 +284,7 @@ def _nugget_suggestions(campaign, settings, new_settings, values, result):
     """A nuggets campaign's creation pages show the LLM's nugget suggestions, or not (the default)."""
     if "nugget_suggestions" not in values or values["nugget_suggestions"] == settings.get("nugget_suggestions", False):
         return
-    if campaign.task != Campaign.Task.NUGGETS:
+    if "nugget_suggestions" not in tasks.of(campaign).settings:
         raise SettingsChangeInvalid("nugget_suggestions", "nuggets campaigns only")
     if not isinstance(values["nugget_suggestions"], bool):
         raise SettingsChangeInvalid("nugget_suggestions", "true or false")
@@ -342,7 +341,7 @@ def _prelabels(campaign, settings, new_settings, values, result):
             touched = True
     if not touched:
         return
-    if campaign.task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
+    if not tasks.of(campaign).pooled:
         raise SettingsChangeInvalid(next(k for k in PRELABEL_KEYS if k in values), "plot and ad hoc campaigns only")
     probe = Campaign(pk=campaign.pk, task=campaign.task, settings=new_settings)
     try:
@@ -379,7 +378,7 @@ def _judging_order(campaign, settings, new_settings, values, result):
     touched = [k for k in ORDER_KEYS if k in values and values[k] != settings.get(k)]
     if not touched and not (source_changed and new_settings.get("judging_order") == HYBRID):
         return
-    if campaign.task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
+    if not tasks.of(campaign).pooled:
         raise SettingsChangeInvalid((touched or ["machine_source"])[0], "plot and ad hoc campaigns only")
     merged = {**settings, **{k: values[k] for k in ORDER_KEYS if k in values}}
     try:

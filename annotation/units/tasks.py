@@ -50,6 +50,8 @@ class CampaignTask:
     answers: bool = False  # it judges generated answers: it takes answers and nugget banks (TREC RAG)
     waiting: tuple = ()  # the unit kinds of its units that wait for their topic's nugget bank (nugget_support.waits)
     charts: tuple = ()  # the dashboard's label-distribution charts of the layers it uses (annotation.reports.dashboard)
+    settings: tuple = ()  # its own settings (annotation.services.campaign_settings' keys, beyond every campaign's and
+    # the pooled ones): the console's forms show only these
 
 
 def blind_rank(campaign, topic_id, run_id) -> str:
@@ -129,24 +131,32 @@ TASKS = {task.task: task for task in (
     CampaignTask(Campaign.Task.OUTLINE, "outline", ("outline",), Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
                  _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES),
                  data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS),
-                 charts=("grades", "transitions")),
+                 charts=("grades", "transitions"), settings=("worked_examples",)),
     CampaignTask(Campaign.Task.PLOT, "plot", ("plot_labels", "choice", "pair"), Topic.Kind.PLOT, Data.PLOT_QUERIES,
                  False, _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
-                 pooled=True, charts=("plot grades",)),
+                 pooled=True, charts=("plot grades",),
+                 settings=("plot_scale", "context_sentences", "worked_examples")),
     CampaignTask(Campaign.Task.ADHOC, "ad hoc", ("adhoc", "choice", "pair"), Topic.Kind.ADHOC, None, False,
                  _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS),
-                 pooled=True, charts=("ad hoc grades",)),
+                 pooled=True, charts=("ad hoc grades",),
+                 settings=("grade_scale", "adhoc_view", "evidence", "worked_examples", "topic_guidelines")),
     CampaignTask(Campaign.Task.NUGGETS, "nuggets", ("nugget_support", "nugget_creation", "citation_support"),
                  Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
                  lambda campaign: {}, data=(Data.TOPICS, Data.DOCUMENTS, Data.ANSWERS, Data.NUGGETS,
                                             Data.NUGGET_ASSIGNMENTS, Data.TREC_RUN, Data.QRELS),
-                 stages=NUGGET_STAGES, answers=True, waiting=("nugget_support",)),
+                 stages=NUGGET_STAGES, answers=True, waiting=("nugget_support",),
+                 settings=("nugget_suggestions", "topic_guidelines")),
 )}
 
 
 def of(campaign) -> CampaignTask:
     """The task of `campaign`."""
     return TASKS[campaign.task]
+
+
+def settings_keys() -> set:
+    """Every task's own settings (CampaignTask.settings): a campaign takes those of its task only."""
+    return {key for task in TASKS.values() for key in task.settings}
 
 
 def get(task: str) -> CampaignTask:

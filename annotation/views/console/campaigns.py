@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.models import Assignment, Campaign, DataImport
+from annotation.models import Assignment, DataImport
 from annotation.reports.overview import campaign_overview
 from annotation.services.campaign_setup import SetupInvalid, adhoc_settings, new_campaign, plot_settings
 from annotation.services.campaigns import campaign_collections, campaign_topics
@@ -17,6 +17,7 @@ from annotation.services.errors import ServiceError
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.judging_order import OrderSettingsInvalid, set_topic_stop, settings_of
 from annotation.services.review import campaign_reviewers
+from annotation.units import tasks
 from annotation.views.console.forms import CampaignForm, CampaignSettingsForm, JudgingOrderForm
 from assessments.labels import DEFAULT_ADHOC_SCALE
 from assessments.models import Pool, QrelSet, Run, Topic
@@ -53,12 +54,13 @@ def campaign_new(request):
     problems, more = [], 0
     try:
         settings = {}
-        if data["task"] == Campaign.Task.PLOT:
+        own = tasks.get(data["task"]).settings  # the task's own settings: plot's or ad hoc's scale
+        if "plot_scale" in own:
             settings = plot_settings(mode=data["mode"], scale=data["plot_scale"],
                                      context_sentences=data["context_sentences"],
                                      choice_candidates=data["choice_candidates"])
             settings.update(form.order_settings())
-        elif data["task"] == Campaign.Task.ADHOC:
+        elif "grade_scale" in own:
             settings = adhoc_settings(scale=data["grade_scale"] or DEFAULT_ADHOC_SCALE, view=data["adhoc_view"] or "one",
                                       evidence=data["evidence"])
             settings.update(form.order_settings())

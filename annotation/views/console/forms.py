@@ -7,11 +7,12 @@ from django import forms
 from django.core.validators import validate_slug
 
 from annotation import importers
-from annotation.models import Campaign, DataImport, Track
+from annotation.models import DataImport, Track
 from annotation.roles import Role
 from annotation.services.campaign_setup import DEFAULT_CHOICE_CANDIDATES, DEFAULT_CONTEXT, PLOT_MODES
 from annotation.services.data_imports import kinds_for
 from annotation.services.judging_order import ORDER_LABELS, ORDERS, SHUFFLED
+from annotation.units import tasks
 from assessments.labels import DEFAULT_ADHOC_SCALE, DEFAULT_PLOT_SCALE
 from assessments.machine.annotator import ZERO_SHOT, ZERO_SHOT_SHARE
 from assessments.models import Pool
@@ -117,7 +118,8 @@ class CampaignForm(ServiceErrorsMixin, JudgingOrderFields, forms.Form):
 
     name = forms.SlugField(max_length=100, help_text="Short name in addresses and files: letters, digits, - and _.")
     title = forms.CharField(max_length=300, required=False, help_text="A longer title assessors see.")
-    task = forms.ChoiceField(choices=Campaign.Task.choices, initial=Campaign.Task.OUTLINE,
+    task = forms.ChoiceField(choices=[(task.task, task.task.label) for task in tasks.TASKS.values()],
+                             initial=next(iter(tasks.TASKS)),
                              help_text="Outline judging of CAR articles, plot-retrieval labelling, ad hoc relevance of "
                                        "documents to TREC topics, or nuggets of generated answers (TREC RAG: nugget "
                                        "banks, then support and citations).")
@@ -275,20 +277,10 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.campaign = campaign
         self.fields["assessors"].choices = [(name, name) for name in assessors]
-        task = campaign.task
-        hidden = set()
-        if task != Campaign.Task.PLOT:
-            hidden |= {"plot_scale", "context_sentences"}
-        if task != Campaign.Task.ADHOC:
-            hidden |= {"grade_scale", "adhoc_view", "evidence"}
-        if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC):
+        task = tasks.of(campaign)
+        hidden = tasks.settings_keys() - set(task.settings)  # the other tasks' own settings
+        if not task.pooled:
             hidden |= {"show_machine_labels", "machine_source", "blind_share"}
-        if task not in (Campaign.Task.PLOT, Campaign.Task.ADHOC, Campaign.Task.OUTLINE):
-            hidden.add("worked_examples")
-        if task != Campaign.Task.NUGGETS:
-            hidden.add("nugget_suggestions")
-        if task not in (Campaign.Task.ADHOC, Campaign.Task.NUGGETS):  # the pages with a topic card (adhoc.topic_card)
-            hidden.add("topic_guidelines")
         for name in hidden:
             del self.fields[name]
 
@@ -321,7 +313,7 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
         initial["worked_examples"] = "\n".join(
             f"{e.get('topic')} {e.get('passage')} {e.get('grade')} | {e.get('explanation', '')}"
             for e in settings.get("worked_examples") or [] if isinstance(e, dict))
-        if campaign.task == Campaign.Task.ADHOC:
+        if "grade_scale" in tasks.of(campaign).settings:
             try:
                 scale = adhoc.grade_scale(campaign)
             except ValueError:
@@ -368,10 +360,10 @@ class CampaignSettingsForm(ServiceErrorsMixin, forms.Form):
             "title", "guidelines", "overlap", "show_run_names", "review_sample_size", "qualification_attempts")}
         values["review_threshold"] = data["review_threshold"] / 100
         values["qualification_threshold"] = data["qualification_threshold"] / 100
-        if self.campaign.task == Campaign.Task.PLOT:
+        if "plot_scale" in self.fields:
             values["plot_scale"] = data.get("plot_scale") or None
             values["context_sentences"] = data.get("context_sentences")
-        if self.campaign.task == Campaign.Task.ADHOC:
+        if "grade_scale" in self.fields:
             values["grade_scale"] = data.get("grade_scale") or None
             values["adhoc_view"] = data.get("adhoc_view") or None
             values["evidence"] = data.get("evidence")
