@@ -101,7 +101,7 @@ def hybrid_intervals(campaign) -> list[dict] | dict | None:
                      for x in (found.estimate[m][i], found.low[m][i], found.high[m][i]))]
              for i, run in enumerate(found.runs)),
             key=lambda row: -row[1])
-        out.append({"pool": pool.name, "spent": state.plan.spent, "budget": state.plan.budget, "rows": rows})
+        out.append({"pool": pool.name, "spent": state.spent, "budget": state.plan.budget, "rows": rows})
     return out
 
 

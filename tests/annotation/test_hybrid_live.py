@@ -464,6 +464,8 @@ def test_a_label_made_once_the_budget_is_spent_is_stored_and_counted_outside_it_
     response = organiser_client(client).get(reverse("annotation:dashboard", args=[campaign.name]))
     html = response.content.decode()
     assert '<b data-role="spent">6</b> of 6 spent' in html and '<b data-role="outside">1</b>' in html
+    results = client.get(reverse("annotation:console_results", args=[campaign.name]))
+    assert [(p["spent"], p["budget"]) for p in results.context["evaluation"]["hybrid"]] == [(6, 6)]
     for unit in world["units"].values():  # and the order serves nothing more
         assert not page(client, unit)[1]["waiting"]
 
