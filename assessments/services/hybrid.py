@@ -631,7 +631,7 @@ def intervals(flat: Flat, judged: Judged, *, draws: int = DRAWS, seed: int = 0, 
     spread there) and, where the hybrid drew a random sample, a shift per stratum of probability by the sample's mean
     residual (y − p), drawn with its standard error (at least Agresti and Coull's for the sample's rate; 0.5/√1
     where the stratum holds no sampled candidate). The interval is the draws' 2.5 and 97.5 percentiles about their
-    mean, each side's half-width multiplied by `widen`."""
+    mean, each side's half-width multiplied by `widen`, cut to the measures' range [0, 1]."""
     rng = np.random.default_rng(seed)
     p = judged.probabilities
     open_ = ~judged.judged
@@ -676,8 +676,10 @@ def intervals(flat: Flat, judged: Judged, *, draws: int = DRAWS, seed: int = 0, 
         drawn = np.array(drawn)
         centre = drawn.mean(axis=0)
         estimate[measure] = centre
-        low[measure] = centre - widen * (centre - np.quantile(drawn, 0.025, axis=0))
-        high[measure] = centre + widen * (np.quantile(drawn, 0.975, axis=0) - centre)
+        # Widened, an interval may pass the measure's range: it ends at 0 and 1, where MAP and nDCG end (a page
+        # showed MAP -0.06-0.81); the score lies inside, so no interval holds it less often for it.
+        low[measure] = np.maximum(0.0, centre - widen * (centre - np.quantile(drawn, 0.025, axis=0)))
+        high[measure] = np.minimum(1.0, centre + widen * (np.quantile(drawn, 0.975, axis=0) - centre))
     return Intervals(list(flat.runs), estimate, low, high)
 
 def ndcg_gradients(flat: Flat, q) -> np.ndarray:

@@ -143,6 +143,17 @@ def test_ap_gradients_match_finite_differences():
         assert gradient[:, i] / len(flat.topics) == pytest.approx((up - down) / 2e-6, rel=1e-4, abs=1e-9)
 
 
+def test_an_interval_widened_past_the_measures_range_ends_at_0_and_1():
+    """Few labels, wide draws: widened 1.5x, MAP's and nDCG@10's intervals reached past 1 (and, on a page, below 0)."""
+    qrels, _, _, flat = synthetic(seed=5, topics=3, docs=30, depth=10)
+    grades, assessor = assessor_of(flat, qrels)
+    iv = hybrid.intervals(flat, hybrid.judge(flat, assessor, 0.1, "hybrid", seed=0), draws=100, seed=0)
+    for measure in ("AP", "nDCG@10"):
+        assert (iv.low[measure] >= 0).all() and (iv.high[measure] <= 1).all()
+        assert (iv.low[measure] <= iv.estimate[measure]).all() and (iv.estimate[measure] <= iv.high[measure]).all()
+    assert max(iv.high["AP"].max(), iv.high["nDCG@10"].max()) == 1.0  # cut, not narrowed elsewhere
+
+
 def test_the_hybrid_intervals_hold_the_whole_pool_map_at_about_the_nominal_rate():
     held, total, widths = 0, 0, []
     for seed in range(4):
