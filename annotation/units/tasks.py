@@ -50,6 +50,7 @@ class CampaignTask:
     answers: bool = False  # it judges generated answers: it takes answers and nugget banks (TREC RAG)
     waiting: tuple = ()  # the unit kinds of its units that wait for their topic's nugget bank (nugget_support.waits)
     charts: tuple = ()  # the dashboard's label-distribution charts of the layers it uses (annotation.reports.dashboard)
+    studies: bool = False  # its pools make study items, for its choice and pair modes' units (assessments.studies)
     settings: tuple = ()  # its own settings (annotation.services.campaign_settings' keys, beyond every campaign's and
     # the pooled ones): the console's forms show only these
 
@@ -134,7 +135,7 @@ TASKS = {task.task: task for task in (
                  charts=("grades", "transitions"), settings=("worked_examples",)),
     CampaignTask(Campaign.Task.PLOT, "plot", ("plot_labels", "choice", "pair"), Topic.Kind.PLOT, Data.PLOT_QUERIES,
                  False, _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
-                 pooled=True, charts=("plot grades",),
+                 pooled=True, studies=True, charts=("plot grades",),
                  settings=("plot_scale", "context_sentences", "worked_examples")),
     CampaignTask(Campaign.Task.ADHOC, "ad hoc", ("adhoc", "choice", "pair"), Topic.Kind.ADHOC, None, False,
                  _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS),

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.views.console.common import campaign_of, more_problems, organisers_only, problems_of
 from annotation.services.triage import TriageInvalid, audit_review, triage_sources
 from annotation.services.nuggets import llm_job
+from annotation.units import tasks
 from annotation.views.console.forms import (AuditForm, ImportMachineLabelsForm, LlmJudgeForm, LlmNuggetsForm,
                                             LlmPromptForm, MachineLabelForm, TrainAnnotatorForm, ZeroShotForm)
 from assessments.machine.annotator import ZERO_SHOT_SHARE
@@ -38,7 +39,7 @@ PROMPT_HELP = {
 
 def _prompts(campaign):
     """The prompts the campaign's page edits: the nugget steps' on a nuggets campaign only."""
-    nuggets = campaign.task == campaign.Task.NUGGETS
+    nuggets = tasks.of(campaign).answers
     return [(key, title) for key, title, for_nuggets in PROMPTS if nuggets or not for_nuggets]
 
 
@@ -105,7 +106,7 @@ def _render(request, campaign, *, bound=None, status=200, choices=None, problems
         "judges": [s for s in sources if s["kind"] not in (MachineLabelSource.Kind.CLASSIFIER,
                                                               MachineLabelSource.Kind.ZERO_SHOT)],
         "jobs": jobs, "human": machine.campaign_human_kappa(campaign.pk), "pools": choices["pools"],
-        "nuggets": campaign.task == campaign.Task.NUGGETS, "problems": list(problems), "more_problems": more,
+        "nuggets": tasks.of(campaign).answers, "problems": list(problems), "more_problems": more,
     }, status=status)
 
 
@@ -130,7 +131,7 @@ def machine_page(request, name):
     elif action == "judge":
         form = LlmJudgeForm(request.POST, pools=choices["pools"])
         start = _judge
-    elif action == "nuggets" and campaign.task == campaign.Task.NUGGETS:
+    elif action == "nuggets" and tasks.of(campaign).answers:
         form = LlmNuggetsForm(request.POST, auto_id=NUGGETS_IDS)
         start = llm_job
     elif action == "audit":

@@ -11,6 +11,7 @@ from annotation.services.pool_setup import (
     PoolInvalid, delete_pool, forced_choice_items, new_pool, pair_items, pairable_pools, pool_deletion, poolable_runs,
     preview, rename_pool, retriever_list, study_runs,
 )
+from annotation.units import tasks
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import PoolForm
 from assessments.models import Pool, Run, StudyItem
@@ -27,8 +28,9 @@ def _runs(campaign):
 
 def _render(request, campaign, form, status=200, shown=None, error=None, deletion=None):
     pools = list(campaign.pools.with_counts().order_by("-created_at"))
-    choice = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "choice"
-    pair = campaign.task == campaign.Task.PLOT and campaign.settings.get("mode") == "pair"
+    studies = tasks.of(campaign).studies
+    choice = studies and campaign.settings.get("mode") == "choice"
+    pair = studies and campaign.settings.get("mode") == "pair"
     track = getattr(campaign, "track", None)
     pair_sources = [  # (sources, a source in words, [(value, label)]) of the pair-item forms
         ("runs", "run", [(r.pk, r.label) for r in _pair_runs(campaign)]),

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.reports.results import evaluation, nugget_evaluation, nugget_machine
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from annotation.views.console.common import campaign_of, organisers_only
 from assessments.exporters import qrels as qrels_rules
 from assessments.exporters.common import ExportFailed, Scope
@@ -35,7 +36,7 @@ def results_page(request, name):
     aggregate = request.GET.get("aggregate", "majority")
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         aggregate = "majority"
-    nuggets = campaign.task == campaign.Task.NUGGETS
+    nuggets = tasks.of(campaign).answers
     machine, status = None, 200
     if nuggets:
         try:  # the LLM's nugget assignments: beside the people's, and scored alone only when chosen by name
@@ -64,7 +65,7 @@ def _nugget_download(campaign, what, source):
     campaign or source."""
     from annotation.services.nuggets import export_assignments, export_banks, scores
 
-    if campaign.task != campaign.Task.NUGGETS:
+    if not tasks.of(campaign).answers:
         raise ExportFailed(f"campaign {campaign.name!r} is not a nuggets campaign", "campaign")
     try:
         if what == "nugget-scores":
@@ -93,7 +94,7 @@ def download(request, name, what):
     track = getattr(campaign, "track", None)
     try:
         if what == "qrels":
-            if campaign.task == campaign.Task.NUGGETS:  # its labels grade answers against nuggets, not documents
+            if tasks.of(campaign).answers:  # its labels grade answers against nuggets, not documents
                 raise ExportFailed(f"campaign {campaign.name!r} judges answers against nuggets: it has no qrels; "
                                    "download its nugget scores", "campaign")
             level = request.GET.get("level") or "page"
@@ -143,7 +144,7 @@ def _evaluation(campaign, aggregate, *, layout="table", run=None):
     if aggregate not in qrels_rules.AGGREGATES or aggregate == "one":
         raise ExportFailed(f"{aggregate[:100]!r} is not one of {', '.join(a for a in qrels_rules.AGGREGATES if a != 'one')}",
                            "aggregate")
-    if campaign.task == campaign.Task.NUGGETS:
+    if tasks.of(campaign).answers:
         raise ExportFailed(f"campaign {campaign.name!r} is a nuggets campaign: its runs' scores are the nugget scores",
                            "campaign")
     if layout not in EVALUATION_LAYOUTS:

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.roles import Role
 from annotation.services.assignment import AssignmentError, assign_campaign, campaign_units, nugget_stage
 from annotation.services.workload import WorkInvalid, held_topics, loads, reassign, take_back
+from annotation.units import tasks
 from annotation.views.console.common import campaign_of, organisers_only
 from annotation.views.console.forms import AssignForm
 from config.ids import parse_id
@@ -42,7 +43,7 @@ def _render(request, campaign, form=None, status=200, error=None):
 
 def _assign_form(campaign, data=None, *, assessors, initial=None):
     return AssignForm(data, assessors=assessors, sources=_sources(campaign), initial=initial,
-                      nuggets=campaign.task == campaign.Task.NUGGETS)
+                      nuggets=tasks.of(campaign).answers)
 
 
 def _pairs(request):
