@@ -3,9 +3,10 @@
 A task says which work units its campaigns are made of (and so, through Assignment.kind_of, which unit kinds:
 annotation.units), which topics it judges and which file brings them at creation, which data its campaigns take,
 which runs its participants upload, whether it takes generated answers and nugget banks, whether its units grade
-pooled candidates, the stages its units are assigned in, and the grades its qualification compares. Its callers
-(the assignment, campaign creation, submissions, qualification, triage, the nuggets service) ask it and never name a
-task.
+pooled candidates, the stages its units are assigned in, the grades its qualification compares, which of its units
+wait for a nugget bank, whether its pools make study items, its own settings and its dashboard's label charts. Its
+callers (the assignment, campaign creation, submissions, qualification, triage, the nuggets service, the settings
+service and forms, the console's pages, the reports and the API) ask it and never name a task.
 """
 
 import hashlib
