@@ -342,14 +342,11 @@ def served_candidates(assignment) -> tuple[list, TopicState] | None:
 def nothing_to_judge(assignment) -> str | None:
     """Why the unit's page has no candidate for its assessor to judge now (the page's words, TopicState.why: the
     topic is stopped, a hybrid topic waits for other topics or its pool's budget is spent), or None when it has one,
-    or serves no order (shuffled, a qualification unit, a kind that grades no candidate): the page's own test
-    (candidates.served_state's "waiting": the last candidate served is not graded by them), for the queue's next unit
-    (annotation.services.queue), and the same stop as the page's (TopicState.stopped, every order). Reading only;
-    OrderSettingsInvalid or ordering.OrderError when the campaign's settings are wrong (the page's 409)."""
-    from annotation.units import grading_kinds
-
-    if assignment.kind not in grading_kinds():
-        return None
+    or serves no order (shuffled, a qualification unit): the page's own test (candidates.served_state's "waiting":
+    the last candidate served is not graded by them), for the queue's next unit (annotation.services.queue, which
+    asks only of the kinds that grade candidates, units.grading_kinds: this module is below the kinds package), and
+    the same stop as the page's (TopicState.stopped, every order). Reading only; OrderSettingsInvalid or
+    ordering.OrderError when the campaign's settings are wrong (the page's 409)."""
     served = served_candidates(assignment)
     if served is None:
         return None

@@ -81,6 +81,8 @@ def _paused(a) -> str | None:
 
     if a.state in (Status.DONE, status.WAITING) or a.pool_id is None or a.qualification:
         return None
+    if a.kind not in units.grading_kinds():  # a kind that grades no candidate is served no order
+        return None
     try:
         return judging_order.nothing_to_judge(a)
     except (judging_order.OrderSettingsInvalid, judging_order.ordering.OrderError):
