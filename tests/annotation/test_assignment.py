@@ -33,8 +33,7 @@ def make_campaign(name="camp", topics=4, runs=3, passages=3, task=Campaign.Task.
             )
         made.append((topic, ps))
     pool = factories.pool(coll, [t for t, _ in made], run_objs, name=f"{name}-pool")
-    campaign = Campaign.objects.create(name=name, task=task)
-    campaign.pools.add(pool)
+    campaign = factories.campaign(name, task, pools=[pool])
     return campaign, made, run_objs
 
 
@@ -132,7 +131,7 @@ def test_labels_of_another_campaign_do_not_keep_a_topic():
     """Judgements are keyed per campaign: what an assessor judged in another campaign on the same topics is no
     reason to give them the topic here (the overlap counts this campaign's voices)."""
     campaign, made, runs = make_campaign(topics=3, runs=2)
-    other = Campaign.objects.create(name="elsewhere")
+    other = factories.campaign("elsewhere")
     a1, a2, a3 = people("a1", "a2", "a3")
     topic, passages = made[0]
     record_judgement(assessor=a3, layer=Layer.REMOVAL, value=True, topic=topic, passage=passages[0],
@@ -155,8 +154,7 @@ def test_plot_units_are_a_query_and_a_pool():
     for t in topics:
         for rank in (1, 2):
             PoolCandidate.objects.create(pool=pool, topic=t, passage=factories.passage(coll), rank=rank)
-    campaign = Campaign.objects.create(name="plots", task=Campaign.Task.PLOT)
-    campaign.pools.add(pool)
+    campaign = factories.campaign("plots", Campaign.Task.PLOT, pools=[pool])
     people("a1", "a2")
 
     assign_campaign(campaign, ["a1", "a2"], overlap=2)

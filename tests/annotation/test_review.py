@@ -166,7 +166,7 @@ def test_a_plot_batch_is_reviewed_on_its_candidates_with_the_grades_and_spans(se
     chunks = [factories.passage(book, f"book:{i}", text=f"Chunk {i}.") for i in range(3)]
     for rank, chunk in enumerate(chunks, start=1):
         PoolCandidate.objects.create(pool=pool, topic=query, passage=chunk, rank=rank)
-    campaign = Campaign.objects.create(name="plot-rv", task=Campaign.Task.PLOT)
+    campaign = factories.campaign("plot-rv", Campaign.Task.PLOT)
     assign_campaign(campaign, ["judge"], pools=[pool])
     batch = Assignment.objects.get(campaign=campaign)
     record_judgement(campaign_id=campaign.pk, assessor=judge, layer=Layer.PLOT_GRADE, topic=query, passage=chunks[1], value=2)

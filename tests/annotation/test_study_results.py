@@ -106,9 +106,7 @@ def test_an_unknown_pool_is_404_and_adjudicated_rows_are_not_answers(client, org
 
 
 def test_organisers_find_the_page_from_their_queue(client, organiser):
-    from annotation.models import Campaign
-
-    Campaign.objects.create(name="plot-choice", task="plot")
+    factories.campaign("plot-choice", "plot")
     page = client.get(reverse("annotation:home"), follow=True).content.decode()  # organisers land on /campaigns/
     assert f'href="{reverse("annotation:study_index")}"' in page
     client.force_login(member(Role.ASSESSOR, "judge"))

@@ -122,10 +122,8 @@ def test_forced_choice_results_as_csv_and_json(labelled, tmp_path):
 
 
 def test_a_campaign_selects_its_pools_and_unknown_names_are_clear_errors(labelled, tmp_path):
-    from annotation.models import Campaign
-
     pool = labelled[0]
-    campaign = Campaign.objects.create(name="plots", task="plot")
+    campaign = factories.campaign("plots", "plot")
     out, _ = command("export_plot_labels", "--out", "-", "--campaign", "plots")
     assert out == ""  # the campaign has no pools yet
     campaign.pools.add(pool)
