@@ -210,8 +210,8 @@ def test_two_pools_give_a_topic_two_units_told_apart_and_a_document_is_judged_on
     other.topics.set([world["topic"]])
     PoolCandidate.objects.bulk_create([PoolCandidate(pool=other, topic=world["topic"], passage=c, rank=1),
                                        PoolCandidate(pool=other, topic=world["topic"], passage=a, rank=2)])
-    second = Assignment.objects.create(assessor=first.assessor, topic=world["topic"], pool=other,
-                                       campaign=world["campaign"], position=first.position + 1)
+    second = factories.assignment(first.assessor, world["topic"], pool=other, campaign=world["campaign"],
+                                  position=first.position + 1)
     assert save(client, first, layer="grade", passage=c.pk, value=2).status_code == 200
     home = client.get("/").content.decode()
     assert "part 1 of 2" in home and "part 2 of 2" in home and "bm25-secret-pool" not in home

@@ -97,7 +97,7 @@ def judged_round(name="round", *, topics=4, passages=12, assessors=4, seed=7):
     rng = random.Random(seed)
     coll = factories.collection(f"{name}-coll")
     users = [factories.user(f"{name}-a{i}") for i in range(assessors)]
-    campaign = Campaign.objects.create(name=name, task=Campaign.Task.OUTLINE)
+    campaign = factories.campaign(name, Campaign.Task.OUTLINE)
     made, by_topic = [], {}
     for t in range(topics):
         headings = [f"{name}-T{t}/H{h}" for h in range(FACETS)]

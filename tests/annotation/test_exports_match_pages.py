@@ -62,8 +62,7 @@ def adhoc(save):
     """Two assessors grade one document 3 and 1 on the ad hoc page (ben first gave 2, then changed it)."""
     amy, ben = factories.user("amy"), factories.user("ben")
     world = adhoc_world(amy)
-    ben_unit = Assignment.objects.create(assessor=ben, topic=world["topic"], pool=world["pool"],
-                                         campaign=world["campaign"])
+    ben_unit = factories.assignment(ben, world["topic"], pool=world["pool"], campaign=world["campaign"])
     document = world["documents"][0]
     save(amy, world["unit"], layer="grade", passage=document.pk, value=3)
     save(ben, ben_unit, layer="grade", passage=document.pk, value=2)

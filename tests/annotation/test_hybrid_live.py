@@ -50,11 +50,10 @@ def world():
         for d in docs[t]:
             p = float(rng.uniform(0.02, 0.98))
             MachineLabel.objects.create(source=source, topic=t, passage=d, score=round(p, 4), grade=int(p >= 0.5))
-    campaign = Campaign.objects.create(name="hybrid-campaign", task=Campaign.Task.ADHOC, settings={})
-    campaign.pools.add(pool)
+    campaign = factories.campaign("hybrid-campaign", Campaign.Task.ADHOC, pools=[pool], settings={})
     Track.objects.create(campaign=campaign, collection=coll).topics.set(topics)
     judge = factories.user("judge")
-    units = {t.pk: Assignment.objects.create(assessor=judge, topic=t, pool=pool, campaign=campaign) for t in topics}
+    units = {t.pk: factories.assignment(judge, t, pool=pool, campaign=campaign) for t in topics}
     return {"collection": coll, "topics": topics, "docs": docs, "pool": pool, "runs": runs, "source": source,
             "campaign": campaign, "units": units,
             "truth": {d.pk: int(i % 3 == 0) for ds in docs.values() for i, d in enumerate(ds)}}
@@ -142,7 +141,7 @@ def test_the_source_must_be_one_the_campaign_may_use_on_its_collection(world):
     other = factories.collection("elsewhere")
     theirs = MachineLabelSource.objects.create(name="elsewhere-llm", kind="imported", collection=other, status="ready")
     rivals = MachineLabelSource.objects.create(name="rival", kind="imported", collection=world["collection"],
-                                               campaign_id=Campaign.objects.create(name="rival", task="adhoc").pk)
+                                               campaign_id=factories.campaign("rival", "adhoc").pk)
     names = [world["collection"].name]
     for source, words in ((theirs, "labels collection 'elsewhere'"), (rivals, "another campaign's"),
                           (9999, "no machine label source 9999")):

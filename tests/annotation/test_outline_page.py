@@ -117,7 +117,7 @@ def test_the_state_shows_the_assessors_current_labels(client, assignment, articl
 def test_labels_made_in_another_runs_article_of_the_topic_show_up(client, assignment, article):
     topic, run, passages = article
     other_run = factories.run(topic.collection, "UNH-p-l2r", {topic: [passages[2], passages[0]]})
-    other = Assignment.objects.create(assessor=assignment.assessor, topic=topic, run=other_run)
+    other = factories.assignment(assignment.assessor, topic, run=other_run)
     record_judgement(assessor=assignment.assessor, layer=Layer.FACET, topic=topic, passage=passages[0],
                      value=[{"facet": "other", "relevance": "should"}], run_ids=["guir"])
     client.force_login(assignment.assessor)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def two_articles(article, assignment):
     topic, run, passages = article
     other_run = factories.run(topic.collection, "UNH-p-l2r", {topic: passages[:2]})
-    second = Assignment.objects.create(assessor=assignment.assessor, topic=topic, run=other_run, position=1)
+    second = factories.assignment(assignment.assessor, topic, run=other_run, position=1)
     return assignment, second
 
 
@@ -31,7 +31,7 @@ def test_the_login_page_signs_in_and_leads_to_the_queue(client, assessor):
 def test_the_queue_lists_only_the_assessors_own_assignments(client, two_articles, article):
     topic, run, _ = article
     rival = factories.user("rival")
-    theirs = Assignment.objects.create(assessor=rival, topic=topic, run=run)
+    theirs = factories.assignment(rival, topic, run=run)
     client.force_login(two_articles[0].assessor)
     html = client.get(reverse("annotation:home")).content.decode()
     assert two_articles[0].token in html and two_articles[1].token in html

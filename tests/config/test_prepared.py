@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment
 from annotation.services import changes, qualification
 from annotation.views.assessor import OWN_ASSIGNMENT
 from assessments.models import Judgement
@@ -31,12 +31,12 @@ def assignments():
     topics = [factories.topic(coll, f"t{i}") for i in range(2)]
     passages = [factories.passage(coll) for _ in range(3)]
     run = factories.run(coll, "guir", {t: passages for t in topics})
-    campaign = Campaign.objects.create(name="c1")
+    campaign = factories.campaign("c1")
     judge, other = factories.user("judge"), factories.user("other")
     return [
-        Assignment.objects.create(assessor=judge, topic=topics[0], run=run, campaign=campaign),
-        Assignment.objects.create(assessor=judge, topic=topics[1], run=run),  # outside any campaign
-        Assignment.objects.create(assessor=other, topic=topics[0], run=run, campaign=campaign),
+        factories.assignment(judge, topics[0], run=run, campaign=campaign),
+        factories.assignment(judge, topics[1], run=run),  # outside any campaign
+        factories.assignment(other, topics[0], run=run, campaign=campaign),
     ]
 
 

@@ -10,6 +10,7 @@ from django.db import connection, connections
 
 from annotation.models import Campaign
 from config.sqlite import base as sqlite_backend
+from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +22,7 @@ def shared_cache():
 def test_a_write_waits_for_another_connections_read_of_the_table():
     if not shared_cache():
         pytest.skip("only a shared-cache SQLite database locks tables (the tests' in-memory database)")
-    campaign = Campaign.objects.create(name="locked-row")
+    campaign = factories.campaign("locked-row")
     reading, done = threading.Event(), threading.Event()
     waits_before = sqlite_backend.lock_waits
     problems = []
