@@ -143,15 +143,15 @@ def test_practice_labels_do_not_count_in_nugget_scores(rag, tmp_path):
     before = nugget_scores(rag.pk)
     first = Answer.objects.get(run__name="ragnarok", topic__external_id=T1)
     trainee = factories.user("trainee")
-    Assignment.objects.create(campaign=rag, assessor=trainee, topic=first.topic, run=first.run, qualification=True,
-                              kind=Assignment.Kind.NUGGET_SUPPORT)
+    factories.assignment(trainee, first.topic, campaign=rag, run=first.run, qualification=True,
+                         kind=Assignment.Kind.NUGGET_SUPPORT)
     # n1 was support (imported); the trainee's not_support would make a tie, taking the lower.
     record_judgement(assessor=trainee, layer=Layer.NUGGET_SUPPORT, value="not_support", topic=first.topic,
                      item=nuggets.support_item(first.pk, "n1"), campaign_id=rag.pk)
     assert nugget_scores(rag.pk) == before
     # Once the trainee holds a formal unit of the topic (here another run's answer), their label counts.
-    Assignment.objects.create(campaign=rag, assessor=trainee, topic=first.topic,
-                              run=Answer.objects.get(run__name="baseline").run, kind=Assignment.Kind.NUGGET_SUPPORT)
+    factories.assignment(trainee, first.topic, campaign=rag, run=Answer.objects.get(run__name="baseline").run,
+                         kind=Assignment.Kind.NUGGET_SUPPORT)
     assert nugget_scores(rag.pk)["runs"]["ragnarok"]["topics"][T1]["all"] == pytest.approx((0 + .5 + .5 + 0) / 4)
 
 
@@ -160,10 +160,9 @@ def test_practice_labels_do_not_count_in_citation_scores(rag, tmp_path):
     first = Answer.objects.get(run__name="ragnarok", topic__external_id=T1)
     cited = first.sentences.get(position=0).citations.get()
     judge, trainee = factories.user("judge"), factories.user("trainee")
-    Assignment.objects.create(campaign=rag, assessor=judge, topic=first.topic, run=first.run,
-                              kind=Assignment.Kind.CITATION_SUPPORT)
-    Assignment.objects.create(campaign=rag, assessor=trainee, topic=first.topic, run=first.run, qualification=True,
-                              kind=Assignment.Kind.CITATION_SUPPORT)
+    factories.assignment(judge, first.topic, campaign=rag, run=first.run, kind=Assignment.Kind.CITATION_SUPPORT)
+    factories.assignment(trainee, first.topic, campaign=rag, run=first.run, qualification=True,
+                         kind=Assignment.Kind.CITATION_SUPPORT)
     for who, value in ((judge, "full"), (trainee, "none")):
         record_judgement(assessor=who, layer=Layer.CITATION_SUPPORT, value=value, topic=first.topic,
                          passage=cited.passage, item=nuggets.citation_item(first.pk, 0), campaign_id=rag.pk)
@@ -270,8 +269,7 @@ def test_a_practice_bank_is_never_the_topics_bank(rag, tmp_path):
     before = nugget_scores(rag.pk)
     topic = Answer.objects.get(run__name="ragnarok", topic__external_id=T1).topic
     trainee = factories.user("trainee")
-    Assignment.objects.create(campaign=rag, assessor=trainee, topic=topic, qualification=True,
-                              kind=Assignment.Kind.NUGGET_CREATION)
+    factories.assignment(trainee, topic, campaign=rag, qualification=True, kind=Assignment.Kind.NUGGET_CREATION)
     record_judgement(assessor=trainee, layer=Layer.NUGGETS, topic=topic, campaign_id=rag.pk,
                      value=[{"id": "n1", "text": "Only this", "importance": "vital", "origin": "assessor"}])
     assert nuggets.topic_banks(rag.pk, [topic.pk])[topic.pk].assessor.username == "imported-nuggets"

@@ -404,7 +404,7 @@ def test_the_whole_question_is_exported_and_shown_not_a_cut_title(rag, tmp_path)
     call_command("export_nuggets", campaign="rag24", out=str(out))
     queries = {json.loads(x)["qid"]: json.loads(x)["query"] for x in out.read_text().splitlines()}
     assert queries[T2] == full
-    unit = Assignment.objects.create(campaign=rag, assessor=factories.user("writer"), kind=Assignment.Kind.NUGGET_CREATION,
-                                     topic=Topic.objects.get(external_id=T2))
+    unit = factories.assignment(factories.user("writer"), Topic.objects.get(external_id=T2), campaign=rag,
+                                kind=Assignment.Kind.NUGGET_CREATION)
     page = nugget_creation.creation_page(unit)
     assert page["query"] == "how bone density changes with age…" and page["description"] == full
