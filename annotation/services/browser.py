@@ -25,6 +25,7 @@ from annotation.models import Assignment, CampaignTopic
 from annotation.services import adhoc, plot
 from annotation.services.adjudication import disagreeing, without_jit
 from annotation.services.errors import ServiceError
+from annotation.units import tasks
 from assessments.labels import (
     CITATION_SUPPORT_NAMES, DEFAULT_PLOT_SCALE, NUGGET_SUPPORT_SAID, RELEVANCE, REMOVED, TRANSITION_NAMES,
     TRANSITIONS,
@@ -96,30 +97,44 @@ def read_filters(params) -> Filters:
                    disagreement=disagreement in ("1", "on"), sort=sort, cursor=get("cursor"))
 
 
-def label_choices(campaign) -> list[tuple[str, str]]:
-    """(label filter value, words) the page offers for the campaign's task; read_label takes any layer[:value]."""
-    if campaign.task == campaign.Task.OUTLINE:
-        return ([(f"facet:{r['grade']}", r["name"]) for r in RELEVANCE] + [("facet", "any facet")]
-                + [(f"removal:{REMOVED['grade']}", REMOVED["name"])]
-                + [(f"transition:{t['value']}", t["name"]) for t in TRANSITIONS] + [("notes", "notes")])
-    if campaign.task == campaign.Task.ADHOC:
-        try:
-            scale = adhoc.grade_scale(campaign)
-        except plot.SettingsInvalid:  # a broken setting (its pages say so): the grades as numbers still filter
-            scale = [[value, str(value), ""] for value in range(3, -1, -1)]
-        return ([(f"{Layer.GRADE.value}:{value}", f"{value}: {name}") for value, name, _ in scale]
-                + [(Layer.EVIDENCE.value, Layer.EVIDENCE.label)])
-    if campaign.task == campaign.Task.NUGGETS:
-        return ([(Layer.NUGGETS.value, "nugget bank")]
-                + [(f"{Layer.NUGGET_SUPPORT.value}:{v}", f"nugget: {SUPPORT_WORDS[v]}") for v in nuggets.SUPPORT_VALUES]
-                + [(f"{Layer.CITATION_SUPPORT.value}:{v}", f"citation: {CITATION_SUPPORT_NAMES[v]}")
-                   for v in nuggets.CITATION_VALUES])
+def _outline_labels(campaign) -> list[tuple[str, str]]:
+    return ([(f"facet:{r['grade']}", r["name"]) for r in RELEVANCE] + [("facet", "any facet")]
+            + [(f"removal:{REMOVED['grade']}", REMOVED["name"])]
+            + [(f"transition:{t['value']}", t["name"]) for t in TRANSITIONS] + [("notes", "notes")])
+
+
+def _adhoc_labels(campaign) -> list[tuple[str, str]]:
+    try:
+        scale = adhoc.grade_scale(campaign)
+    except plot.SettingsInvalid:  # a broken setting (its pages say so): the grades as numbers still filter
+        scale = [[value, str(value), ""] for value in range(3, -1, -1)]
+    return ([(f"{Layer.GRADE.value}:{value}", f"{value}: {name}") for value, name, _ in scale]
+            + [(Layer.EVIDENCE.value, Layer.EVIDENCE.label)])
+
+
+def _nugget_labels(campaign) -> list[tuple[str, str]]:
+    return ([(Layer.NUGGETS.value, "nugget bank")]
+            + [(f"{Layer.NUGGET_SUPPORT.value}:{v}", f"nugget: {SUPPORT_WORDS[v]}") for v in nuggets.SUPPORT_VALUES]
+            + [(f"{Layer.CITATION_SUPPORT.value}:{v}", f"citation: {CITATION_SUPPORT_NAMES[v]}")
+               for v in nuggets.CITATION_VALUES])
+
+
+def _plot_labels(campaign) -> list[tuple[str, str]]:
     settings = campaign.settings if isinstance(campaign.settings, dict) else {}
     scale = settings.get("plot_scale")
     scale = scale if isinstance(scale, list) and all(isinstance(e, list) and len(e) == 2 for e in scale) else DEFAULT_PLOT_SCALE
     return ([(f"plot_grade:{value}", f"{value}: {name}") for value, name in scale]
             + [(Layer.PLOT_SPANS.value, Layer.PLOT_SPANS.label), (Layer.CHOICE.value, Layer.CHOICE.label),
                (Layer.RATING.value, Layer.RATING.label)])
+
+
+# A campaign task's `labels` fact (annotation.units.tasks) -> (campaign) -> its label filter menu
+LABEL_MENUS = {"outline": _outline_labels, "adhoc": _adhoc_labels, "nuggets": _nugget_labels, "plot": _plot_labels}
+
+
+def label_choices(campaign) -> list[tuple[str, str]]:
+    """(label filter value, words) the page offers for the campaign's task; read_label takes any layer[:value]."""
+    return LABEL_MENUS[tasks.of(campaign).labels](campaign)
 
 
 SUPPORT_WORDS = NUGGET_SUPPORT_SAID

@@ -50,6 +50,7 @@ class CampaignTask:
     stages: tuple = ()  # the stages its units are assigned in (a nuggets campaign's nugget_stage); () for none
     answers: bool = False  # it judges generated answers: it takes answers and nugget banks (TREC RAG)
     waiting: tuple = ()  # the unit kinds of its units that wait for their topic's nugget bank (nugget_support.waits)
+    labels: str = ""  # the data browser's label filter menu (annotation.services.browser.LABEL_MENUS' key)
     charts: tuple = ()  # the dashboard's label-distribution charts of the layers it uses (annotation.reports.dashboard)
     studies: bool = False  # its pools make study items, for its choice and pair modes' units (assessments.studies)
     settings: tuple = ()  # its own settings (annotation.services.campaign_settings' keys, beyond every campaign's and
@@ -133,20 +134,20 @@ TASKS = {task.task: task for task in (
     CampaignTask(Campaign.Task.OUTLINE, "outline", ("outline",), Topic.Kind.OUTLINE, Data.CAR_OUTLINES, True,
                  _article_units, _add_a_pool, lambda campaign: dict(OUTLINE_GRADES),
                  data=(Data.CAR_OUTLINES, Data.CAR_RUNS, Data.QRELS, Data.CAR_ASSESSMENTS),
-                 charts=("grades", "transitions"), settings=("worked_examples",)),
+                 labels="outline", charts=("grades", "transitions"), settings=("worked_examples",)),
     CampaignTask(Campaign.Task.PLOT, "plot", ("plot_labels", "choice", "pair"), Topic.Kind.PLOT, Data.PLOT_QUERIES,
                  False, _candidate_units, _add_a_pool, _plot_scale, data=(Data.PLOT_QUERIES, Data.TREC_RUN, Data.QRELS),
-                 pooled=True, studies=True, charts=("plot grades",),
+                 pooled=True, studies=True, labels="plot", charts=("plot grades",),
                  settings=("plot_scale", "context_sentences", "worked_examples")),
     CampaignTask(Campaign.Task.ADHOC, "ad hoc", ("adhoc", "choice", "pair"), Topic.Kind.ADHOC, None, False,
                  _candidate_units, _add_a_pool, _adhoc_scale, data=(Data.TOPICS, Data.DOCUMENTS, Data.TREC_RUN, Data.QRELS),
-                 pooled=True, charts=("ad hoc grades",),
+                 pooled=True, labels="adhoc", charts=("ad hoc grades",),
                  settings=("grade_scale", "adhoc_view", "evidence", "worked_examples", "topic_guidelines")),
     CampaignTask(Campaign.Task.NUGGETS, "nuggets", ("nugget_support", "nugget_creation", "citation_support"),
                  Topic.Kind.ADHOC, None, False, _nugget_units, _no_answers,
                  lambda campaign: {}, data=(Data.TOPICS, Data.DOCUMENTS, Data.ANSWERS, Data.NUGGETS,
                                             Data.NUGGET_ASSIGNMENTS, Data.TREC_RUN, Data.QRELS),
-                 stages=NUGGET_STAGES, answers=True, waiting=("nugget_support",),
+                 stages=NUGGET_STAGES, answers=True, waiting=("nugget_support",), labels="nuggets",
                  settings=("nugget_suggestions", "topic_guidelines")),
 )}
 

@@ -71,4 +71,4 @@ def test_few_modules_outside_the_kinds_package_and_the_models_name_a_task_or_a_k
                    for path in (ROOT / app).rglob("*.py")
                    if "migrations" not in path.parts and "/models" not in str(path)
                    and "annotation/units/" not in str(path) and NAMED.search(path.read_text(encoding="utf-8")))
-    assert len(named) <= 10, named
+    assert len(named) <= 2, named  # load_demo and nugget_support.writing_units
