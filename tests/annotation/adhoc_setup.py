@@ -1,7 +1,7 @@
 """An ad hoc campaign on a small TREC-like collection for the ad hoc page's tests: one topic with a title,
 description and narrative, three documents with titles and paragraphs, a pool of them, one assessor's unit."""
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Campaign
 from assessments.models import Pool, PoolCandidate, Topic
 from tests import factories
 
@@ -25,6 +25,6 @@ def adhoc_world(assessor, *, name="adhoc-trec", settings=None, topic_id="301"):
     pool.topics.set([topic])
     PoolCandidate.objects.bulk_create(PoolCandidate(pool=pool, topic=topic, passage=d, rank=r)
                                       for r, d in enumerate(docs, start=1))
-    campaign = Campaign.objects.create(name=name, task=Campaign.Task.ADHOC, settings=settings or {})
-    unit = Assignment.objects.create(assessor=assessor, topic=topic, pool=pool, campaign=campaign)
+    campaign = factories.campaign(name, Campaign.Task.ADHOC, settings=settings or {})
+    unit = factories.assignment(assessor, topic, pool=pool, campaign=campaign)
     return {"collection": coll, "topic": topic, "documents": docs, "pool": pool, "campaign": campaign, "unit": unit}

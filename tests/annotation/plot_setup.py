@@ -5,9 +5,10 @@ import json
 
 from django.core.management import call_command
 
-from annotation.models import Assignment, Campaign
+from annotation.models import Campaign
 from assessments.models import Pool, PoolCandidate, StudyItem, Topic
 from retrieval.models import Book, Passage
+from tests import factories
 from tests.factories import DATA
 
 BOOK = "call-of-the-wild"
@@ -52,11 +53,11 @@ def plot_pool(topic, size=6, name="plot-pool"):
 
 
 def campaign(name="plot-labels", **settings):
-    return Campaign.objects.create(name=name, task=Campaign.Task.PLOT, settings=settings)
+    return factories.campaign(name, Campaign.Task.PLOT, settings=settings)
 
 
 def assign(assessor, topic, pool, camp):
-    return Assignment.objects.create(assessor=assessor, topic=topic, pool=pool, campaign=camp)
+    return factories.assignment(assessor, topic, pool=pool, campaign=camp)
 
 
 def choice_item(pool, topic, passages, answer, key="choice-1"):
@@ -81,8 +82,6 @@ def handle(assignment, key):
 
 def labelling(tmp_path, size=3, username="judge", lines=None, **settings):
     """A plot labelling assignment for `username` on the sample query demo-1 and a pool of `size` chunks."""
-    from tests import factories
-
     topic = load_query(tmp_path, lines=lines)
     pool, _ = plot_pool(topic, size=size)
     return assign(factories.user(username), topic, pool, campaign(**settings))
@@ -90,10 +89,8 @@ def labelling(tmp_path, size=3, username="judge", lines=None, **settings):
 
 def outline_assignment(username="judge"):
     """A small CAR article (two passages, one facet) to check that the outline page shares the autosave's behaviour."""
-    from tests import factories
-
     coll = factories.collection("car")
     topic = factories.topic(coll, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_1", "Droughts")])
     passages = [factories.passage(coll, f"{i:040x}", text=f"Passage {i}.") for i in range(1, 3)]
     run = factories.run(coll, "guir", {topic: passages})
-    return Assignment.objects.create(assessor=factories.user(username), topic=topic, run=run)
+    return factories.assignment(factories.user(username), topic, run=run)
