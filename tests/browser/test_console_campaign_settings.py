@@ -26,6 +26,8 @@ def test_an_organiser_raises_the_overlap_and_adds_a_grade_and_finds_both_as_the_
     page.fill("#id_overlap", "2")
     page.fill("#id_grade_scale", "2 Highly relevant | Says it outright.\n1 Relevant\n0 Not relevant")
     page.click("#check-settings")
+    # the preview is a new page (a form post): wait for its last line, never read the page the click left
+    page.locator("#settings-effects li", has_text="overlap 1 → 2").wait_for()
     effects = page.locator("#settings-effects li").all_inner_texts()
     said = re.fullmatch(r"overlap 1 → 2 adds 2 units for 2 assessors \((\w+) 1, (\w+) 1\)", effects[-1])
     assert said, effects
@@ -34,8 +36,8 @@ def test_an_organiser_raises_the_overlap_and_adds_a_grade_and_finds_both_as_the_
     assert Assignment.objects.filter(campaign=campaign).count() == 2  # nothing changed yet
     shot(page, "campaign-settings-preview")
     page.click("#apply-settings")
-    page.wait_for_selector(".messages, .message, [role=status]")
-    assert "Settings changed" in page.inner_text("body")
+    # the preview's own #settings-effects is a role=status too, so wait for the message the apply page shows
+    page.get_by_text("Settings changed").first.wait_for()
 
     # the assignments are as the form said: each topic has two assessors, the new units went to those it named
     now = holders(campaign)
