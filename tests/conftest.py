@@ -155,13 +155,17 @@ def sentences_split_once():
 @pytest.fixture(autouse=True)
 def empty_cache():
     """The cache holds login failure counts (config/throttle.py): each test starts without any. Nor does a test
-    find another's topic pools of a judging order (kept per process by pool id, and a test database reuses ids)."""
+    find another's topic pools of a judging order or hybrid pools, plans and intervals (kept per process by pool id,
+    and a test database reuses ids)."""
     from django.core.cache import cache
 
     from annotation.services import judging_order
+    from assessments.services import hybrid_pool
 
     cache.clear()
     judging_order._pools.clear()
+    for kept in (hybrid_pool._pools, hybrid_pool._plans, hybrid_pool._intervals):
+        kept.clear()
 
 
 @pytest.fixture(autouse=True)

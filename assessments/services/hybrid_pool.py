@@ -133,7 +133,20 @@ def stored_pool(pool, source_id) -> StoredPool:
     """The pool's candidates (each topic's in the pool's order, topics by external id), each run's rank of them (the
     pool's CandidateSource rows: the runs that brought them; a fused or re-ranked run, the pool's own order, is left
     out; a pool without provenance is one ranking, its order) and the source's scores (missing: none)."""
-    return _kept(_pools, (pool.pk, pool.built_at, source_id), lambda: _stored_pool(pool, source_id))
+    return _kept(_pools, (pool.pk, pool.built_at, source_id, _labels_version(source_id)),
+                 lambda: _stored_pool(pool, source_id))
+
+
+def _labels_version(source_id) -> tuple:
+    """What changes when a source's labels change: importing a file again under the source's name replaces its
+    labels in the same source (assessments.importers.machine_labels), so a process kept the old scores by id alone."""
+    from django.db.models import Count, Max
+
+    from assessments.models import MachineLabel
+
+    found = MachineLabel.objects.filter(source_id=source_id).aggregate(n=Count("pk"), last=Max("pk"))
+    checksum = MachineLabelSource.objects.filter(pk=source_id).values_list("checksum", flat=True).first()
+    return found["n"], found["last"], checksum
 
 
 def _stored_pool(pool, source_id) -> StoredPool:

@@ -112,6 +112,19 @@ def judge_what_is_served(client, world, most=100):
     raise AssertionError("the queue never stopped serving")
 
 
+def test_labels_replaced_in_the_same_source_are_read_again_not_kept_from_before(world):
+    """Importing a file again under a source's name replaces its labels in the same source: a process that kept the
+    pool's scores by the source's id alone went on with the old ones."""
+    source, pool = world["source"], world["pool"]
+    before = hybrid_pool.stored_pool(pool, source.pk).flat.machine.copy()
+    MachineLabel.objects.filter(source=source).delete()
+    for label in [MachineLabel(source=source, topic=t, passage=d, score=0.5, grade=1)
+                  for t in world["topics"] for d in world["docs"][t]]:
+        label.save()
+    after = hybrid_pool.stored_pool(pool, source.pk).flat.machine
+    assert not np.allclose(before, after) and np.allclose(after, after[0])
+
+
 # --- the settings: one rule for the console, the API and the admin ----------------------------------------------
 
 
