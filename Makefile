@@ -10,7 +10,11 @@ HOST ?= 127.0.0.1:8000
 setup: $(STAMP)
 
 # --no-compile: pip byte-compiles nothing (about 30 s of a fresh setup, most of it torch's files that nothing imports);
-# Python compiles each module the first time it is imported, as it does any source without a .pyc.
+# Python compiles each module the first time it is imported and keeps its .pyc. It keeps none where the environment
+# says PYTHONDONTWRITEBYTECODE=1, as this project's machines do: then every process (each xdist process, each server
+# and command a test starts) compiled every module it imported from source, every time (tests/config/test_settings.py,
+# which starts processes: 30 s without .pyc files, 16 s with). So the recipes here run without that variable.
+unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
