@@ -81,15 +81,15 @@ def test_the_browser_filters_by_assessor_and_disagreement_and_opens_an_items_his
     page = new_page(width=1400, height=900)
     sign_in(page, "org", "pw-org")
     page.goto(f"/campaigns/{campaign.name}/")
-    page.click("text=Browse labels")
-    page.wait_for_selector("#browse-table")
+    with page.expect_navigation():  # to the page's load: a table seen half parsed has fewer rows
+        page.click("text=Browse labels")
     assert page.locator("#browse-table tbody tr").count() == 50
 
     page.select_option("#f-assessor", "amy")
     page.check("#f-disagreement")
     started = time.perf_counter()
-    page.click("#browse-apply")
-    page.wait_for_selector("#browse-table")
+    with page.expect_navigation():  # the page before had a #browse-table too: wait for the new one's load
+        page.click("#browse-apply")
     print(f"assessor + disagreement: {time.perf_counter() - started:.2f} s in the browser")
     assessors = page.locator("#browse-table tbody tr td:nth-child(3)").all_inner_texts()
     assert assessors == ["amy"] * 50
@@ -97,12 +97,14 @@ def test_the_browser_filters_by_assessor_and_disagreement_and_opens_an_items_his
     assert "assessor=amy" in page.url and "disagreement=1" in page.url
     shot(page, "console-data-browser")
 
-    page.click("#browse-next")
+    with page.expect_navigation():
+        page.click("#browse-next")
     page.wait_for_selector("#browse-previous")
     second = page.locator("#browse-table tbody tr").first.get_attribute("data-id")
     assert page.locator("#browse-table tbody tr td:nth-child(3)").all_inner_texts() == ["amy"] * 50
 
-    page.locator("#browse-table tbody tr").first.locator("a.open-item").click()
+    with page.expect_navigation():
+        page.locator("#browse-table tbody tr").first.locator("a.open-item").click()
     page.wait_for_selector("#item-history")
     labels = page.locator("#item-labels tbody tr")
     assert labels.count() == 4  # every assessor's label of the item
@@ -113,6 +115,6 @@ def test_the_browser_filters_by_assessor_and_disagreement_and_opens_an_items_his
     shot(page, "console-data-browser-item", full_page=True)
     assert Judgement.objects.filter(pk=second).exists()
 
-    page.click("text=← Data of big")
-    page.wait_for_selector("#browse-table")
+    with page.expect_navigation():
+        page.click("text=← Data of big")
     assert page.locator("#f-assessor").input_value() == "amy" and page.is_checked("#f-disagreement")
