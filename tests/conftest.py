@@ -124,10 +124,47 @@ def data_dir():
     return DATA
 
 
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Tests create many users; a real password hash costs about 0.25 s each, MD5 nothing (tests only)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+
+
+def rows_made_once_per_module(name, make):
+    """A module-scoped fixture `name`: the value of make(), whose rows are made once for the module's tests.
+
+    The rows are made in a transaction left open while the module's tests run. Each test runs in a savepoint of
+    it, as pytest-django runs a django_db test (its TestCase path, which leaves class transactions to fixtures like
+    this one), so what a test writes is rolled back after it and the next test finds the rows as made. The
+    transaction is rolled back after the module's last test. For modules of many tests over one world that they
+    only read or undo: tests/security/test_url_matrix.py built its world 346 times, 38 s of a run's CPU. Every
+    test of such a module is a plain django_db test (a transactional one would flush the shared rows)."""
+
+    @pytest.fixture(scope="module", name=name)
+    def made_once(django_db_setup, django_db_blocker, tmp_path_factory):
+        from django.db import transaction
+        from django.test import override_settings
+
+        folders = tmp_path_factory.mktemp(name)
+        with django_db_blocker.unblock():
+            outer = transaction.atomic()
+            outer._from_testcase = True  # a durable block in the code under test may open inside it, as in TestCase
+            outer.__enter__()
+        try:
+            with django_db_blocker.unblock(), override_settings(
+                    PASSWORD_HASHERS=FAST_HASHERS, RETRIEVAL_INDEX_DIR=folders / "indexes",
+                    MACHINE_MODEL_DIR=folders / "annotators", EXPORT_DIR=folders / "exports"):
+                value = make()
+            yield value
+        finally:
+            with django_db_blocker.unblock():
+                transaction.set_rollback(True)
+                outer.__exit__(None, None, None)
+
+    return made_once
 
 
 _folder_numbers = count(1)

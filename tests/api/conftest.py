@@ -22,6 +22,10 @@ def fast_passwords(settings):
 @pytest.fixture
 def web(db):
     """Collection 'web': ad hoc topics 301-303 and documents d1-d5."""
+    return make_web()
+
+
+def make_web():
     coll = factories.collection("web", kind=Collection.Kind.DOCUMENTS)
     for qid in ("301", "302", "303"):
         factories.topic(coll, qid, kind=Topic.Kind.ADHOC, title=f"Topic {qid}", text=f"What is {qid}?")
@@ -33,6 +37,10 @@ def web(db):
 @pytest.fixture
 def adhoc(web):
     """Campaign 'adhoc' over topics 301 and 302 of 'web' (303 is not one of its topics)."""
+    return make_adhoc()
+
+
+def make_adhoc():
     return create_campaign(name="adhoc", task="adhoc", topics=["301", "302"])
 
 
@@ -59,6 +67,10 @@ def outline(car):
 @pytest.fixture
 def keys(db):
     """API keys of participant A ('team-a'), participant B ('team-b') and an organiser."""
+    return make_keys()
+
+
+def make_keys():
     factories.user("boss").groups.add(ensure_groups()[Role.ORGANISER])  # a token never makes an organiser
     return {
         "participant_a": issue_token(username="team-a", role="participant")[1],
@@ -69,6 +81,10 @@ def keys(db):
 
 @pytest.fixture
 def assessor_user(db):
+    return make_assessor_user()
+
+
+def make_assessor_user():
     user = factories.user("judge")
     user.groups.add(Group.objects.get(name=Role.ASSESSOR))
     return user

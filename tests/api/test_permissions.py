@@ -16,7 +16,9 @@ from annotation.services.submissions import upload_run
 from assessments.models import Qrel, QrelSet, Topic
 from config import api_urls
 from retrieval.models import Passage
+from tests.api.conftest import make_adhoc, make_assessor_user, make_keys, make_web
 from tests.api.helpers import ACTORS
+from tests.conftest import rows_made_once_per_module
 
 # (method, path): statuses for anonymous, participant A, participant B, assessor (session), organiser.
 # {id} is a run of participant A that no pool uses; {name} is campaign 'adhoc' or pool 'p1'.
@@ -81,11 +83,14 @@ def test_every_endpoint_is_in_the_table():
     assert undocumented == {("GET", "/api/"), ("GET", "/api/schema/"), ("GET", "/api/docs/")}
 
 
-@pytest.fixture
-def world(adhoc, keys):
+def made_once():
     """Runs a1 (participant A, pooled in p1), a2 (participant A, in no pool), b1 (participant B); a qrel set."""
     from django.contrib.auth import get_user_model
 
+    make_web()
+    adhoc = make_adhoc()
+    keys = make_keys()
+    assessor_user = make_assessor_user()
     users = {u.username: u for u in get_user_model().objects.all()}
     runs = {}
     for tag, owner in (("a1", "team-a"), ("a2", "team-a"), ("b1", "team-b")):
@@ -94,7 +99,26 @@ def world(adhoc, keys):
     qrel_set = QrelSet.objects.create(name="official", collection=adhoc.track.collection)
     Qrel.objects.create(qrel_set=qrel_set, topic=Topic.objects.get(external_id="301"),
                         passage=Passage.objects.get(external_id="d1"), grade=1)
-    return runs
+    return runs, keys, assessor_user
+
+
+# Made once for the module's few hundred calls (each call's writes are rolled back after its test).
+shared = rows_made_once_per_module("shared", made_once)
+
+
+@pytest.fixture(scope="module")
+def world(shared):
+    return shared[0]
+
+
+@pytest.fixture(scope="module")
+def keys(shared):
+    return shared[1]
+
+
+@pytest.fixture(scope="module")
+def assessor_user(shared):
+    return shared[2]
 
 
 def call(client, method, path, world, actor):
@@ -124,10 +148,11 @@ def test_who_may_call_what(world, client_as, method, path, actor):
     expected = TABLE[(method, path)][ACTORS.index(actor)]
     response = call(client_as(actor), method, path, world, actor)
     if response.streaming:
-        # Read and close a streamed body here: an unread one keeps a server-side cursor open on PostgreSQL,
-        # and closing it later (garbage collection) breaks the next test's transaction.
+        # Read a streamed body to its end here: an unread one keeps a server-side cursor open on PostgreSQL, and
+        # closing it later (garbage collection) breaks the next test's transaction. The test client closes it at
+        # its end without closing the database connection, which holds the module's transaction (closing it again
+        # here fired request_finished, and that closed the connection).
         body = b"".join(response.streaming_content)
-        response.close()
     else:
         body = response.content
     assert response.status_code == expected, body[:300]

@@ -28,6 +28,16 @@ GROUP_OF = {
 @pytest.fixture
 def people(db):
     """One user per role (anonymous has none)."""
+    return make_people()
+
+
+@pytest.fixture
+def world(people):
+    """The objects URLs name: assignments (outline), an ad hoc campaign taking runs, a participant's run, a pool."""
+    return make_world(people)
+
+
+def make_people():
     users = {}
     for role in ROLES[1:]:
         user = factories.user(role, is_staff=role in ("organiser", "superuser"), is_superuser=role == "superuser")
@@ -37,9 +47,7 @@ def people(db):
     return users
 
 
-@pytest.fixture
-def world(people):
-    """The objects URLs name: assignments (outline), an ad hoc campaign taking runs, a participant's run, a pool."""
+def make_world(people):
     car = factories.collection("car", kind=Collection.Kind.PASSAGES)
     topic = factories.topic(car, "tqa2:L_0001", title="Water", facets=[("tqa2:L_0001/T_0001", "Droughts")])
     passages = [factories.passage(car, f"{i:040x}", text=f"Paragraph {i}.") for i in range(1, 5)]

@@ -11,7 +11,8 @@ from annotation.models import Assignment
 from annotation.services import changes
 from assessments.models import Layer
 from tests import factories
-from tests.security.conftest import ROLES
+from tests.conftest import rows_made_once_per_module
+from tests.security.conftest import ROLES, make_people, make_world
 from tests.security.test_url_matrix import TABLE, fill, request
 
 pytestmark = pytest.mark.django_db
@@ -29,9 +30,10 @@ def snapshot():
     return rows
 
 
-@pytest.fixture
-def busy_world(world, people):
+def people_and_busy_world():
     """The URL matrix's world, with the assessor's work in progress and a second article complete but not done."""
+    people = make_people()
+    world = make_world(people)
     first = world["assignment"]
     p1, p2, *_ = world["passages"]
     changes.mark(first, True, reason="checked the rest elsewhere")  # done, reviewed (the world opened a review)
@@ -43,7 +45,21 @@ def busy_world(world, people):
     factories.judgement(people["assessor"], first.topic, p1, passage2=p2, layer=Layer.TRANSITION, value="same",
                         campaign=first.campaign)
     assert second.status == Assignment.Status.TODO and changes.progress(second).complete
-    return world
+    return people, world
+
+
+# Made once for the module's tests: a test that finds a GET writing fails, and its writes are rolled back after it.
+shared = rows_made_once_per_module("shared", people_and_busy_world)
+
+
+@pytest.fixture(scope="module")
+def people(shared):
+    return shared[0]
+
+
+@pytest.fixture(scope="module")
+def busy_world(shared):
+    return shared[1]
 
 
 def read(response):

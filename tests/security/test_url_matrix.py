@@ -18,7 +18,8 @@ import pytest
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from tests.security.conftest import ROLES
+from tests.conftest import rows_made_once_per_module
+from tests.security.conftest import ROLES, make_people, make_world
 
 # Columns: anonymous, assessor, other_assessor, reviewer, organiser, participant, superuser.
 # route (as the resolver spells it) → {method: (url with {placeholders} from `world`, statuses by role)}.
@@ -204,6 +205,27 @@ BODIES = {
     "accounts/login/": lambda world: {"username": "assessor", "password": "not the password"},
 }
 
+
+
+def people_and_world():
+    people = make_people()
+    return people, make_world(people)
+
+
+# One world for the module's few hundred tests (each request's writes are rolled back after its test).
+shared = rows_made_once_per_module("shared", people_and_world)
+
+
+@pytest.fixture(scope="module")
+def people(shared):
+    return shared[0]
+
+
+@pytest.fixture(scope="module")
+def world(shared):
+    return shared[1]
+
+
 ADMIN_PREFIX = "admin/"
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -251,10 +273,11 @@ def request(client, method, route, url, world):
 
 
 def read(response):
+    """The whole body. A streamed one is read to its end: an unread one keeps a server-side cursor open. The test
+    client closes it at its end without closing the database connection (closing it again here fired
+    request_finished, which on PostgreSQL closed the connection and the module's transaction with it)."""
     if response.streaming:
-        body = b"".join(response.streaming_content)  # an unread streamed body keeps a server-side cursor open
-        response.close()
-        return body
+        return b"".join(response.streaming_content)
     return response.content
 
 
