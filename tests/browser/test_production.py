@@ -51,12 +51,17 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server_database(tmp_path):
+@pytest.fixture(scope="module")
+def production_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("production")
+
+
+@pytest.fixture(scope="module")
+def server_database(production_folder):
     """A DATABASE_URL of a fresh database for the server: PostgreSQL beside DATABASE_URL's, else SQLite."""
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
-        yield f"sqlite:///{tmp_path / 'production.sqlite3'}"
+        yield f"sqlite:///{production_folder / 'production.sqlite3'}"
         return
     import psycopg
     from psycopg import sql
@@ -72,9 +77,12 @@ def server_database(tmp_path):
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-@pytest.fixture
-def production(server_database, tmp_path):
-    """(base URL, environment) of deploy/run-production.sh serving on a free port, with a worker when a broker is set."""
+@pytest.fixture(scope="module")
+def production(server_database, production_folder):
+    """(base URL, environment) of deploy/run-production.sh serving on a free port, with a worker when a broker is set.
+    Started once for the module's tests (each of them reads what the others do not write): starting it (migrate,
+    collectstatic, gunicorn and the worker) took 20 s of a test's setup."""
+    tmp_path = production_folder
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CACHE_"))}
     env.update(
