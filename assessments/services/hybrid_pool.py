@@ -142,11 +142,9 @@ def _labels_version(source_id) -> tuple:
     labels in the same source (assessments.importers.machine_labels), so a process kept the old scores by id alone."""
     from django.db.models import Count, Max
 
-    from assessments.models import MachineLabel
-
-    found = MachineLabel.objects.filter(source_id=source_id).aggregate(n=Count("pk"), last=Max("pk"))
-    checksum = MachineLabelSource.objects.filter(pk=source_id).values_list("checksum", flat=True).first()
-    return found["n"], found["last"], checksum
+    found = (MachineLabelSource.objects.filter(pk=source_id).annotate(n=Count("labels"), last=Max("labels__pk"))
+             .values_list("n", "last", "checksum").first())  # one query: it runs on every queue request
+    return tuple(found or (0, None, None))
 
 
 def _stored_pool(pool, source_id) -> StoredPool:
