@@ -12,6 +12,7 @@ from django.core.management import call_command
 from annotation.models import Assignment
 from assessments.models import Judgement, JudgementChange, Layer, Run
 from tests import factories
+from tests.browser.save_state import wait_for_save_state
 from tests.factories import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -169,16 +170,22 @@ def test_an_assessor_judges_a_real_article_with_the_keyboard_only(new_page, assi
 
     # Cut the network while judging. First the server gets the change but the browser never hears back...
     before = changes.count()
+    problems = []
+
     def lose_answer(route):
-        route.fetch()
-        route.abort()
+        try:
+            route.fetch()
+        except Exception as exc:  # the server was not reached: the page tries again, as after any lost answer
+            problems.append(repr(exc))
+        finally:
+            route.abort()
 
     page.route("**/save", lose_answer)
     assert "is-current" in page.get_attribute(f"#passage-{count}", "class")  # a reload comes back to the same place
     kb.press("Home")
     kb.press("s")  # passage 1, first facet: MUST -> SHOULD
     expected_facets[0][0]["relevance"] = "should"
-    page.wait_for_selector('#savestate[data-state="pending"]')
+    wait_for_save_state(page, "pending", problems=problems)
     # ...then nothing gets through at all.
     # The newest route answers first: the network goes down before the lost answer's route goes, so no retry of
     # the page's finds it up in between.

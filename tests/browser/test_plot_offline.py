@@ -6,6 +6,7 @@ import pytest
 from assessments.models import Judgement, JudgementChange, Layer
 from annotation.services import plot
 from tests.annotation import plot_setup as ps
+from tests.browser.save_state import wait_for_save_state
 from tests.browser.test_plot_labelling import pressed_grade, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,17 +25,24 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
     page.wait_for_selector("body[data-ready=plot]")
 
     # The server stores the first change but its answer is lost: the page sends it again.
-    lost = []
+    lost, problems = [], []
 
     def lose_answer(route):
-        route.fetch()
-        lost.append(route.request.post_data_json["change_id"])
-        route.abort()
+        try:
+            route.fetch()
+            lost.append(route.request.post_data_json["change_id"])
+        except Exception as exc:  # the server was not reached: the page tries again, as after any lost answer
+            problems.append(repr(exc))
+        finally:
+            route.abort()
 
     page.route("**/save", lose_answer)
     page.keyboard.press("2")
     page.wait_for_function("() => window.pooljudge.outbox().length === 1")
-    page.wait_for_selector('#savestate[data-state="pending"]')
+    wait_for_save_state(page, "pending", lost=lost, problems=problems)
+    while not lost:  # the change failed on the way to the server: the page's next try (1-2 s later) brings it
+        assert len(problems) < 4, f"the server was never reached: {problems}"
+        page.wait_for_timeout(200)  # lets the route handler run; each try adds to `lost` or to `problems`
     # And now the network is down. The new route comes first and the old one goes after it: the newest route
     # answers first, so no retry of the page's finds the network up between the two.
     page.route("**/save", lambda route: route.abort())
