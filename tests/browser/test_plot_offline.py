@@ -20,33 +20,40 @@ def assignment(tmp_path):
 def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assignment):
     order = [c.passage_id for c in plot.candidates(assignment)]
     page = new_page()
+    # One route for the page's saves from before it loads, whose network the test switches: "up" lets a save
+    # through; "lossy" lets the server store it and loses its answer; "down" reaches nothing. Switching is a
+    # plain assignment between two Playwright calls, and the handler runs only inside those calls, so no save
+    # meets a network half switched (routes added and taken away one after the other left a gap once).
+    network, lost, problems = {"now": "up"}, [], []
+
+    def saves(route):
+        if network["now"] == "up":
+            route.continue_()
+        elif network["now"] == "down":
+            route.abort()
+        else:
+            try:
+                route.fetch()
+                lost.append(route.request.post_data_json["change_id"])
+            except Exception as exc:  # the server was not reached: the page tries again, as after any lost answer
+                problems.append(repr(exc))
+            finally:
+                route.abort()
+
+    page.route("**/save", saves)
     sign_in(page)
     page.goto(f"/a/{assignment.token}/")
     page.wait_for_selector("body[data-ready=plot]")
 
     # The server stores the first change but its answer is lost: the page sends it again.
-    lost, problems = [], []
-
-    def lose_answer(route):
-        try:
-            route.fetch()
-            lost.append(route.request.post_data_json["change_id"])
-        except Exception as exc:  # the server was not reached: the page tries again, as after any lost answer
-            problems.append(repr(exc))
-        finally:
-            route.abort()
-
-    page.route("**/save", lose_answer)
+    network["now"] = "lossy"
     page.keyboard.press("2")
     page.wait_for_function("() => window.pooljudge.outbox().length === 1")
     wait_for_save_state(page, "pending", lost=lost, problems=problems)
     while not lost:  # the change failed on the way to the server: the page's next try (1-2 s later) brings it
         assert len(problems) < 4, f"the server was never reached: {problems}"
         page.wait_for_timeout(200)  # lets the route handler run; each try adds to `lost` or to `problems`
-    # And now the network is down. The new route comes first and the old one goes after it: the newest route
-    # answers first, so no retry of the page's finds the network up between the two.
-    page.route("**/save", lambda route: route.abort())
-    page.unroute("**/save", lose_answer)
+    network["now"] = "down"  # and now the network is down
 
     page.keyboard.press("s")  # a span for candidate 1
     page.keyboard.press("j")
@@ -60,8 +67,8 @@ def test_changes_wait_offline_over_a_reload_and_are_stored_once(new_page, assign
     assert [pressed_grade(page, n) for n in (1, 2, 3)] == ["2", "1", "0"]  # shown from the outbox
     assert JudgementChange.objects.count() == 1 and lost
 
-    page.unroute("**/save")
-    page.wait_for_selector('#savestate[data-state="saved"]')
+    network["now"] = "up"
+    wait_for_save_state(page, "saved", lost=lost, problems=problems)
     assert page.evaluate("window.pooljudge.outbox().length") == 0
     assert JudgementChange.objects.count() == 4
     assert JudgementChange.objects.filter(change_id=lost[0]).count() == 1
