@@ -167,6 +167,16 @@ def rows_made_once_per_module(name, make):
     return made_once
 
 
+def part_of_module_rows(key, rows="shared"):
+    """A module-scoped fixture `key`: rows_made_once_per_module's value `rows` (a dict) at `key`."""
+
+    @pytest.fixture(scope="module", name=key)
+    def part(request):
+        return request.getfixturevalue(rows)[key]
+
+    return part
+
+
 _folder_numbers = count(1)
 
 

@@ -18,7 +18,7 @@ from config import api_urls
 from retrieval.models import Passage
 from tests.api.conftest import make_adhoc, make_assessor_user, make_keys, make_web
 from tests.api.helpers import ACTORS
-from tests.conftest import rows_made_once_per_module
+from tests.conftest import part_of_module_rows, rows_made_once_per_module
 
 # (method, path): statuses for anonymous, participant A, participant B, assessor (session), organiser.
 # {id} is a run of participant A that no pool uses; {name} is campaign 'adhoc' or pool 'p1'.
@@ -99,26 +99,14 @@ def made_once():
     qrel_set = QrelSet.objects.create(name="official", collection=adhoc.track.collection)
     Qrel.objects.create(qrel_set=qrel_set, topic=Topic.objects.get(external_id="301"),
                         passage=Passage.objects.get(external_id="d1"), grade=1)
-    return runs, keys, assessor_user
+    return {"world": runs, "keys": keys, "assessor_user": assessor_user}
 
 
 # Made once for the module's few hundred calls (each call's writes are rolled back after its test).
 shared = rows_made_once_per_module("shared", made_once)
-
-
-@pytest.fixture(scope="module")
-def world(shared):
-    return shared[0]
-
-
-@pytest.fixture(scope="module")
-def keys(shared):
-    return shared[1]
-
-
-@pytest.fixture(scope="module")
-def assessor_user(shared):
-    return shared[2]
+world = part_of_module_rows("world")
+keys = part_of_module_rows("keys")
+assessor_user = part_of_module_rows("assessor_user")
 
 
 def call(client, method, path, world, actor):

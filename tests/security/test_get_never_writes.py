@@ -11,7 +11,7 @@ from annotation.models import Assignment
 from annotation.services import changes
 from assessments.models import Layer
 from tests import factories
-from tests.conftest import rows_made_once_per_module
+from tests.conftest import part_of_module_rows, rows_made_once_per_module
 from tests.security.conftest import ROLES, make_people, make_world
 from tests.security.test_url_matrix import TABLE, fill, request
 
@@ -45,21 +45,13 @@ def people_and_busy_world():
     factories.judgement(people["assessor"], first.topic, p1, passage2=p2, layer=Layer.TRANSITION, value="same",
                         campaign=first.campaign)
     assert second.status == Assignment.Status.TODO and changes.progress(second).complete
-    return people, world
+    return {"people": people, "busy_world": world}
 
 
 # Made once for the module's tests: a test that finds a GET writing fails, and its writes are rolled back after it.
 shared = rows_made_once_per_module("shared", people_and_busy_world)
-
-
-@pytest.fixture(scope="module")
-def people(shared):
-    return shared[0]
-
-
-@pytest.fixture(scope="module")
-def busy_world(shared):
-    return shared[1]
+people = part_of_module_rows("people")
+busy_world = part_of_module_rows("busy_world")
 
 
 def read(response):

@@ -18,7 +18,7 @@ import pytest
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from tests.conftest import rows_made_once_per_module
+from tests.conftest import part_of_module_rows, rows_made_once_per_module
 from tests.security.conftest import ROLES, make_people, make_world
 
 # Columns: anonymous, assessor, other_assessor, reviewer, organiser, participant, superuser.
@@ -209,21 +209,13 @@ BODIES = {
 
 def people_and_world():
     people = make_people()
-    return people, make_world(people)
+    return {"people": people, "world": make_world(people)}
 
 
 # One world for the module's few hundred tests (each request's writes are rolled back after its test).
 shared = rows_made_once_per_module("shared", people_and_world)
-
-
-@pytest.fixture(scope="module")
-def people(shared):
-    return shared[0]
-
-
-@pytest.fixture(scope="module")
-def world(shared):
-    return shared[1]
+people = part_of_module_rows("people")
+world = part_of_module_rows("world")
 
 
 ADMIN_PREFIX = "admin/"
