@@ -10,6 +10,15 @@ waited for "Done" in vain). SQLite's own answer is sqlite3_unlock_notify, which 
 statement that meets such a lock is run again, after a pause that doubles up to 50 ms, until the busy timeout
 has passed, and only then is the error raised. Nothing else changes; other errors are raised at once.
 
+One thread at a time uses a connection's cursors. Django hands the tests' in-memory connection to a live server's
+request threads, so two requests can run on one SQLite connection at once. A statement that calls our Python SQL
+function holds the connection's mutex and waits for the GIL, while another thread holds the GIL and waits for that
+mutex (the sqlite3 module reads column names and values without letting the GIL go): both hang for good, and with
+them the whole test process (a fresh-clone make test, 7 Dec 2026: two concurrent saves, the suite stopped at 98%).
+So each connection has a lock, taken around every call of a cursor into SQLite (execute, executemany, fetches).
+Waiting for it lets the GIL go. A connection that one thread uses, as every connection outside the tests, always
+finds it free.
+
 Each connection also has one SQL function of ours, json_sorted_union(a, b): the sorted union of two JSON arrays of
 text, written as Django's JSONField writes a list (json.dumps), so a row an SQL statement wrote reads and exports
 byte for byte as one the ORM wrote (a judgement's runs: assessments.services.judging._two_statements_sql).
@@ -17,6 +26,7 @@ byte for byte as one the ORM wrote (a judgement's runs: assessments.services.jud
 
 import json
 import sqlite3
+import threading
 import time
 
 from django.db.backends.sqlite3 import base
@@ -31,13 +41,15 @@ def _shared_cache_lock(exc: sqlite3.OperationalError) -> bool:
 
 class WaitingCursor(base.SQLiteCursorWrapper):
     timeout = 5.0  # set from the connection's busy timeout
+    one_at_a_time = threading.RLock()  # the connection's own lock, set by DatabaseWrapper.create_cursor
 
     def _waiting(self, run, *args):
         global lock_waits
         deadline, pause, waited = None, 0.001, False
         while True:
             try:
-                return run(*args)
+                with self.one_at_a_time:
+                    return run(*args)
             except sqlite3.OperationalError as exc:
                 if not _shared_cache_lock(exc):
                     raise
@@ -58,6 +70,22 @@ class WaitingCursor(base.SQLiteCursorWrapper):
         param_list = list(param_list)  # run again, it must be read again
         return self._waiting(super().executemany, query, param_list)
 
+    def fetchone(self):
+        with self.one_at_a_time:
+            return super().fetchone()
+
+    def fetchmany(self, size=None):
+        with self.one_at_a_time:
+            return super().fetchmany(self.arraysize if size is None else size)
+
+    def fetchall(self):
+        with self.one_at_a_time:
+            return super().fetchall()
+
+    def __next__(self):
+        with self.one_at_a_time:
+            return super().__next__()
+
 
 def json_sorted_union(a, b):
     """The sorted union of two JSON arrays of text (anything else counts as an empty one), as JSONField writes it."""
@@ -76,9 +104,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
         connection.create_function("json_sorted_union", 2, json_sorted_union, deterministic=True)
+        self.one_at_a_time = threading.RLock()  # this connection's: see the module's docstring
         return connection
 
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=WaitingCursor)
         cursor.timeout = float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))
+        cursor.one_at_a_time = self.one_at_a_time
         return cursor
